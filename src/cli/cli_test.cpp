@@ -1,0 +1,190 @@
+// End-to-end: the minigen binary on a random tiny model — the acceptance run of the core engine and every kind
+// of bad input, each of which must end with one clear error line and a non-zero exit, never a crash.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "model/model_loader.h"
+
+namespace minigen {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct RunResult {
+  int exit_code;
+  std::string out;
+  std::string err;
+};
+
+std::string read_file(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+class Cli : public ::testing::Test {
+ protected:
+  static fs::path work_dir() { return fs::temp_directory_path() / ("minigen_cli_test_" + std::to_string(::getpid())); }
+  static fs::path tiny_model() { return work_dir() / "tiny"; }
+
+  static void SetUpTestSuite() {
+    fs::create_directories(work_dir());
+    const RunResult made = run("init-random --family tiny --seed 7 --out " + tiny_model().string());
+    ASSERT_EQ(made.exit_code, 0) << made.err;
+  }
+  static void TearDownTestSuite() { fs::remove_all(work_dir()); }
+
+  static RunResult run(const std::string& arguments) {
+    const fs::path out = work_dir() / "stdout.txt";
+    const fs::path err = work_dir() / "stderr.txt";
+    const std::string command =
+        std::string(MINIGEN_BINARY) + " " + arguments + " >" + out.string() + " 2>" + err.string() + " </dev/null";
+    const int status = std::system(command.c_str());
+    return RunResult{WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), read_file(out),
+                     read_file(err)};
+  }
+
+  // A bad input must exit non-zero (not by a signal) with one "minigen: error: …" line that mentions `needle`.
+  static void expect_clear_error(const std::string& arguments, const std::string& needle) {
+    const RunResult result = run(arguments);
+    EXPECT_NE(result.exit_code, 0) << arguments;
+    EXPECT_LT(result.exit_code, 128) << "crashed: " << arguments;
+    EXPECT_NE(result.err.find(needle), std::string::npos) << arguments << "\nstderr: " << result.err;
+  }
+
+  // A text whose base-model prompt (bos + text) is exactly `length` tokens.
+  static fs::path prompt_file_of_length(int length) {
+    const auto tokenizer = load_tokenizer(tiny_model());
+    std::string text;
+    const std::string words[] = {"In the beginning ", "God created ", "the heaven ", "and the earth. ", "And "};
+    for (int i = 0; static_cast<int>(tokenizer->encode(text).size()) + 1 < length; ++i) text += words[i % 5];
+    while (static_cast<int>(tokenizer->encode(text).size()) + 1 > length) text.pop_back();
+    EXPECT_EQ(static_cast<int>(tokenizer->encode(text).size()) + 1, length);
+    const fs::path path = work_dir() / ("prompt_" + std::to_string(length) + ".txt");
+    std::ofstream(path) << text;
+    return path;
+  }
+};
+
+TEST_F(Cli, GreedyWithAndWithoutCacheGiveIdenticalTokensAnd246Versus13728ForwardTokens) {
+  const fs::path prompt = prompt_file_of_length(183);
+  const std::string common = "generate -m " + tiny_model().string() + " -f " + prompt.string() +
+                             " --greedy --ignore-eos -n 64 --json";
+  const RunResult cached = run(common);
+  const RunResult uncached = run(common + " --no-cache");
+  ASSERT_EQ(cached.exit_code, 0) << cached.err;
+  ASSERT_EQ(uncached.exit_code, 0) << uncached.err;
+  const auto with_cache = nlohmann::json::parse(cached.out);
+  const auto without_cache = nlohmann::json::parse(uncached.out);
+  EXPECT_EQ(with_cache["prompt_tokens"], 183);
+  EXPECT_EQ(with_cache["forward_calls"], 64);
+  EXPECT_EQ(with_cache["forward_tokens"], 246);
+  EXPECT_EQ(without_cache["forward_tokens"], 13728);
+  EXPECT_EQ(with_cache["kv_cache_bytes"], 2 * 4 * 246 * 2 * 32 * 4);
+  ASSERT_EQ(with_cache["sequences"][0]["token_ids"].size(), 64u);
+  EXPECT_EQ(with_cache["sequences"][0]["token_ids"], without_cache["sequences"][0]["token_ids"]);
+  EXPECT_EQ(with_cache["sequences"][0]["finish_reason"], "length");
+  EXPECT_EQ(with_cache["settings"]["top_p_rule"], "minimind");
+}
+
+TEST_F(Cli, StreamsTextAndReportsCountersOnStderr) {
+  const RunResult result = run("generate -m " + tiny_model().string() + " -p 'In the beginning' -n 5 --seed 3");
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_FALSE(result.out.empty());
+  EXPECT_NE(result.err.find("forward calls"), std::string::npos);
+}
+
+TEST_F(Cli, SeveralReturnSequencesAndSeedsAreReproducible) {
+  const std::string command = "generate -m " + tiny_model().string() +
+                              " --chat 'What does river mean?' -n 6 --ignore-eos --num-return-sequences 3 "
+                              "--temperature 1.3 --top-p 1 --top-k 0 --seed 5 --json";
+  const auto first = nlohmann::json::parse(run(command).out);
+  const auto second = nlohmann::json::parse(run(command).out);
+  ASSERT_EQ(first["sequences"].size(), 3u);
+  EXPECT_EQ(first["sequences"], second["sequences"]);
+  EXPECT_NE(first["sequences"][0]["token_ids"], first["sequences"][1]["token_ids"]);
+}
+
+TEST_F(Cli, TokenizeDetokenizeAndInfo) {
+  const RunResult ids = run("tokenize -m " + tiny_model().string() + " 'In the beginning'");
+  ASSERT_EQ(ids.exit_code, 0) << ids.err;
+  const RunResult text = run("detokenize -m " + tiny_model().string() + " '" + ids.out.substr(0, ids.out.size() - 1) +
+                             "'");
+  EXPECT_EQ(text.out, "In the beginning\n");
+  const RunResult info = run("info " + tiny_model().string() + " --json");
+  ASSERT_EQ(info.exit_code, 0) << info.err;
+  const auto json = nlohmann::json::parse(info.out);
+  EXPECT_EQ(json["family"], "tiny");
+  EXPECT_EQ(json["kv_bytes_per_token"], 2048);
+  EXPECT_EQ(json["kv_bytes_per_1000_tokens"], 2048000);
+}
+
+TEST_F(Cli, BadSettingsGiveOneClearError) {
+  const std::string model = " -m " + tiny_model().string();
+  expect_clear_error("generate" + model + " -p hi --temperature 0", "temperature");
+  expect_clear_error("generate" + model + " -p hi --temperature -1", "temperature");
+  expect_clear_error("generate" + model + " -p hi --top-p 1.5", "top-p");
+  expect_clear_error("generate" + model + " -p hi --top-p 0", "top-p");
+  expect_clear_error("generate" + model + " -p hi --top-k -1", "top-k");
+  expect_clear_error("generate" + model + " -p hi --min-p 2", "min-p");
+  expect_clear_error("generate" + model + " -p hi --repetition-penalty 0", "repetition");
+  expect_clear_error("generate" + model + " -p hi --top-p-rule nucleus", "minimind");
+  expect_clear_error("generate" + model + " -p hi -n 0", "max-new-tokens");
+  expect_clear_error("generate" + model + " -p hi --num-return-sequences 0", "num-return-sequences");
+  expect_clear_error("generate" + model + " -p hi -n 40000", "context");
+  expect_clear_error("generate" + model, "prompt");
+  expect_clear_error("generate" + model + " -f /nonexistent/prompt.txt", "prompt");
+  expect_clear_error("detokenize" + model + " 5 99999", "99999");
+  expect_clear_error("detokenize" + model + " 5 x7", "x7");
+  expect_clear_error("init-random --family huge --out " + (work_dir() / "never").string(), "huge");
+  EXPECT_FALSE(fs::exists(work_dir() / "never"));
+}
+
+TEST_F(Cli, BadModelFilesGiveOneClearError) {
+  expect_clear_error("generate -m /nonexistent/model -p hi", "not found");
+  const fs::path broken = work_dir() / "broken";
+  auto fresh_copy = [&] {
+    fs::remove_all(broken);
+    fs::copy(tiny_model(), broken);
+  };
+  fresh_copy();
+  std::ofstream(broken / "config.json") << "{\"model_type\": \"minimind\", \"hidden_size\": ";
+  expect_clear_error("generate -m " + broken.string() + " -p hi", "JSON");
+
+  fresh_copy();
+  auto config = nlohmann::json::parse(read_file(tiny_model() / "config.json"));
+  config["intermediate_size"] = 1024;  // the tensors say 832
+  std::ofstream(broken / "config.json") << config.dump();
+  expect_clear_error("generate -m " + broken.string() + " -p hi", "shape");
+
+  fresh_copy();
+  fs::resize_file(broken / "model.safetensors", fs::file_size(broken / "model.safetensors") / 2);
+  expect_clear_error("generate -m " + broken.string() + " -p hi", "model.safetensors");
+
+  fresh_copy();
+  std::ofstream(broken / "model.safetensors", std::ios::binary) << "garbage";
+  expect_clear_error("generate -m " + broken.string() + " -p hi", "model.safetensors");
+
+  fresh_copy();
+  fs::remove(broken / "tokenizer.json");
+  expect_clear_error("generate -m " + broken.string() + " -p hi", "tokenizer");
+
+  fresh_copy();
+  std::ofstream(broken / "tokenizer.json") << "[1, 2";
+  expect_clear_error("generate -m " + broken.string() + " -p hi", "tokenizer");
+
+  std::ofstream(work_dir() / "fake.pth") << "not a zip archive at all";
+  expect_clear_error("generate -m " + (work_dir() / "fake.pth").string() + " --tokenizer " + tiny_model().string() +
+                         " -p hi",
+                     "fake.pth");
+}
+
+}  // namespace
+}  // namespace minigen

@@ -1,0 +1,39 @@
+#include "cli/command_context.h"
+
+#include "core/error.h"
+#include "ops/thread_pool.h"
+
+namespace minigen::cli {
+
+std::filesystem::path default_model_path() { return minigen_home() / "models" / "minigen-tiny-sft"; }
+
+void ModelFlags::add_to(CLI::App& command) {
+  command.add_option("-m,--model", model_path,
+                     "model: an HF directory (config.json + model.safetensors) or a MiniMind .pth file "
+                     "[default: the shipped minigen-tiny-sft]");
+  command.add_option("--tokenizer", tokenizer_path, "tokenizer.json or its directory (default: beside the model)");
+  command.add_option("--heads", num_q_heads, "query heads of a .pth model, which its tensors cannot tell")
+      ->default_val(8)
+      ->check(CLI::Range(1, 1024));
+  command.add_option("--threads", threads, "worker threads [default: one per core]")->check(CLI::Range(0, 1024));
+}
+
+LoadedModel ModelFlags::load() const {
+  std::filesystem::path path = model_path;
+  if (path.empty()) {
+    path = default_model_path();
+    if (!std::filesystem::exists(path)) {
+      throw Error("no model given and the default model " + path.string() +
+                  " does not exist yet; pass -m DIR, e.g. a random model made with "
+                  "`minigen init-random --family tiny --out DIR`");
+    }
+  }
+  LoadOptions options;
+  options.num_q_heads = num_q_heads;
+  if (!tokenizer_path.empty()) options.tokenizer_path = tokenizer_path;
+  return load_model(path, options);
+}
+
+int ModelFlags::thread_count() const { return threads > 0 ? threads : ThreadPool::default_thread_count(); }
+
+}  // namespace minigen::cli

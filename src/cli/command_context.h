@@ -1,0 +1,27 @@
+#pragma once
+// Flags several commands share (model, tokenizer, threads) and the helpers that turn them into a loaded model.
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include <CLI/CLI.hpp>
+
+#include "model/model_loader.h"
+
+namespace minigen::cli {
+
+struct ModelFlags {
+  std::string model_path;  // empty: the shipped default model
+  std::string tokenizer_path;
+  int num_q_heads = 8;
+  int threads = 0;  // 0: one per core
+
+  void add_to(CLI::App& command);
+  LoadedModel load() const;
+  int thread_count() const;
+};
+
+// The model used when -m is not given.
+std::filesystem::path default_model_path();
+
+}  // namespace minigen::cli

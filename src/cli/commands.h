@@ -1,0 +1,19 @@
+#pragma once
+// Each subcommand registers itself on the app; `main` only wires them together and turns errors into exit codes.
+#include <functional>
+
+#include <CLI/CLI.hpp>
+
+namespace minigen::cli {
+
+// A command's work, run after parsing if the user chose that command. Returns the process exit code.
+using CommandAction = std::function<int()>;
+
+CommandAction add_generate_command(CLI::App& app);
+CommandAction add_chat_command(CLI::App& app);
+CommandAction add_tokenize_command(CLI::App& app);
+CommandAction add_detokenize_command(CLI::App& app);
+CommandAction add_info_command(CLI::App& app);
+CommandAction add_init_random_command(CLI::App& app);
+
+}  // namespace minigen::cli

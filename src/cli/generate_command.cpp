@@ -1,0 +1,90 @@
+// `minigen generate`: one prompt, K sampled or greedy continuations, streamed text or one JSON object.
+#include <cstdio>
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/command_context.h"
+#include "cli/commands.h"
+#include "cli/prompt_flags.h"
+#include "cli/run_summary.h"
+#include "cli/sampling_flags.h"
+#include "core/error.h"
+#include "generate/generate.h"
+#include "tokenizer/stream_decoder.h"
+
+namespace minigen::cli {
+namespace {
+
+struct GenerateFlags {
+  ModelFlags model;
+  PromptFlags prompt;
+  SamplingFlags sampling;
+  int max_new_tokens = 256;
+  bool no_cache = false;
+  bool ignore_eos = false;
+  int num_return_sequences = 1;
+  bool json = false;
+};
+
+int run_generate(const GenerateFlags& flags) {
+  const SamplingParams sampling = flags.sampling.params();
+  if (flags.max_new_tokens < 1) throw Error("-n/--max-new-tokens must be at least 1");
+  if (flags.num_return_sequences < 1) throw Error("--num-return-sequences must be at least 1");
+  LoadedModel loaded = flags.model.load();
+  const Tokenizer& tokenizer = *loaded.tokenizer;
+  const std::vector<int> prompt = flags.prompt.encode(tokenizer);
+
+  GenerateOptions options;
+  options.max_new_tokens = flags.max_new_tokens;
+  options.use_cache = !flags.no_cache;
+  options.ignore_eos = flags.ignore_eos;
+  options.sampling = sampling;
+  const std::vector<std::vector<int>> prompts(flags.num_return_sequences, prompt);
+
+  ThreadPool pool(flags.model.thread_count());
+  Transformer transformer(*loaded.model, pool);
+  // Text streams as tokens arrive when there is one row; several rows are printed one after another at the end.
+  const bool stream = !flags.json && flags.num_return_sequences == 1;
+  StreamDecoder decoder(tokenizer, /*skip_special_tokens=*/true);
+  TokenCallback on_token;
+  if (stream) {
+    on_token = [&](const TokenEvent& event) {
+      std::cout << decoder.push(event.token) << std::flush;
+    };
+  }
+  const GenerateResult result = generate(transformer, prompts, options, on_token);
+
+  if (flags.json) {
+    std::cout << run_summary_json(result, tokenizer, options, loaded).dump(2) << "\n";
+    return 0;
+  }
+  if (stream) {
+    std::cout << decoder.finish() << "\n";
+  } else {
+    for (std::size_t row = 0; row < result.sequences.size(); ++row) {
+      std::cout << "[" << row + 1 << "] " << tokenizer.decode(result.sequences[row].token_ids, true) << "\n";
+    }
+  }
+  std::cerr << run_summary_line(result) << "\n";
+  return 0;
+}
+
+}  // namespace
+
+CommandAction add_generate_command(CLI::App& app) {
+  auto flags = std::make_shared<GenerateFlags>();
+  CLI::App* command = app.add_subcommand("generate", "generate text from a prompt (MiniMind's generate loop)");
+  flags->model.add_to(*command);
+  flags->prompt.add_to(*command);
+  flags->sampling.add_to(*command);
+  command->add_option("-n,--max-new-tokens", flags->max_new_tokens, "tokens to generate at most")->default_val(256);
+  command->add_flag("--no-cache", flags->no_cache, "re-feed the whole sequence at every step (no KV cache)");
+  command->add_flag("--ignore-eos", flags->ignore_eos, "keep going past eos: exactly -n tokens per row");
+  command->add_option("--num-return-sequences", flags->num_return_sequences, "rows: copies of the prompt")
+      ->default_val(1);
+  command->add_flag("--json", flags->json, "print one JSON object with the tokens, counters and timings");
+  return [flags] { return run_generate(*flags); };
+}
+
+}  // namespace minigen::cli

@@ -1,0 +1,83 @@
+// `minigen info`: what a model is — family, shape, parameters, and what its KV cache costs per token.
+#include <cstdio>
+#include <iostream>
+
+#include <nlohmann/json.hpp>
+
+#include "cli/command_context.h"
+#include "cli/commands.h"
+#include "cache/kv_cache.h"
+
+namespace minigen::cli {
+namespace {
+
+struct InfoFlags {
+  ModelFlags model;
+  std::string positional_model;
+  bool json = false;
+};
+
+int run_info(InfoFlags flags) {
+  if (!flags.positional_model.empty()) flags.model.model_path = flags.positional_model;
+  const LoadedModel loaded = flags.model.load();
+  const ModelConfig& c = loaded.model->config;
+  const std::size_t per_token = c.kv_bytes_per_token(KvCache::kBytesPerElement);
+  nlohmann::json info = {
+      {"path", loaded.path.string()},
+      {"format", loaded.format},
+      {"stored_dtype", dtype_name(loaded.stored_dtype)},
+      {"family", identify_family(c)},
+      {"parameters", c.parameter_count()},
+      {"vocab_size", c.vocab_size},
+      {"hidden_size", c.hidden_size},
+      {"layers", c.num_layers},
+      {"q_heads", c.num_q_heads},
+      {"kv_heads", c.num_kv_heads},
+      {"head_dim", c.head_dim},
+      {"intermediate_size", c.use_moe ? c.moe_intermediate_size : c.intermediate_size},
+      {"qk_norm", c.qk_norm},
+      {"moe", c.use_moe ? nlohmann::json{{"experts", c.num_experts},
+                                         {"experts_per_token", c.num_experts_per_token},
+                                         {"shared_experts", c.num_shared_experts}}
+                        : nlohmann::json(nullptr)},
+      {"context", c.max_position_embeddings},
+      {"rope_theta", c.rope_theta},
+      {"kv_cache_dtype", "F32"},
+      {"kv_bytes_per_token", per_token},
+      {"kv_bytes_per_1000_tokens", per_token * 1000},
+      {"tokenizer_vocab", loaded.tokenizer->vocab_size()},
+  };
+  if (flags.json) {
+    std::cout << info.dump(2) << "\n";
+    return 0;
+  }
+  std::printf("model        %s (%s, %s)\n", loaded.path.string().c_str(), loaded.format.c_str(),
+              dtype_name(loaded.stored_dtype));
+  std::printf("family       %s\n", identify_family(c).c_str());
+  std::printf("parameters   %zu (%.2f M)\n", c.parameter_count(), c.parameter_count() / 1e6);
+  std::printf("shape        hidden %d · %d layers · %d q heads · %d kv heads · head_dim %d · ffn %d%s\n",
+              c.hidden_size, c.num_layers, c.num_q_heads, c.num_kv_heads, c.head_dim,
+              c.use_moe ? c.moe_intermediate_size : c.intermediate_size, c.qk_norm ? " · qk-norm" : "");
+  if (c.use_moe) {
+    std::printf("experts      %d routed, top-%d, %d shared\n", c.num_experts, c.num_experts_per_token,
+                c.num_shared_experts);
+  }
+  std::printf("vocab        %d (tokenizer %d) · context %d · rope theta %g\n", c.vocab_size,
+              loaded.tokenizer->vocab_size(), c.max_position_embeddings, c.rope_theta);
+  std::printf("KV cache     2 × %d layers × %d kv heads × %d × 4 B = %zu B per token, %zu B per 1,000 tokens (fp32)\n",
+              c.num_layers, c.num_kv_heads, c.head_dim, per_token, per_token * 1000);
+  return 0;
+}
+
+}  // namespace
+
+CommandAction add_info_command(CLI::App& app) {
+  auto flags = std::make_shared<InfoFlags>();
+  CLI::App* command = app.add_subcommand("info", "describe a model: family, parameters, KV-cache bytes per token");
+  command->add_option("model", flags->positional_model, "model directory or .pth [default: the shipped model]");
+  flags->model.add_to(*command);
+  command->add_flag("--json", flags->json, "print as JSON");
+  return [flags] { return run_info(*flags); };
+}
+
+}  // namespace minigen::cli

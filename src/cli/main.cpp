@@ -1,0 +1,45 @@
+// minigen: a generation engine for MiniMind-family language models.
+#include <iostream>
+#include <utility>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/commands.h"
+#include "core/error.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"minigen — exact, measured generation for MiniMind-family language models"};
+  app.require_subcommand(1);
+  std::vector<std::pair<CLI::App*, minigen::cli::CommandAction>> commands;
+  auto add = [&](minigen::cli::CommandAction (*add_command)(CLI::App&)) {
+    const std::size_t before = app.get_subcommands({}).size();
+    minigen::cli::CommandAction action = add_command(app);
+    commands.emplace_back(app.get_subcommands({})[before], std::move(action));
+  };
+  add(minigen::cli::add_generate_command);
+  add(minigen::cli::add_chat_command);
+  add(minigen::cli::add_tokenize_command);
+  add(minigen::cli::add_detokenize_command);
+  add(minigen::cli::add_info_command);
+  add(minigen::cli::add_init_random_command);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  try {
+    for (auto& [command, action] : commands) {
+      if (command->parsed()) return action();
+    }
+  } catch (const minigen::Error& e) {
+    std::cout.flush();
+    std::cerr << "minigen: error: " << e.what() << "\n";
+    return 1;
+  } catch (const std::exception& e) {
+    std::cout.flush();
+    std::cerr << "minigen: internal error: " << e.what() << "\n";
+    return 2;
+  }
+  return 0;
+}

@@ -1,0 +1,40 @@
+#include "cli/prompt_flags.h"
+
+#include <fstream>
+#include <sstream>
+
+#include "core/error.h"
+#include "tokenizer/chat_template.h"
+
+namespace minigen::cli {
+
+void PromptFlags::add_to(CLI::App& command) {
+  auto* text_option = command.add_option("-p,--prompt", text, "raw text to continue (base-model form: bos + text)");
+  auto* chat_option = command.add_option("--chat", chat, "a user message, rendered with the ChatML template");
+  auto* file_option = command.add_option("-f,--file", file, "read the raw prompt text from a file");
+  text_option->excludes(chat_option)->excludes(file_option);
+  chat_option->excludes(file_option);
+  command.add_option("--system", system, "system message for --chat")->needs(chat_option);
+  command.add_flag("--think", thinking, "for --chat: let the model think (open <think> block)")->needs(chat_option);
+}
+
+std::vector<int> PromptFlags::encode(const Tokenizer& tokenizer) const {
+  if (!chat.empty()) {
+    std::vector<ChatMessage> messages;
+    if (!system.empty()) messages.push_back({"system", system});
+    messages.push_back({"user", chat});
+    return tokenizer.encode(render_chatml(messages, /*add_generation_prompt=*/true, thinking));
+  }
+  std::string raw = text;
+  if (!file.empty()) {
+    std::ifstream in(file, std::ios::binary);
+    if (!in) throw Error("cannot read prompt file " + file);
+    std::ostringstream contents;
+    contents << in.rdbuf();
+    raw = contents.str();
+  }
+  if (raw.empty()) throw Error("give a prompt with -p TEXT, --chat TEXT or -f FILE");
+  return encode_base_prompt(tokenizer, raw);
+}
+
+}  // namespace minigen::cli

@@ -1,0 +1,61 @@
+#include "cli/run_summary.h"
+
+#include <cstdio>
+
+namespace minigen::cli {
+
+nlohmann::json run_summary_json(const GenerateResult& result, const Tokenizer& tokenizer,
+                                 const GenerateOptions& options, const LoadedModel& loaded) {
+  const GenerateStats& stats = result.stats;
+  nlohmann::json sequences = nlohmann::json::array();
+  for (const GeneratedSequence& sequence : result.sequences) {
+    sequences.push_back({{"token_ids", sequence.token_ids},
+                         {"text", tokenizer.decode(sequence.token_ids, /*skip_special_tokens=*/true)},
+                         {"new_tokens", sequence.token_ids.size()},
+                         {"finish_reason", sequence.finish_reason},
+                         {"forward_tokens", sequence.forward_tokens},
+                         {"padding_steps", sequence.padding_steps}});
+  }
+  const SamplingParams& sampling = options.sampling;
+  return {
+      {"model", loaded.path.string()},
+      {"prompt_tokens", result.sequences.empty() ? 0 : result.sequences.front().prompt_tokens},
+      {"forward_calls", stats.forward_calls},
+      {"forward_tokens", stats.forward_tokens},
+      {"kv_cache_bytes", stats.kv_bytes_used},
+      {"kv_cache_bytes_allocated", stats.kv_bytes_allocated},
+      {"ttft_ms", stats.ttft_ms},
+      {"itl_ms", stats.itl_ms},
+      {"total_ms", stats.total_ms},
+      {"sequences", sequences},
+      {"settings",
+       {{"max_new_tokens", options.max_new_tokens},
+        {"use_cache", options.use_cache},
+        {"ignore_eos", options.ignore_eos},
+        {"greedy", sampling.greedy},
+        {"temperature", sampling.temperature},
+        {"top_k", sampling.top_k},
+        {"top_p", sampling.top_p},
+        {"min_p", sampling.min_p},
+        {"repetition_penalty", sampling.repetition_penalty},
+        {"top_p_rule", top_p_rule_name(sampling.top_p_rule)},
+        {"seed", sampling.seed},
+        {"num_return_sequences", result.sequences.size()}}},
+  };
+}
+
+std::string run_summary_line(const GenerateResult& result) {
+  const GenerateStats& stats = result.stats;
+  std::size_t new_tokens = 0;
+  for (const GeneratedSequence& sequence : result.sequences) new_tokens += sequence.token_ids.size();
+  char line[512];
+  std::snprintf(line, sizeof line,
+                "[minigen] prompt %d tokens · %zu new · %d forward calls · %lld tokens fed · KV cache %zu B used "
+                "(%zu B allocated) · TTFT %.1f ms · %.2f ms/token after · total %.1f ms",
+                result.sequences.empty() ? 0 : result.sequences.front().prompt_tokens, new_tokens, stats.forward_calls,
+                static_cast<long long>(stats.forward_tokens), stats.kv_bytes_used, stats.kv_bytes_allocated,
+                stats.ttft_ms, stats.itl_ms, stats.total_ms);
+  return line;
+}
+
+}  // namespace minigen::cli

@@ -1,0 +1,64 @@
+#pragma once
+// MiniMind's generate loop, instrumented. Read it side by side with MiniMind's `generate` (spec §5):
+// past_len → feed ids[past_len:] → last logits → sampler chain → pad finished rows with eos → stop when all done.
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "model/transformer.h"
+#include "sampling/sampling_params.h"
+
+namespace minigen {
+
+struct GenerateOptions {
+  int max_new_tokens = 512;
+  bool use_cache = true;
+  bool ignore_eos = false;  // never mark a row finished: forces exactly max_new_tokens (for experiments)
+  SamplingParams sampling;
+  bool keep_step_logits = false;  // record every step's raw logits per row (for bit-equality checks)
+  // Random-stream key of each row (default: its index). A caller that batches rows of different requests gives
+  // each row its index within its own request, so its draws do not depend on the batch it landed in.
+  std::vector<uint64_t> rng_rows;
+};
+
+struct GeneratedSequence {
+  int prompt_tokens = 0;
+  std::vector<int> token_ids;  // the new tokens, through the eos that finished the row (padding excluded)
+  std::string finish_reason;   // "stop" (eos) or "length" (max_new_tokens reached)
+  int padding_steps = 0;       // steps this row was still fed after it finished (eos padding, wasted work)
+  int64_t forward_tokens = 0;  // tokens of this row fed to forward: P + N − 1 with cache, P·N + N(N−1)/2 without
+  std::vector<int> kept_candidates;  // per step: how many tokens survived the filters (top-k, top-p, min-p)
+  std::vector<std::vector<float>> step_logits;  // per step, when keep_step_logits
+};
+
+struct GenerateStats {
+  int forward_calls = 0;  // = steps: one forward per new token
+  int64_t forward_tokens = 0;       // over all rows
+  std::size_t kv_bytes_allocated = 0;
+  std::size_t kv_bytes_used = 0;    // 2 · layers · length · kv_heads · head_dim · 4, summed over rows
+  double ttft_ms = 0;               // start → first token of every row chosen (prefill + one sampling)
+  double itl_ms = 0;                // mean time between later tokens
+  double total_ms = 0;
+};
+
+struct GenerateResult {
+  std::vector<GeneratedSequence> sequences;
+  GenerateStats stats;
+};
+
+// Called for every chosen token of every unfinished row, in row order within a step (streaming output).
+struct TokenEvent {
+  int row;
+  int step;
+  int token;
+};
+using TokenCallback = std::function<void(const TokenEvent&)>;
+
+// Runs every prompt as one batch row. Throws minigen::Error for bad options, an empty prompt, or a prompt whose
+// length plus max_new_tokens exceeds the model's context.
+GenerateResult generate(Transformer& transformer, std::span<const std::vector<int>> prompts,
+                        const GenerateOptions& options, const TokenCallback& on_token = {});
+
+}  // namespace minigen

@@ -1,0 +1,114 @@
+#include "model/model_loader.h"
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "model/safetensors.h"
+#include "model/torch_pth.h"
+
+namespace minigen {
+namespace fs = std::filesystem;
+namespace {
+
+nlohmann::json read_json_file(const fs::path& path) {
+  std::ifstream in(path);
+  if (!in) throw Error("cannot open " + path.string());
+  try {
+    return nlohmann::json::parse(in);
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(path.string() + " is not valid JSON: " + e.what());
+  }
+}
+
+bool has_qk_norm_tensors(const TensorMap& tensors) {
+  return tensors.count("model.layers.0.self_attn.q_norm.weight") != 0;
+}
+
+DType dominant_dtype(const TensorMap& tensors) {
+  return tensors.empty() ? DType::F32 : tensors.begin()->second.stored_dtype;
+}
+
+}  // namespace
+
+std::unique_ptr<const Tokenizer> load_tokenizer(const fs::path& path) {
+  fs::path tokenizer_json = fs::is_directory(path) ? path / "tokenizer.json" : path;
+  if (!fs::exists(tokenizer_json)) throw Error("no tokenizer found at " + tokenizer_json.string());
+  std::optional<fs::path> tokenizer_config;
+  const fs::path config_path = tokenizer_json.parent_path() / "tokenizer_config.json";
+  if (fs::exists(config_path)) tokenizer_config = config_path;
+  return std::make_unique<const Tokenizer>(Tokenizer::from_files(tokenizer_json, tokenizer_config));
+}
+
+fs::path minigen_home() {
+  if (const char* home = std::getenv("MINIGEN_HOME"); home != nullptr && *home != '\0') return fs::path(home);
+  return fs::path(MINIGEN_SOURCE_DIR);
+}
+
+LoadedModel load_model(const fs::path& path, const LoadOptions& options) {
+  if (!fs::exists(path)) throw Error("model not found: " + path.string());
+  LoadedModel loaded;
+  loaded.path = path;
+  ModelConfig config;
+  TensorMap tensors;
+  fs::path tokenizer_location;
+  if (fs::is_directory(path) || path.extension() == ".safetensors") {
+    const fs::path directory = fs::is_directory(path) ? path : path.parent_path();
+    const fs::path weights_file = fs::is_directory(path) ? directory / "model.safetensors" : path;
+    if (!fs::exists(directory / "config.json")) throw Error("no config.json in " + directory.string());
+    if (!fs::exists(weights_file)) throw Error("no model.safetensors in " + directory.string());
+    const nlohmann::json config_json = read_json_file(directory / "config.json");
+    tensors = read_safetensors(weights_file);
+    config = config_from_json(config_json, has_qk_norm_tensors(tensors));
+    loaded.format = "safetensors";
+    tokenizer_location = directory;
+  } else if (path.extension() == ".pth" || path.extension() == ".pt") {
+    tensors = read_torch_pth(path);
+    config = infer_config_from_tensors(tensors, options.num_q_heads);
+    loaded.format = "pth";
+    tokenizer_location = path.parent_path();
+  } else {
+    throw Error(path.string() + " is neither a model directory, a .safetensors file nor a .pth file");
+  }
+  if (options.tokenizer_path) tokenizer_location = *options.tokenizer_path;
+  config.validate();
+  loaded.stored_dtype = dominant_dtype(tensors);
+  loaded.tokenizer = load_tokenizer(tokenizer_location);
+  if (loaded.tokenizer->vocab_size() > config.vocab_size) {
+    throw Error("the tokenizer has " + std::to_string(loaded.tokenizer->vocab_size()) +
+                " tokens but the model only " + std::to_string(config.vocab_size));
+  }
+  ModelWeights weights = weights_from_tensors(config, std::move(tensors));
+  loaded.model = std::make_unique<const Model>(std::move(config), std::move(weights));
+  return loaded;
+}
+
+void save_model_directory(const fs::path& directory, const ModelConfig& config, const ModelWeights& weights,
+                          const fs::path& tokenizer_directory, DType dtype) {
+  for (const char* name : {"tokenizer.json", "tokenizer_config.json"}) {
+    if (!fs::exists(tokenizer_directory / name)) {
+      throw Error("tokenizer directory " + tokenizer_directory.string() + " has no " + name);
+    }
+  }
+  fs::create_directories(directory);
+  // Write everything under temporary names first so that an error leaves no half-made model directory behind.
+  const fs::path config_temp = directory / "config.json.partial";
+  {
+    std::ofstream out(config_temp);
+    out << config_to_json(config).dump(2) << "\n";
+    if (!out) throw Error("cannot write " + config_temp.string());
+  }
+  write_safetensors(directory / "model.safetensors", tensors_from_weights(config, weights), dtype,
+                    {{"format", "pt"}, {"producer", "minigen"}});
+  for (const char* name : {"tokenizer.json", "tokenizer_config.json"}) {
+    const fs::path target = directory / name;
+    if (fs::exists(target) && fs::equivalent(tokenizer_directory / name, target)) continue;
+    fs::copy_file(tokenizer_directory / name, target, fs::copy_options::overwrite_existing);
+  }
+  fs::rename(config_temp, directory / "config.json");
+}
+
+}  // namespace minigen

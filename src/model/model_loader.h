@@ -1,0 +1,43 @@
+#pragma once
+// Finds and loads a model from disk: an HF directory (config.json + model.safetensors + tokenizer files) or a
+// MiniMind .pth state dict (configuration inferred from tensor shapes, tokenizer from a flag or from beside it).
+#include <filesystem>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "model/model.h"
+#include "model/tensor.h"
+#include "tokenizer/bpe_tokenizer.h"
+
+namespace minigen {
+
+struct LoadOptions {
+  int num_q_heads = 8;  // a .pth cannot tell the head count; MiniMind's default is 8
+  std::optional<std::filesystem::path> tokenizer_path;  // tokenizer.json or the directory holding it
+};
+
+struct LoadedModel {
+  std::unique_ptr<const Model> model;
+  std::unique_ptr<const Tokenizer> tokenizer;
+  std::filesystem::path path;
+  std::string format;  // "safetensors" or "pth"
+  DType stored_dtype = DType::F32;
+};
+
+LoadedModel load_model(const std::filesystem::path& path, const LoadOptions& options = {});
+
+// A tokenizer.json, or the directory holding it (with tokenizer_config.json beside it when present).
+std::unique_ptr<const Tokenizer> load_tokenizer(const std::filesystem::path& path);
+
+// Writes an HF directory: config.json, model.safetensors (in `dtype`) and the tokenizer files copied from
+// `tokenizer_directory`. Files are written next to each other under temporary names and renamed at the end.
+void save_model_directory(const std::filesystem::path& directory, const ModelConfig& config,
+                          const ModelWeights& weights, const std::filesystem::path& tokenizer_directory,
+                          DType dtype = DType::F32);
+
+// Where minigen finds its shipped files (default model, tokenizer): $MINIGEN_HOME if set, else the source tree
+// this binary was built from.
+std::filesystem::path minigen_home();
+
+}  // namespace minigen

@@ -1,0 +1,319 @@
+#include "model/safetensors.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <optional>
+#include <set>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "model/dtype.h"
+
+namespace minigen {
+namespace {
+
+using nlohmann::json;
+
+// The reference implementation refuses headers above 100 MB; a real header is a few hundred bytes per tensor.
+constexpr uint64_t kMaxHeaderBytes = uint64_t{100} << 20;
+// {"name": {"shape": [...]}} nests three levels; anything much deeper is not a safetensors header.
+constexpr int kMaxHeaderDepth = 8;
+constexpr const char* kMetadataKey = "__metadata__";
+
+struct TensorRecord {
+  std::string name;
+  DType dtype = DType::F32;
+  std::vector<int64_t> shape;
+  uint64_t begin = 0;  // byte range within the data section
+  uint64_t end = 0;
+};
+
+struct ParsedFile {
+  std::vector<TensorRecord> tensors;
+  std::map<std::string, std::string> metadata;
+  const std::byte* data = nullptr;  // first byte after the header
+};
+
+std::optional<DType> parse_dtype(const std::string& name) {
+  if (name == "F32") return DType::F32;
+  if (name == "F16") return DType::F16;
+  if (name == "BF16") return DType::BF16;
+  return std::nullopt;
+}
+
+uint64_t read_u64_le(const std::byte* bytes) {
+  uint64_t value = 0;
+  for (int i = 7; i >= 0; --i) value = (value << 8) | std::to_integer<uint64_t>(bytes[i]);
+  return value;
+}
+
+json parse_header_json(const MappedFile& file, uint64_t header_bytes) {
+  const std::string file_name = file.path().string();
+  std::set<std::string> top_level_names;
+  // The callback sees every top-level key, which a plain parse would silently let a later duplicate overwrite.
+  auto check_event = [&](int depth, json::parse_event_t event, json& parsed) {
+    if (depth > kMaxHeaderDepth) throw Error(file_name + ": safetensors header is nested too deeply");
+    if (event == json::parse_event_t::key && depth == 1) {
+      const auto& name = parsed.get_ref<const std::string&>();
+      if (!top_level_names.insert(name).second) {
+        throw Error(file_name + ": tensor '" + name + "' appears twice in the safetensors header");
+      }
+    }
+    return true;
+  };
+  const char* text = reinterpret_cast<const char*>(file.data() + 8);
+  try {
+    return json::parse(text, text + header_bytes, check_event);
+  } catch (const json::exception& error) {
+    throw Error(file_name + ": safetensors header is not valid JSON: " + error.what());
+  }
+}
+
+std::vector<int64_t> parse_shape(const json& shape_json, const std::string& where) {
+  if (!shape_json.is_array()) throw Error(where + ": \"shape\" must be an array");
+  std::vector<int64_t> shape;
+  for (const json& dim : shape_json) {
+    if (!dim.is_number_integer()) throw Error(where + ": \"shape\" holds a non-integer dimension");
+    if (dim.is_number_unsigned() ? dim.get<uint64_t>() > INT64_MAX : dim.get<int64_t>() < 0) {
+      throw Error(where + ": \"shape\" holds a negative or too large dimension " + dim.dump());
+    }
+    shape.push_back(dim.get<int64_t>());
+  }
+  return shape;
+}
+
+TensorRecord parse_tensor_record(const std::string& name, const json& entry, const std::string& file_name,
+                                 uint64_t data_bytes) {
+  const std::string where = file_name + ": tensor '" + name + "'";
+  if (!entry.is_object()) throw Error(where + ": header entry is not an object");
+  TensorRecord record;
+  record.name = name;
+
+  const auto dtype_it = entry.find("dtype");
+  if (dtype_it == entry.end() || !dtype_it->is_string()) throw Error(where + ": missing string field \"dtype\"");
+  const auto dtype = parse_dtype(dtype_it->get<std::string>());
+  if (!dtype) {
+    throw Error(where + " has dtype " + dtype_it->get<std::string>() + "; only F32, F16 and BF16 are supported");
+  }
+  record.dtype = *dtype;
+
+  const auto shape_it = entry.find("shape");
+  if (shape_it == entry.end()) throw Error(where + ": missing field \"shape\"");
+  record.shape = parse_shape(*shape_it, where);
+
+  const auto offsets_it = entry.find("data_offsets");
+  if (offsets_it == entry.end() || !offsets_it->is_array() || offsets_it->size() != 2 ||
+      !(*offsets_it)[0].is_number_unsigned() || !(*offsets_it)[1].is_number_unsigned()) {
+    throw Error(where + ": \"data_offsets\" must be two non-negative integers");
+  }
+  record.begin = (*offsets_it)[0].get<uint64_t>();
+  record.end = (*offsets_it)[1].get<uint64_t>();
+  if (record.begin > record.end) throw Error(where + ": data_offsets begin > end");
+  if (record.end > data_bytes) {
+    throw Error(where + ": data_offsets end " + std::to_string(record.end) + " is beyond the " +
+                std::to_string(data_bytes) + " data bytes in the file");
+  }
+
+  uint64_t expected_bytes = dtype_size_bytes(record.dtype);
+  for (int64_t dim : record.shape) {
+    if (__builtin_mul_overflow(expected_bytes, static_cast<uint64_t>(dim), &expected_bytes)) {
+      throw Error(where + ": shape " + shape_string(record.shape) + " is too large");
+    }
+  }
+  if (record.end - record.begin != expected_bytes) {
+    throw Error(where + ": shape " + shape_string(record.shape) + " of " + dtype_name(record.dtype) + " needs " +
+                std::to_string(expected_bytes) + " bytes but data_offsets give " +
+                std::to_string(record.end - record.begin));
+  }
+  return record;
+}
+
+std::map<std::string, std::string> parse_metadata(const json& metadata_json, const std::string& file_name) {
+  if (!metadata_json.is_object()) throw Error(file_name + ": \"__metadata__\" must be an object of strings");
+  std::map<std::string, std::string> metadata;
+  for (const auto& [key, value] : metadata_json.items()) {
+    if (!value.is_string()) throw Error(file_name + ": \"__metadata__\" value of '" + key + "' is not a string");
+    metadata[key] = value.get<std::string>();
+  }
+  return metadata;
+}
+
+// Ranges must not share bytes: otherwise a file could alias one tensor's data as another's.
+void check_no_overlap(std::vector<TensorRecord>& tensors, const std::string& file_name) {
+  std::vector<const TensorRecord*> by_offset;
+  for (const TensorRecord& record : tensors) {
+    if (record.end > record.begin) by_offset.push_back(&record);  // empty tensors hold no bytes
+  }
+  std::sort(by_offset.begin(), by_offset.end(),
+            [](const TensorRecord* a, const TensorRecord* b) { return a->begin < b->begin; });
+  for (std::size_t i = 1; i < by_offset.size(); ++i) {
+    if (by_offset[i]->begin < by_offset[i - 1]->end) {
+      throw Error(file_name + ": the data of tensors '" + by_offset[i - 1]->name + "' and '" + by_offset[i]->name +
+                  "' overlap");
+    }
+  }
+}
+
+ParsedFile parse_file(const MappedFile& file) {
+  const std::string file_name = file.path().string();
+  if (file.size() < 8) throw Error(file_name + ": too small to be a safetensors file (" +
+                                   std::to_string(file.size()) + " bytes)");
+  const uint64_t header_bytes = read_u64_le(file.data());
+  if (header_bytes > file.size() - 8) {
+    throw Error(file_name + ": safetensors header length " + std::to_string(header_bytes) +
+                " is beyond the end of the file (" + std::to_string(file.size()) + " bytes)");
+  }
+  if (header_bytes > kMaxHeaderBytes) {
+    throw Error(file_name + ": safetensors header length " + std::to_string(header_bytes) + " exceeds 100 MB");
+  }
+  const json header = parse_header_json(file, header_bytes);
+  if (!header.is_object()) throw Error(file_name + ": safetensors header is not a JSON object");
+
+  ParsedFile parsed;
+  parsed.data = file.data() + 8 + header_bytes;
+  const uint64_t data_bytes = file.size() - 8 - header_bytes;
+  for (const auto& [name, entry] : header.items()) {
+    if (name == kMetadataKey) {
+      parsed.metadata = parse_metadata(entry, file_name);
+    } else {
+      parsed.tensors.push_back(parse_tensor_record(name, entry, file_name, data_bytes));
+    }
+  }
+  check_no_overlap(parsed.tensors, file_name);
+  return parsed;
+}
+
+// Removes the temporary file unless the write completed and it was renamed into place.
+class TemporaryFile {
+ public:
+  explicit TemporaryFile(std::filesystem::path path) : path_(std::move(path)) {}
+  ~TemporaryFile() {
+    if (descriptor_ >= 0) ::close(descriptor_);
+    if (!committed_) ::unlink(path_.c_str());
+  }
+  TemporaryFile(const TemporaryFile&) = delete;
+  TemporaryFile& operator=(const TemporaryFile&) = delete;
+
+  void open() {
+    descriptor_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    if (descriptor_ < 0) fail("cannot create");
+  }
+  void write(const void* data, std::size_t size) {
+    const char* bytes = static_cast<const char*>(data);
+    while (size > 0) {
+      const ssize_t written = ::write(descriptor_, bytes, size);
+      if (written < 0 && errno == EINTR) continue;
+      if (written <= 0) fail("cannot write");
+      bytes += written;
+      size -= static_cast<std::size_t>(written);
+    }
+  }
+  void commit(const std::filesystem::path& final_path) {
+    if (::fsync(descriptor_) != 0) fail("cannot flush");
+    const int descriptor = descriptor_;
+    descriptor_ = -1;
+    if (::close(descriptor) != 0) fail("cannot close");
+    if (::rename(path_.c_str(), final_path.c_str()) != 0) {
+      throw Error(final_path.string() + ": cannot move the finished file into place: " + std::strerror(errno));
+    }
+    committed_ = true;
+  }
+
+ private:
+  [[noreturn]] void fail(const char* what) {
+    throw Error(path_.string() + ": " + what + " the temporary file: " + std::strerror(errno));
+  }
+  std::filesystem::path path_;
+  int descriptor_ = -1;
+  bool committed_ = false;
+};
+
+std::filesystem::path temporary_path_for(const std::filesystem::path& path) {
+  static std::atomic<unsigned> counter{0};
+  std::filesystem::path temporary = path;
+  temporary += ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
+  return temporary;
+}
+
+}  // namespace
+
+TensorMap read_safetensors(const std::filesystem::path& path) {
+  const MappedFile file(path);
+  const ParsedFile parsed = parse_file(file);
+  TensorMap tensors;
+  for (const TensorRecord& record : parsed.tensors) {
+    HostTensor tensor;
+    tensor.shape = record.shape;
+    tensor.stored_dtype = record.dtype;
+    // The byte count was checked against shape · dtype size, so the element count cannot overflow here.
+    const std::size_t count = (record.end - record.begin) / dtype_size_bytes(record.dtype);
+    tensor.values.resize(count);
+    decode_to_f32(record.dtype, parsed.data + record.begin, count, tensor.values.data());
+    tensors.emplace(record.name, std::move(tensor));
+  }
+  return tensors;
+}
+
+std::map<std::string, std::string> read_safetensors_metadata(const std::filesystem::path& path) {
+  const MappedFile file(path);
+  return parse_file(file).metadata;
+}
+
+void write_safetensors(const std::filesystem::path& path, const TensorMap& tensors, DType dtype,
+                       const std::map<std::string, std::string>& metadata) {
+  const std::string file_name = path.string();
+  json header = json::object();
+  if (!metadata.empty()) header[kMetadataKey] = metadata;
+  const uint64_t element_bytes = dtype_size_bytes(dtype);
+  uint64_t offset = 0;
+  for (const auto& [name, tensor] : tensors) {
+    if (name == kMetadataKey) throw Error(file_name + ": a tensor cannot be named \"__metadata__\"");
+    for (int64_t dim : tensor.shape) {
+      if (dim < 0) throw Error(file_name + ": tensor '" + name + "' has a negative dimension");
+    }
+    const int64_t count = tensor.element_count();
+    if (static_cast<uint64_t>(count) != tensor.values.size()) {
+      throw Error(file_name + ": tensor '" + name + "' has shape " + shape_string(tensor.shape) + " but " +
+                  std::to_string(tensor.values.size()) + " values");
+    }
+    const uint64_t bytes = static_cast<uint64_t>(count) * element_bytes;
+    header[name] = {{"dtype", dtype_name(dtype)}, {"shape", tensor.shape}, {"data_offsets", {offset, offset + bytes}}};
+    offset += bytes;
+  }
+
+  std::string header_text;
+  try {
+    header_text = header.dump();
+  } catch (const json::exception& error) {  // e.g. a name that is not valid UTF-8
+    throw Error(file_name + ": cannot write the safetensors header: " + error.what());
+  }
+  // Padding with spaces to a multiple of 8 keeps the data 8-byte aligned in the file.
+  header_text.append((8 - header_text.size() % 8) % 8, ' ');
+  std::byte length_bytes[8];
+  for (int i = 0; i < 8; ++i) length_bytes[i] = static_cast<std::byte>((header_text.size() >> (8 * i)) & 0xff);
+
+  TemporaryFile output(temporary_path_for(path));
+  output.open();
+  output.write(length_bytes, sizeof(length_bytes));
+  output.write(header_text.data(), header_text.size());
+  // Convert in chunks so that writing a large model does not need a second full-size buffer.
+  constexpr std::size_t kChunkElements = std::size_t{1} << 18;
+  std::vector<std::byte> chunk(kChunkElements * element_bytes);
+  for (const auto& [name, tensor] : tensors) {
+    for (std::size_t start = 0; start < tensor.values.size(); start += kChunkElements) {
+      const std::size_t count = std::min(kChunkElements, tensor.values.size() - start);
+      encode_from_f32(dtype, tensor.values.data() + start, count, chunk.data());
+      output.write(chunk.data(), count * element_bytes);
+    }
+  }
+  output.commit(path);
+}
+
+}  // namespace minigen

@@ -1,0 +1,178 @@
+// The forward pass's design rule, checked with memcmp: a row's logits do not depend on how many tokens or rows
+// share the call, nor on whether its earlier tokens came from the cache.
+#include "model/transformer.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "model/test_models.h"
+
+namespace minigen {
+namespace {
+
+using testing::random_test_model;
+
+std::vector<int> test_prompt(int length, int salt) {
+  std::vector<int> ids(length);
+  for (int i = 0; i < length; ++i) ids[i] = (i * 37 + salt * 101 + 5) % 6400;
+  return ids;
+}
+
+bool same_bits(const float* a, const float* b, std::size_t n) { return std::memcmp(a, b, n * sizeof(float)) == 0; }
+
+class TransformerFamily : public ::testing::TestWithParam<std::string> {};
+
+// Prefill of the whole sequence in one call vs the same tokens fed one at a time on top of the cache.
+TEST_P(TransformerFamily, CachedDecodeMatchesFullPrefillBitForBit) {
+  auto model = random_test_model(GetParam());
+  const int vocab = model->config.vocab_size;
+  ThreadPool pool(2);
+  Transformer transformer(*model, pool);
+  const std::vector<int> tokens = test_prompt(12, 1);
+
+  KvCache full_cache(model->config, 16);
+  const std::vector<int>& full_ref = tokens;
+  ForwardRow full{&full_cache, full_ref, /*all_logits=*/true};
+  const std::vector<float> all_logits = transformer.forward(std::span(&full, 1));
+  ASSERT_EQ(all_logits.size(), tokens.size() * vocab);
+  for (float value : all_logits) ASSERT_TRUE(std::isfinite(value));
+
+  KvCache step_cache(model->config, 16);
+  for (std::size_t i = 0; i < tokens.size(); ++i) {
+    ForwardRow one{&step_cache, std::span<const int>(tokens).subspan(i, 1), false};
+    const std::vector<float>& logits = transformer.forward(std::span(&one, 1));
+    EXPECT_TRUE(same_bits(logits.data(), all_logits.data() + i * vocab, vocab)) << "position " << i;
+  }
+  EXPECT_EQ(step_cache.length(), 12);
+  // The caches themselves hold the same K and V bits.
+  for (int layer = 0; layer < model->config.num_layers; ++layer) {
+    EXPECT_TRUE(same_bits(full_cache.keys(layer), step_cache.keys(layer), 12 * model->config.kv_width()));
+    EXPECT_TRUE(same_bits(full_cache.values(layer), step_cache.values(layer), 12 * model->config.kv_width()));
+  }
+}
+
+// Chunked prefill: 5 + 4 + 3 tokens on top of the cache give the logits of one 12-token prefill.
+TEST_P(TransformerFamily, ChunkedPrefillUsesTheRightCausalOffset) {
+  auto model = random_test_model(GetParam());
+  const int vocab = model->config.vocab_size;
+  ThreadPool pool(1);
+  Transformer transformer(*model, pool);
+  const std::vector<int> tokens = test_prompt(12, 2);
+  KvCache full_cache(model->config, 12);
+  ForwardRow full{&full_cache, tokens, true};
+  const std::vector<float> all_logits = transformer.forward(std::span(&full, 1));
+
+  KvCache chunk_cache(model->config, 12);
+  int offset = 0;
+  for (int chunk : {5, 4, 3}) {
+    ForwardRow row{&chunk_cache, std::span<const int>(tokens).subspan(offset, chunk), true};
+    const std::vector<float>& logits = transformer.forward(std::span(&row, 1));
+    EXPECT_TRUE(same_bits(logits.data(), all_logits.data() + static_cast<std::size_t>(offset) * vocab,
+                          static_cast<std::size_t>(chunk) * vocab))
+        << "chunk at " << offset;
+    offset += chunk;
+  }
+}
+
+// Three rows of different lengths and positions in one call, against each row alone; also 1 vs 2 threads.
+TEST_P(TransformerFamily, RowInBatchOfThreeMatchesRowAlone) {
+  auto model = random_test_model(GetParam());
+  const int vocab = model->config.vocab_size;
+  const std::vector<std::vector<int>> prompts = {test_prompt(3, 3), test_prompt(9, 4), test_prompt(6, 5)};
+  std::vector<std::vector<float>> alone;
+  {
+    ThreadPool pool(1);
+    Transformer transformer(*model, pool);
+    for (const auto& prompt : prompts) {
+      KvCache cache(model->config, 16);
+      ForwardRow row{&cache, prompt, true};
+      alone.push_back(transformer.forward(std::span(&row, 1)));
+    }
+  }
+  ThreadPool pool(2);
+  Transformer transformer(*model, pool);
+  std::vector<std::unique_ptr<KvCache>> caches;
+  std::vector<ForwardRow> rows;
+  for (const auto& prompt : prompts) {
+    caches.push_back(std::make_unique<KvCache>(model->config, 16));
+    rows.push_back(ForwardRow{caches.back().get(), prompt, true});
+  }
+  const std::vector<float> batched = transformer.forward(rows);
+  std::size_t offset = 0;
+  for (std::size_t r = 0; r < prompts.size(); ++r) {
+    const std::size_t count = prompts[r].size() * vocab;
+    EXPECT_TRUE(same_bits(batched.data() + offset, alone[r].data(), count)) << "row " << r;
+    offset += count;
+  }
+  // A decode step of the three rows together (different positions) matches each row's own decode step.
+  std::vector<int> next = {7, 8, 9};
+  for (std::size_t r = 0; r < rows.size(); ++r) rows[r] = ForwardRow{caches[r].get(), std::span(&next[r], 1), false};
+  const std::vector<float> step = transformer.forward(rows);
+  for (std::size_t r = 0; r < prompts.size(); ++r) {
+    KvCache cache(model->config, 16);
+    std::vector<int> sequence = prompts[r];
+    sequence.push_back(next[r]);
+    ForwardRow row{&cache, sequence, false};
+    const std::vector<float>& logits = transformer.forward(std::span(&row, 1));
+    EXPECT_TRUE(same_bits(step.data() + r * vocab, logits.data(), vocab)) << "decode row " << r;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryFamily, TransformerFamily, ::testing::ValuesIn(family_names()),
+                         [](const auto& info) {
+                           std::string name = info.param;
+                           for (char& c : name) c = (c == '-') ? '_' : c;
+                           return name;
+                         });
+
+TEST(Transformer, RejectsTokensOutsideTheVocabularyAndPositionsBeyondTheContext) {
+  auto model = random_test_model("tiny");
+  ThreadPool pool(1);
+  Transformer transformer(*model, pool);
+  KvCache cache(model->config, 4);
+  const std::vector<int> bad = {1, 6400};
+  ForwardRow row{&cache, bad, false};
+  EXPECT_THROW(transformer.forward(std::span(&row, 1)), Error);
+  EXPECT_EQ(cache.length(), 0);
+  const std::vector<int> too_long(513, 5);
+  row = ForwardRow{&cache, too_long, false};
+  EXPECT_THROW(transformer.forward(std::span(&row, 1)), Error);
+  const std::vector<int> empty;
+  row = ForwardRow{&cache, empty, false};
+  EXPECT_THROW(transformer.forward(std::span(&row, 1)), Error);
+}
+
+// Tied embeddings: the logit of token t at position 0 is the final-normed embedding of the input dotted with
+// embedding t; with one layer zeroed out the block is the identity, so the logit is computable by hand.
+TEST(Transformer, ZeroedBlockReducesToNormedEmbeddingDotEmbedding) {
+  ModelConfig config = testing::test_config("tiny");
+  config.num_layers = 1;
+  ModelWeights weights = random_weights(config, 3);
+  for (float& w : weights.layers[0].o_proj.values) w = 0.0f;
+  for (float& w : weights.layers[0].mlp.down.values) w = 0.0f;
+  Model model(config, std::move(weights));
+  ThreadPool pool(1);
+  Transformer transformer(model, pool);
+  KvCache cache(config, 1);
+  const std::vector<int> token = {42};
+  ForwardRow row{&cache, token, false};
+  const std::vector<float>& logits = transformer.forward(std::span(&row, 1));
+  const int hidden = config.hidden_size;
+  const float* embedding = model.weights.embed_tokens.data() + 42 * hidden;
+  double mean_square = 0;
+  for (int i = 0; i < hidden; ++i) mean_square += double(embedding[i]) * embedding[i];
+  mean_square /= hidden;
+  for (int t : {0, 42, 6399}) {
+    double expected = 0;
+    for (int i = 0; i < hidden; ++i) {
+      const double normed = embedding[i] / std::sqrt(mean_square + config.rms_norm_eps) * model.weights.final_norm[i];
+      expected += normed * model.weights.embed_tokens.data()[static_cast<std::size_t>(t) * hidden + i];
+    }
+    EXPECT_NEAR(logits[t], expected, 1e-3) << "token " << t;
+  }
+}
+
+}  // namespace
+}  // namespace minigen

@@ -1,0 +1,78 @@
+// RMSNorm, RoPE, softmax, SiLU·up and attention against values worked out by hand.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+
+#include "ops/activation.h"
+#include "ops/attention.h"
+#include "ops/rmsnorm.h"
+#include "ops/rope.h"
+#include "ops/softmax.h"
+
+namespace minigen {
+namespace {
+
+TEST(RmsNorm, HandComputed) {
+  // x = [3, 4]: mean(x²) = 12.5, rms = 3.5355…; weight [1, 2] → [0.8485, 2.2627]
+  const float x[2] = {3.0f, 4.0f};
+  const float weight[2] = {1.0f, 2.0f};
+  float out[2];
+  rmsnorm(out, x, weight, 2, 0.0f);
+  EXPECT_NEAR(out[0], 3.0 / std::sqrt(12.5), 1e-6);
+  EXPECT_NEAR(out[1], 2 * 4.0 / std::sqrt(12.5), 1e-6);
+}
+
+TEST(Softmax, HandComputedAndMasked) {
+  float values[3] = {0.0f, std::log(3.0f), -std::numeric_limits<float>::infinity()};
+  softmax(values, 3);
+  EXPECT_NEAR(values[0], 0.25, 1e-7);
+  EXPECT_NEAR(values[1], 0.75, 1e-7);
+  EXPECT_EQ(values[2], 0.0f);
+}
+
+TEST(Activation, SiluTimesUp) {
+  float gate[2] = {0.0f, 2.0f};
+  const float up[2] = {5.0f, 3.0f};
+  silu_mul(gate, up, 2);
+  EXPECT_EQ(gate[0], 0.0f);                                  // silu(0) = 0
+  EXPECT_NEAR(gate[1], 3.0 * 2.0 / (1.0 + std::exp(-2.0)), 1e-6);  // 2·σ(2)·3
+}
+
+TEST(Rope, PositionZeroIsIdentityAndPositionOneRotatesHalves) {
+  // head_dim 4, theta 10000: freq_0 = 1, freq_1 = 10000^(-1/2) = 0.01. Pairs are (x0, x2) and (x1, x3).
+  RopeTable rope(4, 8, 10000.0, std::nullopt);
+  float head[4] = {1.0f, 2.0f, 3.0f, 4.0f};
+  rope.apply(head, 0);
+  EXPECT_EQ(head[0], 1.0f);
+  EXPECT_EQ(head[3], 4.0f);
+  rope.apply(head, 1);
+  EXPECT_NEAR(head[0], 1 * std::cos(1.0) - 3 * std::sin(1.0), 1e-6);
+  EXPECT_NEAR(head[2], 3 * std::cos(1.0) + 1 * std::sin(1.0), 1e-6);
+  EXPECT_NEAR(head[1], 2 * std::cos(0.01) - 4 * std::sin(0.01), 1e-6);
+  EXPECT_NEAR(head[3], 4 * std::cos(0.01) + 2 * std::sin(0.01), 1e-6);
+}
+
+TEST(Rope, RejectsPositionsBeyondTheTable) {
+  RopeTable rope(4, 8, 10000.0, std::nullopt);
+  float head[4] = {};
+  EXPECT_THROW(rope.apply(head, 8), std::exception);
+}
+
+TEST(Attention, TwoKeysHandComputed) {
+  // head_dim 2, scale 1/√2. q = [√2, 0]; k0 = [0, 0] → score 0; k1 = [ln 3, 0] → score ln 3 → weights ¼, ¾.
+  const float q[2] = {std::sqrt(2.0f), 0.0f};
+  const float keys[4] = {0.0f, 0.0f, std::log(3.0f), 0.0f};
+  const float values[4] = {4.0f, 8.0f, 0.0f, 4.0f};
+  float out[2];
+  float scores[2];
+  attend(out, q, keys, values, 2, 2, 2, scores);
+  EXPECT_NEAR(out[0], 1.0, 1e-6);  // ¼·4 + ¾·0
+  EXPECT_NEAR(out[1], 5.0, 1e-6);  // ¼·8 + ¾·4
+  attend(out, q, keys, values, 2, 1, 2, scores);  // causal: only key 0 visible
+  EXPECT_EQ(out[0], 4.0f);
+  EXPECT_EQ(out[1], 8.0f);
+}
+
+}  // namespace
+}  // namespace minigen

@@ -1,0 +1,66 @@
+#include "ops/rope.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numbers>
+
+#include "core/error.h"
+
+namespace minigen {
+
+RopeTable::RopeTable(int head_dim, int max_positions, double theta, const std::optional<RopeYarn>& yarn)
+    : head_dim_(head_dim), max_positions_(max_positions) {
+  if (head_dim <= 0 || head_dim % 2 != 0) throw Error("RoPE needs a positive, even head_dim");
+  if (max_positions <= 0) throw Error("RoPE needs a positive number of positions");
+  const int half = head_dim / 2;
+  std::vector<float> frequency(half);
+  const float theta_f = static_cast<float>(theta);
+  for (int i = 0; i < half; ++i) {
+    const float exponent = static_cast<float>(2 * i) / static_cast<float>(head_dim);
+    frequency[i] = 1.0f / std::pow(theta_f, exponent);
+  }
+  float attention_factor = 1.0f;
+  if (yarn) {
+    attention_factor = static_cast<float>(yarn->attention_factor);
+    const double original = yarn->original_max_position_embeddings;
+    if (max_positions / original > 1.0) {
+      // YaRN: frequencies between the two "beta" wavelengths are blended from f to f/factor by a linear ramp.
+      auto dimension_for = [&](double beta) {
+        return (head_dim * std::log(original / (beta * 2 * std::numbers::pi))) / (2 * std::log(theta));
+      };
+      const double low = std::max(std::floor(dimension_for(yarn->beta_fast)), 0.0);
+      const double high = std::min(std::ceil(dimension_for(yarn->beta_slow)), static_cast<double>(half - 1));
+      for (int i = 0; i < half; ++i) {
+        const float ramp = std::clamp(static_cast<float>((i - low) / std::max(high - low, 0.001)), 0.0f, 1.0f);
+        frequency[i] = frequency[i] * (1.0f - ramp + ramp / static_cast<float>(yarn->factor));
+      }
+    }
+  }
+  cos_.resize(static_cast<std::size_t>(max_positions) * half);
+  sin_.resize(cos_.size());
+  for (int position = 0; position < max_positions; ++position) {
+    for (int i = 0; i < half; ++i) {
+      const float angle = static_cast<float>(position) * frequency[i];
+      cos_[static_cast<std::size_t>(position) * half + i] = std::cos(angle) * attention_factor;
+      sin_[static_cast<std::size_t>(position) * half + i] = std::sin(angle) * attention_factor;
+    }
+  }
+}
+
+void RopeTable::apply(float* head, int position) const {
+  if (position < 0 || position >= max_positions_) {
+    throw Error("position " + std::to_string(position) + " is beyond the model's context of " +
+                std::to_string(max_positions_) + " tokens");
+  }
+  const int half = head_dim_ / 2;
+  const float* cos_row = cos_.data() + static_cast<std::size_t>(position) * half;
+  const float* sin_row = sin_.data() + static_cast<std::size_t>(position) * half;
+  for (int i = 0; i < half; ++i) {
+    const float first = head[i];
+    const float second = head[i + half];
+    head[i] = first * cos_row[i] - second * sin_row[i];
+    head[i + half] = second * cos_row[i] + first * sin_row[i];
+  }
+}
+
+}  // namespace minigen

@@ -1,0 +1,28 @@
+#include "sampling/min_p_sampler.h"
+
+#include <algorithm>
+#include <limits>
+#include <vector>
+
+#include "core/error.h"
+#include "sampling/probabilities.h"
+#include "sampling/shortest_decimal.h"
+
+namespace minigen {
+
+MinPSampler::MinPSampler(float min_p) : min_p_(min_p) {
+  if (!(min_p >= 0.0f && min_p <= 1.0f)) throw Error("min-p must be in [0, 1], got " + shortest_decimal(min_p));
+}
+
+void MinPSampler::apply(std::span<float> logits, const SamplingContext& /*context*/) const {
+  if (min_p_ == 0.0f) return;
+  const std::vector<float> probabilities = softmax_probabilities(logits);
+  const float threshold = min_p_ * *std::max_element(probabilities.begin(), probabilities.end());
+  for (size_t id = 0; id < logits.size(); ++id) {
+    if (probabilities[id] < threshold) logits[id] = -std::numeric_limits<float>::infinity();
+  }
+}
+
+std::string MinPSampler::name() const { return "min-p(" + shortest_decimal(min_p_) + ")"; }
+
+}  // namespace minigen

@@ -1,0 +1,18 @@
+#pragma once
+// softmax for the samplers: the probabilities that top-p, min-p and the final draw look at.
+//
+// Precision, on purpose: each exp is taken in float on (logit − max logit), as torch does in float32; the sum of the
+// exps is accumulated in double so that it does not depend on the vocabulary's order or size, and each probability
+// is exp / sum rounded once to float. torch's CPU softmax uses a vectorised exp and a float sum, so individual
+// probabilities may differ from MiniMind's by an ulp or two; only a cumulative sum that lands exactly on top_p can
+// be decided differently.
+#include <span>
+#include <vector>
+
+namespace minigen {
+
+// softmax(logits). −inf logits get probability 0. Throws minigen::Error if no logit is finite (nothing to sample)
+// or the largest is +inf or NaN.
+std::vector<float> softmax_probabilities(std::span<const float> logits);
+
+}  // namespace minigen

@@ -1,0 +1,65 @@
+#include "sampling/sampler_chain.h"
+
+#include <cmath>
+#include <string>
+
+#include "core/error.h"
+#include "sampling/counter_rng.h"
+#include "sampling/token_choice.h"
+
+namespace minigen {
+
+SamplerChain::SamplerChain(const SamplingParams& params) : params_(params) {
+  params_.validate();
+  // MiniMind's order. This is the one place it is written.
+  if (params_.applies_temperature()) stages_.emplace_back(TemperatureSampler(params_.temperature));
+  if (params_.repetition_penalty != 1.0f) stages_.emplace_back(RepetitionPenaltySampler(params_.repetition_penalty));
+  if (params_.top_k > 0) stages_.emplace_back(TopKSampler(params_.top_k));
+  if (params_.top_p < 1.0f) stages_.emplace_back(TopPSampler(params_.top_p, params_.top_p_rule));
+  if (params_.min_p > 0.0f) stages_.emplace_back(MinPSampler(params_.min_p));
+}
+
+void SamplerChain::filter(std::span<float> logits, const SamplingContext& context) const {
+  if (logits.empty()) throw Error("cannot sample from an empty row of logits");
+  for (size_t id = 0; id < logits.size(); ++id) {
+    // A NaN would silently break every comparison below (sorting, thresholds, argmax), so it stops here.
+    if (std::isnan(logits[id])) throw Error("logit of token " + std::to_string(id) + " is NaN");
+  }
+  for (const Stage& stage : stages_) {
+    std::visit([&](const auto& sampler) { sampler.apply(logits, context); }, stage);
+  }
+}
+
+std::vector<uint8_t> SamplerChain::kept_mask(std::span<const float> logits, const SamplingContext& context) const {
+  std::vector<float> filtered(logits.begin(), logits.end());
+  filter(filtered, context);
+  std::vector<uint8_t> mask(filtered.size());
+  for (size_t id = 0; id < filtered.size(); ++id) mask[id] = std::isinf(filtered[id]) && filtered[id] < 0 ? 0 : 1;
+  return mask;
+}
+
+SampledToken SamplerChain::sample_with_count(std::span<float> logits, const SamplingContext& context) const {
+  filter(logits, context);
+  SampledToken result;
+  for (const float logit : logits) result.kept_count += (std::isinf(logit) && logit < 0) ? 0 : 1;
+  result.token =
+      params_.greedy ? argmax(logits) : draw_from_softmax(logits, uniform_for(params_.seed, context.row, context.step));
+  return result;
+}
+
+int SamplerChain::sample(std::span<float> logits, const SamplingContext& context) {
+  const SampledToken result = sample_with_count(logits, context);
+  last_kept_count_ = result.kept_count;
+  return result.token;
+}
+
+std::vector<std::string> SamplerChain::stage_names() const {
+  std::vector<std::string> names;
+  for (const Stage& stage : stages_) {
+    names.push_back(std::visit([](const auto& sampler) { return sampler.name(); }, stage));
+  }
+  names.push_back(params_.greedy ? "argmax" : "draw(seed=" + std::to_string(params_.seed) + ")");
+  return names;
+}
+
+}  // namespace minigen

@@ -1,0 +1,70 @@
+#pragma once
+// The sampler chain: every stage that turns one row's logits into one token, in an order written out in one place
+// (the constructor). The default and only order is MiniMind's:
+//   temperature → repetition penalty → top-k → top-p → min-p → (random draw | argmax)
+// Compare llama.cpp (temperature last, so top-p sees T = 1 probabilities) and Hugging Face (penalty before
+// temperature); with temperature first, a low T also narrows the top-p nucleus.
+//
+// Stages that are switched off (top-k 0, top-p 1, min-p 0, penalty 1, greedy with T ≤ 0) are not in the chain.
+// The filters run for greedy decoding too, as in MiniMind; they never change the argmax, but they keep the
+// reported candidate count meaningful.
+//
+// A chain serves one request: it is built from that request's SamplingParams, whose seed drives its draws.
+#include <cstdint>
+#include <span>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "sampling/min_p_sampler.h"
+#include "sampling/repetition_penalty_sampler.h"
+#include "sampling/sampling_context.h"
+#include "sampling/sampling_params.h"
+#include "sampling/temperature_sampler.h"
+#include "sampling/top_k_sampler.h"
+#include "sampling/top_p_sampler.h"
+
+namespace minigen {
+
+struct SampledToken {
+  int token = 0;
+  // Tokens still possible after every filter (finite logits): what the draw chose among.
+  int kept_count = 0;
+};
+
+class SamplerChain {
+ public:
+  // Validates params (minigen::Error naming the flag on bad values).
+  explicit SamplerChain(const SamplingParams& params);
+
+  // Runs the filter stages in place: on return, removed tokens are −inf.
+  void filter(std::span<float> logits, const SamplingContext& context) const;
+
+  // 1 for every id that survives filter() on a copy of `logits`, 0 for the rest. For tests and the reference-oracle
+  // comparison: exactly which ids top-k, top-p and min-p left.
+  std::vector<uint8_t> kept_mask(std::span<const float> logits, const SamplingContext& context) const;
+
+  // Filters `logits` in place, then takes the argmax (greedy) or draws with uniform_for(seed, context.row,
+  // context.step). Throws minigen::Error on an empty row, a NaN logit, or a history id outside the vocabulary.
+  SampledToken sample_with_count(std::span<float> logits, const SamplingContext& context) const;
+
+  // sample_with_count's token; its kept_count is then available from last_kept_count().
+  int sample(std::span<float> logits, const SamplingContext& context);
+  int last_kept_count() const { return last_kept_count_; }
+
+  // The stages in order, with their settings, for reports:
+  // {"temperature(0.85)", "top-k(50)", "top-p(0.85, minimind)", "draw(seed=0)"}.
+  std::vector<std::string> stage_names() const;
+
+  const SamplingParams& params() const { return params_; }
+
+ private:
+  // Every stage has the same apply(logits, context) and name(), so the chain is a plain list visited in order.
+  using Stage = std::variant<TemperatureSampler, RepetitionPenaltySampler, TopKSampler, TopPSampler, MinPSampler>;
+
+  SamplingParams params_;
+  std::vector<Stage> stages_;
+  int last_kept_count_ = 0;
+};
+
+}  // namespace minigen

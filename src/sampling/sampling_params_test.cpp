@@ -1,0 +1,79 @@
+#include "sampling/sampling_params.h"
+
+#include <gtest/gtest.h>
+
+#include <limits>
+#include <string>
+
+#include "core/error.h"
+
+namespace minigen {
+namespace {
+
+constexpr float kNaN = std::numeric_limits<float>::quiet_NaN();
+
+// The message validate() throws, or "" when the parameters are accepted.
+std::string ValidationMessage(const SamplingParams& params) {
+  try {
+    params.validate();
+  } catch (const Error& error) {
+    return error.what();
+  }
+  return "";
+}
+
+TEST(SamplingParamsTest, DefaultsAreMiniMinds) {
+  const SamplingParams params;
+  EXPECT_EQ(params.temperature, 0.85f);
+  EXPECT_EQ(params.top_k, 50);
+  EXPECT_EQ(params.top_p, 0.85f);
+  EXPECT_EQ(params.min_p, 0.0f);
+  EXPECT_EQ(params.repetition_penalty, 1.0f);
+  EXPECT_FALSE(params.greedy);
+  EXPECT_EQ(params.top_p_rule, TopPRule::Minimind);
+  EXPECT_EQ(params.seed, 0u);
+  EXPECT_EQ(ValidationMessage(params), "");
+}
+
+TEST(SamplingParamsTest, MessagesNameTheFlag) {
+  EXPECT_EQ(ValidationMessage({.top_p = 1.5f}), "--top-p must be in (0, 1], got 1.5");
+  EXPECT_EQ(ValidationMessage({.top_p = 0.0f}), "--top-p must be in (0, 1], got 0");
+  EXPECT_EQ(ValidationMessage({.top_k = -3}), "--top-k must be >= 0 (0 turns it off), got -3");
+  EXPECT_EQ(ValidationMessage({.min_p = 1.25f}), "--min-p must be in [0, 1], got 1.25");
+  EXPECT_EQ(ValidationMessage({.min_p = -0.5f}), "--min-p must be in [0, 1], got -0.5");
+  EXPECT_EQ(ValidationMessage({.repetition_penalty = 0.0f}),
+            "--repetition-penalty must be a finite number > 0 (1 turns it off), got 0");
+  EXPECT_EQ(ValidationMessage({.temperature = 0.0f}),
+            "--temperature must be > 0 when sampling (use --greedy for argmax), got 0");
+  EXPECT_EQ(ValidationMessage({.temperature = -1.0f}),
+            "--temperature must be > 0 when sampling (use --greedy for argmax), got -1");
+}
+
+TEST(SamplingParamsTest, NaNIsRejectedEverywhere) {
+  EXPECT_EQ(ValidationMessage({.temperature = kNaN}), "--temperature must be a finite number, got nan");
+  EXPECT_EQ(ValidationMessage({.temperature = kNaN, .greedy = true}), "--temperature must be a finite number, got nan");
+  EXPECT_EQ(ValidationMessage({.top_p = kNaN}), "--top-p must be in (0, 1], got nan");
+  EXPECT_EQ(ValidationMessage({.min_p = kNaN}), "--min-p must be in [0, 1], got nan");
+  EXPECT_EQ(ValidationMessage({.repetition_penalty = kNaN}),
+            "--repetition-penalty must be a finite number > 0 (1 turns it off), got nan");
+}
+
+TEST(SamplingParamsTest, GreedyAcceptsAndIgnoresNonPositiveTemperature) {
+  const SamplingParams zero{.temperature = 0.0f, .greedy = true};
+  EXPECT_EQ(ValidationMessage(zero), "");
+  EXPECT_FALSE(zero.applies_temperature());
+  const SamplingParams negative{.temperature = -2.0f, .greedy = true};
+  EXPECT_EQ(ValidationMessage(negative), "");
+  EXPECT_FALSE(negative.applies_temperature());
+  // MiniMind divides by the temperature even for greedy decoding, so a positive one is still applied.
+  EXPECT_TRUE((SamplingParams{.temperature = 0.5f, .greedy = true}).applies_temperature());
+  EXPECT_TRUE(SamplingParams{}.applies_temperature());
+}
+
+TEST(SamplingParamsTest, BoundariesThatAreAllowed) {
+  EXPECT_EQ(ValidationMessage({.top_k = 0, .top_p = 1.0f, .min_p = 1.0f}), "");
+  EXPECT_EQ(ValidationMessage({.min_p = 0.0f, .repetition_penalty = 0.5f}), "");
+}
+
+}  // namespace
+}  // namespace minigen

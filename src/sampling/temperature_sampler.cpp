@@ -1,0 +1,22 @@
+#include "sampling/temperature_sampler.h"
+
+#include <cmath>
+
+#include "core/error.h"
+#include "sampling/shortest_decimal.h"
+
+namespace minigen {
+
+TemperatureSampler::TemperatureSampler(float temperature) : temperature_(temperature) {
+  if (!(std::isfinite(temperature) && temperature > 0.0f)) {
+    throw Error("temperature must be a finite number > 0, got " + shortest_decimal(temperature));
+  }
+}
+
+void TemperatureSampler::apply(std::span<float> logits, const SamplingContext& /*context*/) const {
+  for (float& logit : logits) logit = logit / temperature_;
+}
+
+std::string TemperatureSampler::name() const { return "temperature(" + shortest_decimal(temperature_) + ")"; }
+
+}  // namespace minigen

@@ -1,0 +1,76 @@
+#include "tokenizer/corpus_piece_counter.h"
+
+#include <algorithm>
+#include <fstream>
+#include <vector>
+
+#include "core/error.h"
+#include "tokenizer/minimind_vocab_layout.h"
+#include "tokenizer/pretokenizer.h"
+
+namespace minigen {
+namespace {
+
+constexpr std::size_t kReadBlockBytes = std::size_t{4} << 20;
+
+// Where a block of text may be cut without changing any piece: just before a '\n' that follows a visible ASCII
+// character. A piece never spans that point (the visible character ends a letter, number or punctuation run, and
+// '\n' cannot join it), and the pattern only looks ahead, never behind, so pieces after the cut are unchanged too.
+// Only cuts at or after `search_from` are considered (the text before it was searched already). Returns 0 when
+// there is no such point.
+std::size_t last_safe_cut(std::string_view text, std::size_t search_from) {
+  for (std::size_t cut = text.size(); cut-- > std::max<std::size_t>(search_from, 1);) {
+    const unsigned char before = static_cast<unsigned char>(text[cut - 1]);
+    if (text[cut] == '\n' && before > ' ' && before < 0x7F) return cut;
+  }
+  return 0;
+}
+
+}  // namespace
+
+CorpusPieceCounter::CorpusPieceCounter() {
+  const auto added = minimind_added_tokens();
+  for (std::size_t id = 0; id < added.size(); ++id) {
+    added_tokens_.add(std::string(added[id].content), static_cast<int>(id));
+  }
+}
+
+void CorpusPieceCounter::add_text(std::string_view text) {
+  std::size_t ordinary_start = 0;
+  for (std::size_t offset = 0; offset < text.size();) {
+    const std::optional<AddedTokenMatch> match = added_tokens_.match_at(text, offset);
+    if (!match) {
+      ++offset;
+      continue;
+    }
+    count_pieces(text.substr(ordinary_start, offset - ordinary_start));
+    offset += match->length;
+    ordinary_start = offset;
+  }
+  count_pieces(text.substr(ordinary_start));
+}
+
+void CorpusPieceCounter::count_pieces(std::string_view ordinary_text) {
+  for (const std::string_view piece : pretokenize(ordinary_text)) ++counts_[std::string(piece)];
+}
+
+void CorpusPieceCounter::add_file(const std::filesystem::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw Error("cannot open training file " + path.string());
+  std::string carried;  // text read but not yet counted: it may continue in the next block
+  std::vector<char> block(kReadBlockBytes);
+  while (true) {
+    in.read(block.data(), static_cast<std::streamsize>(block.size()));
+    if (in.bad()) throw Error("error while reading training file " + path.string());
+    const std::size_t searched_size = carried.size();
+    carried.append(block.data(), static_cast<std::size_t>(in.gcount()));
+    if (in.eof()) break;
+    const std::size_t cut = last_safe_cut(carried, searched_size);
+    if (cut == 0) continue;  // no safe point yet: keep reading
+    add_text(std::string_view(carried).substr(0, cut));
+    carried.erase(0, cut);
+  }
+  add_text(carried);
+}
+
+}  // namespace minigen

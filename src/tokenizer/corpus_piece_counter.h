@@ -1,0 +1,34 @@
+#pragma once
+// Counts how often each pre-tokenized piece occurs in a corpus: the only statistics BPE training needs. Text is cut
+// the way Tokenizer::encode cuts it (added tokens removed whole, then the GPT-2 pre-tokenizer).
+#include <cstdint>
+#include <filesystem>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "tokenizer/added_token_matcher.h"
+
+namespace minigen {
+
+class CorpusPieceCounter {
+ public:
+  CorpusPieceCounter();
+
+  // Counts one whole document.
+  void add_text(std::string_view text);
+
+  // Counts a file, reading it in blocks. Throws minigen::Error when it cannot be read.
+  void add_file(const std::filesystem::path& path);
+
+  // Raw piece bytes → occurrences.
+  const std::unordered_map<std::string, std::int64_t>& counts() const { return counts_; }
+
+ private:
+  void count_pieces(std::string_view ordinary_text);
+
+  AddedTokenMatcher added_tokens_;
+  std::unordered_map<std::string, std::int64_t> counts_;
+};
+
+}  // namespace minigen
