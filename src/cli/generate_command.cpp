@@ -6,6 +6,7 @@
 
 #include "cli/command_context.h"
 #include "cli/commands.h"
+#include "cli/json_output.h"
 #include "cli/prompt_flags.h"
 #include "cli/run_summary.h"
 #include "cli/sampling_flags.h"
@@ -56,7 +57,7 @@ int run_generate(const GenerateFlags& flags) {
   const GenerateResult result = generate(transformer, prompts, options, on_token);
 
   if (flags.json) {
-    std::cout << run_summary_json(result, tokenizer, options, loaded).dump(2) << "\n";
+    std::cout << to_json_text(run_summary_json(result, tokenizer, options, loaded)) << "\n";
     return 0;
   }
   if (stream) {

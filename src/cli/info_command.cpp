@@ -6,6 +6,7 @@
 
 #include "cli/command_context.h"
 #include "cli/commands.h"
+#include "cli/json_output.h"
 #include "cache/kv_cache.h"
 
 namespace minigen::cli {
@@ -48,7 +49,7 @@ int run_info(InfoFlags flags) {
       {"tokenizer_vocab", loaded.tokenizer->vocab_size()},
   };
   if (flags.json) {
-    std::cout << info.dump(2) << "\n";
+    std::cout << to_json_text(info) << "\n";
     return 0;
   }
   std::printf("model        %s (%s, %s)\n", loaded.path.string().c_str(), loaded.format.c_str(),

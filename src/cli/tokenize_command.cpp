@@ -8,6 +8,7 @@
 
 #include "cli/command_context.h"
 #include "cli/commands.h"
+#include "cli/json_output.h"
 #include "core/error.h"
 #include "model/model_loader.h"
 
@@ -48,7 +49,7 @@ int run_tokenize(const TokenizeFlags& flags) {
       const std::vector<int> one = {id};
       pieces.push_back(tokenizer->decode(one, false));
     }
-    std::cout << nlohmann::json{{"count", ids.size()}, {"ids", ids}, {"pieces", pieces}}.dump() << "\n";
+    std::cout << to_json_text(nlohmann::json{{"count", ids.size()}, {"ids", ids}, {"pieces", pieces}}, -1) << "\n";
     return 0;
   }
   for (std::size_t i = 0; i < ids.size(); ++i) std::cout << (i ? " " : "") << ids[i];

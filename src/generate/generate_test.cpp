@@ -2,8 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 
+#include "core/error.h"
 #include "model/test_models.h"
 
 namespace minigen {

@@ -18,6 +18,8 @@ struct RopeScaling {
   double beta_fast = 32.0;
   double beta_slow = 1.0;
   double attention_factor = 1.0;
+
+  bool operator==(const RopeScaling&) const = default;
 };
 
 struct ModelConfig {
@@ -56,6 +58,8 @@ struct ModelConfig {
 
   // Throws minigen::Error naming the first inconsistent field (e.g. hidden not divisible, head_dim odd).
   void validate() const;
+
+  bool operator==(const ModelConfig&) const = default;
 };
 
 // Names accepted by --family.

@@ -21,7 +21,7 @@ struct PickleValue {
   bool bool_value = false;
   int64_t int_value = 0;  // kInt; for kHostObject an index the host chose
   double float_value = 0.0;
-  std::string text;  // kString and kBytes; for kHostObject a type tag the host chose
+  std::string text;                 // kString and kBytes; for kHostObject a type tag the host chose
   std::vector<PickleValue*> items;  // kTuple, kList
   std::vector<std::pair<PickleValue*, PickleValue*>> entries;  // kDict, in insertion order
 

@@ -163,8 +163,9 @@ void check_no_overlap(std::vector<TensorRecord>& tensors, const std::string& fil
 
 ParsedFile parse_file(const MappedFile& file) {
   const std::string file_name = file.path().string();
-  if (file.size() < 8) throw Error(file_name + ": too small to be a safetensors file (" +
-                                   std::to_string(file.size()) + " bytes)");
+  if (file.size() < 8) {
+    throw Error(file_name + ": too small to be a safetensors file (" + std::to_string(file.size()) + " bytes)");
+  }
   const uint64_t header_bytes = read_u64_le(file.data());
   if (header_bytes > file.size() - 8) {
     throw Error(file_name + ": safetensors header length " + std::to_string(header_bytes) +

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "core/error.h"
 #include "model/test_models.h"
 
 namespace minigen {

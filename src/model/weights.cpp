@@ -93,6 +93,10 @@ class NormalGenerator {
   uint64_t state_;
 };
 
+// Small enough that the blocks' outputs, not the input embedding, decide the next token (with N(0, 1) embeddings a
+// random model mostly repeats its input), large enough that logits spread over several units.
+constexpr float kEmbeddingStandardDeviation = 0.25f;
+
 Matrix random_matrix(NormalGenerator& generator, int rows, int cols, float standard_deviation) {
   Matrix matrix{rows, cols, std::vector<float>(static_cast<std::size_t>(rows) * cols)};
   for (float& value : matrix.values) value = generator.next(standard_deviation);
@@ -207,7 +211,7 @@ ModelWeights random_weights(const ModelConfig& config, uint64_t seed) {
   NormalGenerator generator(seed);
   const int hidden = config.hidden_size;
   ModelWeights weights;
-  weights.embed_tokens = random_matrix(generator, config.vocab_size, hidden, 1.0f);
+  weights.embed_tokens = random_matrix(generator, config.vocab_size, hidden, kEmbeddingStandardDeviation);
   if (!config.tie_word_embeddings) weights.lm_head = random_linear(generator, config.vocab_size, hidden);
   for (int layer = 0; layer < config.num_layers; ++layer) {
     LayerWeights w;

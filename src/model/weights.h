@@ -49,7 +49,7 @@ struct ModelWeights {
 ModelWeights weights_from_tensors(const ModelConfig& config, TensorMap&& tensors);
 // The inverse, for writing a model file (both embed_tokens and lm_head, as MiniMind's state dicts hold).
 TensorMap tensors_from_weights(const ModelConfig& config, const ModelWeights& weights);
-// Deterministic random weights for any config: embeddings N(0, 1), linear layers N(0, 1/fan_in), norms 1 ± 0.1.
+// Deterministic random weights for any config: embeddings N(0, 0.25²), linear layers N(0, 1/fan_in), norms 1 ± 0.1.
 // Wide logits make greedy choices well separated, so tests comparing implementations are not decided by ties.
 ModelWeights random_weights(const ModelConfig& config, uint64_t seed);
 

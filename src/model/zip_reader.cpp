@@ -73,9 +73,8 @@ struct DirectoryLocation {
 
 uint64_t find_end_record(const ArchiveBytes& bytes) {
   if (bytes.size() < kEndRecordBytes) bytes.fail("not a zip archive (too small)");
-  const uint64_t lowest = bytes.size() > kEndRecordBytes + kMaxCommentBytes
-                              ? bytes.size() - kEndRecordBytes - kMaxCommentBytes
-                              : 0;
+  const uint64_t lowest =
+      bytes.size() > kEndRecordBytes + kMaxCommentBytes ? bytes.size() - kEndRecordBytes - kMaxCommentBytes : 0;
   // The end record sits at the very end, followed only by an archive comment of at most 64 KB.
   for (uint64_t offset = bytes.size() - kEndRecordBytes + 1; offset-- > lowest;) {
     if (bytes.u32(offset, "end record") != kEndRecordSignature) continue;
@@ -272,8 +271,7 @@ ZipEntryData ZipReader::read(const ZipEntry& entry) const {
   // The local name and extra lengths may differ from the central directory's (torch pads the local extra field so
   // that tensor data starts on a 64-byte boundary); the sizes, though, come from the central directory, because a
   // writer that streams (flag bit 3, as torch does) leaves them zero here.
-  const uint64_t data_offset =
-      header + kLocalHeaderBytes + bytes.u16(header + 26, what) + bytes.u16(header + 28, what);
+  const uint64_t data_offset = header + kLocalHeaderBytes + bytes.u16(header + 26, what) + bytes.u16(header + 28, what);
   bytes.require(data_offset, entry.compressed_size, "data of '" + entry.name + "'");
   if (entry.method == kMethodStored) {
     return ZipEntryData(

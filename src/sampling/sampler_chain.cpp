@@ -1,6 +1,7 @@
 #include "sampling/sampler_chain.h"
 
 #include <cmath>
+#include <limits>
 #include <string>
 
 #include "core/error.h"
@@ -8,6 +9,12 @@
 #include "sampling/token_choice.h"
 
 namespace minigen {
+namespace {
+
+// "Removed" means −inf, exactly as MiniMind masks; every other value is still a candidate.
+bool is_removed(float logit) { return logit == -std::numeric_limits<float>::infinity(); }
+
+}  // namespace
 
 SamplerChain::SamplerChain(const SamplingParams& params) : params_(params) {
   params_.validate();
@@ -34,14 +41,14 @@ std::vector<uint8_t> SamplerChain::kept_mask(std::span<const float> logits, cons
   std::vector<float> filtered(logits.begin(), logits.end());
   filter(filtered, context);
   std::vector<uint8_t> mask(filtered.size());
-  for (size_t id = 0; id < filtered.size(); ++id) mask[id] = std::isinf(filtered[id]) && filtered[id] < 0 ? 0 : 1;
+  for (size_t id = 0; id < filtered.size(); ++id) mask[id] = is_removed(filtered[id]) ? 0 : 1;
   return mask;
 }
 
 SampledToken SamplerChain::sample_with_count(std::span<float> logits, const SamplingContext& context) const {
   filter(logits, context);
   SampledToken result;
-  for (const float logit : logits) result.kept_count += (std::isinf(logit) && logit < 0) ? 0 : 1;
+  for (const float logit : logits) result.kept_count += is_removed(logit) ? 0 : 1;
   result.token =
       params_.greedy ? argmax(logits) : draw_from_softmax(logits, uniform_for(params_.seed, context.row, context.step));
   return result;

@@ -78,8 +78,8 @@ TEST(SamplerChainTest, GreedyTakesTheFirstOfTiedMaxima) {
   std::vector<float> logits = {1.0f, 4.0f, 2.0f, 4.0f};
   const SampledToken result = chain.sample_with_count(logits, {});
   EXPECT_EQ(result.token, 1);
-  // top-k 50 keeps all four; top-p 0.85 over 4/0.85 tied twice: each ≈ 0.49, so the cumulative passes 0.85 at the
-  // second → the two tied maxima remain.
+  // top-k 50 keeps all four; after T = 0.85 the tied maxima have probability ≈ 0.471 each, so the cumulative passes
+  // 0.85 at the second → the two tied maxima remain.
   EXPECT_EQ(result.kept_count, 2);
 }
 

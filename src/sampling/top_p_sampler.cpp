@@ -81,7 +81,8 @@ void TopPSampler::apply(std::span<float> logits, const SamplingContext& /*contex
   const std::vector<float> descending_probabilities = softmax_probabilities(descending_logits);
 
   const int kept_count = top_p_kept_count(descending_probabilities, top_p_, rule_);
-  for (size_t index = kept_count; index < candidates.size(); ++index) logits[candidates[index]] = kMinusInfinity;
+  for (size_t index = static_cast<size_t>(kept_count); index < candidates.size(); ++index)
+    logits[candidates[index]] = kMinusInfinity;
 }
 
 std::string TopPSampler::name() const {

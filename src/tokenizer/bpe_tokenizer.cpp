@@ -23,8 +23,8 @@ Tokenizer::~Tokenizer() = default;
 
 const Tokenizer::TokenEntry& Tokenizer::entry(int id) const {
   if (id < 0 || id >= vocab_size()) {
-    throw Error("token id " + std::to_string(id) + " is out of range (vocabulary size " +
-                std::to_string(vocab_size()) + ")");
+    throw Error("token id " + std::to_string(id) + " is out of range (vocabulary size " + std::to_string(vocab_size()) +
+                ")");
   }
   const TokenEntry& token = tokens_[static_cast<std::size_t>(id)];
   if (token.kind == TokenKind::kUnused) throw Error("token id " + std::to_string(id) + " is not in the vocabulary");
@@ -94,9 +94,7 @@ std::vector<int> Tokenizer::apply_merges(std::string_view piece) const {
     int right;
     int left_id;
     int right_id;
-    bool operator>(const Candidate& other) const {
-      return rank != other.rank ? rank > other.rank : left > other.left;
-    }
+    bool operator>(const Candidate& other) const { return rank != other.rank ? rank > other.rank : left > other.left; }
   };
 
   std::vector<Symbol> symbols;
@@ -161,8 +159,8 @@ bool Tokenizer::is_special(int id) const { return entry(id).kind == TokenKind::k
 
 int Tokenizer::required_role_id(int id, std::string_view role) const {
   if (id < 0) {
-    throw Error("this tokenizer has no " + std::string(role) +
-                " token: name one in tokenizer_config.json (e.g. \"" + std::string(role) + "_token\")");
+    throw Error("this tokenizer has no " + std::string(role) + " token: name one in tokenizer_config.json (e.g. \"" +
+                std::string(role) + "_token\")");
   }
   return id;
 }

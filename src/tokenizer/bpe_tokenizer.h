@@ -78,9 +78,9 @@ class Tokenizer {
            static_cast<std::uint32_t>(right_id);
   }
 
-  std::vector<TokenEntry> tokens_;                  // indexed by id
+  std::vector<TokenEntry> tokens_;                    // indexed by id
   std::unordered_map<std::string, int> id_by_bytes_;  // added tokens take precedence over vocabulary entries
-  std::array<int, 256> byte_token_ids_{};           // the one-byte symbols every piece starts from
+  std::array<int, 256> byte_token_ids_{};             // the one-byte symbols every piece starts from
   std::unordered_map<std::uint64_t, MergeRule> merges_by_pair_;
   AddedTokenMatcher added_tokens_;
   bool ignore_merges_ = false;  // HF option: a piece that is itself in the vocabulary is taken whole

@@ -11,8 +11,6 @@
 namespace minigen {
 namespace {
 
-constexpr std::size_t kReadBlockBytes = std::size_t{4} << 20;
-
 // Where a block of text may be cut without changing any piece: just before a '\n' that follows a visible ASCII
 // character. A piece never spans that point (the visible character ends a letter, number or punctuation run, and
 // '\n' cannot join it), and the pattern only looks ahead, never behind, so pieces after the cut are unchanged too.
@@ -54,11 +52,11 @@ void CorpusPieceCounter::count_pieces(std::string_view ordinary_text) {
   for (const std::string_view piece : pretokenize(ordinary_text)) ++counts_[std::string(piece)];
 }
 
-void CorpusPieceCounter::add_file(const std::filesystem::path& path) {
+void CorpusPieceCounter::add_file(const std::filesystem::path& path, std::size_t read_block_bytes) {
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error("cannot open training file " + path.string());
   std::string carried;  // text read but not yet counted: it may continue in the next block
-  std::vector<char> block(kReadBlockBytes);
+  std::vector<char> block(std::max<std::size_t>(read_block_bytes, 1));
   while (true) {
     in.read(block.data(), static_cast<std::streamsize>(block.size()));
     if (in.bad()) throw Error("error while reading training file " + path.string());

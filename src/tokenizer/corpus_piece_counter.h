@@ -1,6 +1,7 @@
 #pragma once
 // Counts how often each pre-tokenized piece occurs in a corpus: the only statistics BPE training needs. Text is cut
 // the way Tokenizer::encode cuts it (added tokens removed whole, then the GPT-2 pre-tokenizer).
+#include <cstddef>
 #include <cstdint>
 #include <filesystem>
 #include <string>
@@ -18,8 +19,11 @@ class CorpusPieceCounter {
   // Counts one whole document.
   void add_text(std::string_view text);
 
-  // Counts a file, reading it in blocks. Throws minigen::Error when it cannot be read.
-  void add_file(const std::filesystem::path& path);
+  static constexpr std::size_t kDefaultReadBlockBytes = std::size_t{4} << 20;
+
+  // Counts a file, reading it in blocks of about `read_block_bytes` (the counts do not depend on the block size).
+  // Throws minigen::Error when it cannot be read.
+  void add_file(const std::filesystem::path& path, std::size_t read_block_bytes = kDefaultReadBlockBytes);
 
   // Raw piece bytes → occurrences.
   const std::unordered_map<std::string, std::int64_t>& counts() const { return counts_; }

@@ -1,10 +1,9 @@
 // Reading a Hugging Face tokenizer.json (and tokenizer_config.json) into a Tokenizer. Anything minigen would encode
 // differently from HF is refused with a message rather than silently accepted.
-#include <nlohmann/json.hpp>
-
-#include <cstdio>
 #include <cstdint>
+#include <cstdio>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <unordered_map>
@@ -25,6 +24,16 @@ class TokenizerJsonLoader {
       : tokenizer_source_(std::move(tokenizer_source)), config_source_(std::move(config_source)) {}
 
   Tokenizer load(std::string_view tokenizer_text, std::optional<std::string_view> config_text) {
+    try {
+      return load_checked(tokenizer_text, config_text);
+    } catch (const json::exception& error) {
+      // A field of an unexpected JSON type that no check below anticipated.
+      throw Error(tokenizer_source_ + " (or its config) has an unexpected structure: " + error.what());
+    }
+  }
+
+ private:
+  Tokenizer load_checked(std::string_view tokenizer_text, std::optional<std::string_view> config_text) {
     const json root = parse(tokenizer_text, tokenizer_source_);
     if (!root.is_object()) fail("the top level must be a JSON object");
     const json& model = require_member(root, "model", "the model section");
@@ -35,7 +44,7 @@ class TokenizerJsonLoader {
     read_added_tokens(root, tokenizer);
     index_tokens(tokenizer);
     read_merges(model, tokenizer);
-    tokenizer.ignore_merges_ = model.value("ignore_merges", false);
+    tokenizer.ignore_merges_ = flag(model, "ignore_merges", false);
 
     std::optional<json> config;
     if (config_text) {
@@ -46,7 +55,6 @@ class TokenizerJsonLoader {
     return tokenizer;
   }
 
- private:
   // Largest id accepted: far above any real vocabulary, low enough that a typo cannot allocate gigabytes.
   static constexpr std::int64_t kMaxTokenId = (1 << 24) - 1;
 
@@ -72,6 +80,12 @@ class TokenizerJsonLoader {
     return found == object.end() || !found->is_boolean() ? default_value : found->get<bool>();
   }
 
+  // The string member `key`, or "" when it is absent or not a string.
+  static std::string text_field(const json& object, const char* key) {
+    const auto found = object.find(key);
+    return found == object.end() || !found->is_string() ? std::string() : found->get<std::string>();
+  }
+
   void check_supported_pipeline(const json& root, const json& model) const {
     if (!model.is_object()) fail("\"model\" must be an object");
     if (const auto type = model.find("type"); type != model.end() && *type != "BPE") {
@@ -81,7 +95,8 @@ class TokenizerJsonLoader {
       fail("a normalizer is not supported; minigen reads only tokenizers with \"normalizer\": null");
     }
     const auto pre_tokenizer = root.find("pre_tokenizer");
-    if (pre_tokenizer == root.end() || !pre_tokenizer->is_object() || pre_tokenizer->value("type", "") != "ByteLevel") {
+    if (pre_tokenizer == root.end() || !pre_tokenizer->is_object() ||
+        text_field(*pre_tokenizer, "type") != "ByteLevel") {
       fail("the pre_tokenizer must be ByteLevel; minigen implements only the GPT-2 byte-level pre-tokenizer");
     }
     // HF's defaults when the fields are absent: add_prefix_space true, use_regex true.
@@ -96,10 +111,10 @@ class TokenizerJsonLoader {
     }
   }
 
-  static int checked_id(const json& value, const std::string& what, const TokenizerJsonLoader& loader) {
-    if (!value.is_number_integer()) loader.fail(what + " has an id that is not an integer: " + value.dump());
+  int checked_id(const json& value, const std::string& what) const {
+    if (!value.is_number_integer()) fail(what + " has an id that is not an integer: " + value.dump());
     const std::int64_t id = value.get<std::int64_t>();
-    if (id < 0 || id > kMaxTokenId) loader.fail(what + " has an id out of range: " + std::to_string(id));
+    if (id < 0 || id > kMaxTokenId) fail(what + " has an id out of range: " + std::to_string(id));
     return static_cast<int>(id);
   }
 
@@ -111,10 +126,12 @@ class TokenizerJsonLoader {
     const json& vocab = require_member(model, "vocab", "the vocabulary (model.vocab)");
     if (!vocab.is_object() || vocab.empty()) fail("model.vocab must be a non-empty object of token → id");
     for (const auto& [spelling, value] : vocab.items()) {
-      const int id = checked_id(value, "vocabulary entry \"" + spelling + "\"", *this);
+      const int id = checked_id(value, "vocabulary entry \"" + spelling + "\"");
       place(tokenizer, id);
       Tokenizer::TokenEntry& token = tokenizer.tokens_[static_cast<std::size_t>(id)];
-      if (token.kind != Tokenizer::TokenKind::kUnused) fail("id " + std::to_string(id) + " appears twice in model.vocab");
+      if (token.kind != Tokenizer::TokenKind::kUnused) {
+        fail("id " + std::to_string(id) + " appears twice in model.vocab");
+      }
       token.kind = Tokenizer::TokenKind::kVocab;
       id_by_spelling_.emplace(spelling, id);
       spelling_by_id_.emplace(id, spelling);
@@ -131,7 +148,7 @@ class TokenizerJsonLoader {
         fail("every added token needs a non-empty \"content\" string; found " + added.dump());
       }
       const std::string content = added["content"].get<std::string>();
-      const int id = checked_id(added.value("id", json()), "added token \"" + content + "\"", *this);
+      const int id = checked_id(added.value("id", json()), "added token \"" + content + "\"");
       for (const char* option : {"lstrip", "rstrip", "single_word"}) {
         if (flag(added, option, false)) {
           fail("added token \"" + content + "\" sets \"" + option + "\", which minigen does not implement");
@@ -139,8 +156,8 @@ class TokenizerJsonLoader {
       }
       place(tokenizer, id);
       Tokenizer::TokenEntry& token = tokenizer.tokens_[static_cast<std::size_t>(id)];
-      token.kind = flag(added, "special", false) ? Tokenizer::TokenKind::kAddedSpecial
-                                                  : Tokenizer::TokenKind::kAddedPlain;
+      token.kind =
+          flag(added, "special", false) ? Tokenizer::TokenKind::kAddedSpecial : Tokenizer::TokenKind::kAddedPlain;
       token.bytes = content;
       tokenizer.added_tokens_.add(content, id);
     }
@@ -158,8 +175,8 @@ class TokenizerJsonLoader {
     }
     for (int id = 0; id < tokenizer.vocab_size(); ++id) {
       const Tokenizer::TokenEntry& token = tokenizer.tokens_[static_cast<std::size_t>(id)];
-      const bool added = token.kind == Tokenizer::TokenKind::kAddedSpecial ||
-                         token.kind == Tokenizer::TokenKind::kAddedPlain;
+      const bool added =
+          token.kind == Tokenizer::TokenKind::kAddedSpecial || token.kind == Tokenizer::TokenKind::kAddedPlain;
       if (added) tokenizer.id_by_bytes_[token.bytes] = id;
     }
     for (int byte = 0; byte < 256; ++byte) {
@@ -251,7 +268,7 @@ class TokenizerJsonLoader {
     if (chat_template->is_array()) {
       for (const json& named : *chat_template) {
         if (!named.is_object() || !named.contains("template") || !named["template"].is_string()) continue;
-        if (tokenizer.chat_template_.empty() || named.value("name", "") == "default") {
+        if (tokenizer.chat_template_.empty() || text_field(named, "name") == "default") {
           tokenizer.chat_template_ = named["template"].get<std::string>();
         }
       }
@@ -266,7 +283,8 @@ class TokenizerJsonLoader {
   std::map<int, std::string> spelling_by_id_;
 };
 
-Tokenizer Tokenizer::from_json_text(std::string_view tokenizer_json, std::optional<std::string_view> tokenizer_config_json) {
+Tokenizer Tokenizer::from_json_text(std::string_view tokenizer_json,
+                                    std::optional<std::string_view> tokenizer_config_json) {
   return TokenizerJsonLoader("tokenizer.json", "tokenizer_config.json").load(tokenizer_json, tokenizer_config_json);
 }
 

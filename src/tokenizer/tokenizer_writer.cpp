@@ -1,7 +1,6 @@
 #include "tokenizer/tokenizer_writer.h"
 
 #include <nlohmann/json.hpp>
-
 #include <system_error>
 
 #include "core/error.h"

@@ -1,0 +1,634 @@
+#include "model/config.h"
+
+#include <algorithm>
+#include <charconv>
+#include <climits>
+#include <cmath>
+#include <initializer_list>
+#include <numbers>
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+
+namespace minigen {
+namespace {
+
+using nlohmann::json;
+
+// Upper bounds that keep every product in parameter_count() and kv_bytes_per_token() far from overflowing, while
+// leaving room for models much larger than MiniMind.
+constexpr int kMaxVocabSize = 1 << 22;
+constexpr int kMaxHiddenSize = 1 << 16;
+constexpr int kMaxIntermediateSize = 1 << 18;
+constexpr int kMaxLayers = 1024;
+constexpr int kMaxHeads = 1024;
+constexpr int kMaxHeadDim = 1024;
+constexpr int kMaxExperts = 1024;
+
+// ---------------------------------------------------------------------------------------------------------------
+// The family table (spec §1).
+
+ModelConfig dense_family(const char* name, int hidden, int layers, int q_heads, int kv_heads, int head_dim,
+                         int intermediate, bool qk_norm, float eps) {
+  ModelConfig config;
+  config.family = name;
+  config.hidden_size = hidden;
+  config.num_layers = layers;
+  config.num_q_heads = q_heads;
+  config.num_kv_heads = kv_heads;
+  config.head_dim = head_dim;
+  config.intermediate_size = intermediate;
+  config.qk_norm = qk_norm;
+  config.rms_norm_eps = eps;
+  return config;
+}
+
+ModelConfig with_experts(ModelConfig config, int experts, int per_token, int shared) {
+  config.use_moe = true;
+  config.num_experts = experts;
+  config.num_experts_per_token = per_token;
+  config.num_shared_experts = shared;
+  config.moe_intermediate_size = config.intermediate_size;
+  config.norm_topk_prob = true;
+  return config;
+}
+
+const std::vector<ModelConfig>& family_table() {
+  static const std::vector<ModelConfig> table = {
+      dense_family("minimind3", 768, 8, 8, 4, 96, 2432, true, 1e-6f),
+      with_experts(dense_family("minimind3-moe", 768, 8, 8, 4, 96, 2432, true, 1e-6f), 4, 1, 0),
+      dense_family("minimind2", 768, 16, 8, 2, 96, 2048, false, 1e-5f),
+      dense_family("minimind2-small", 512, 8, 8, 2, 64, 1408, false, 1e-5f),
+      with_experts(dense_family("minimind2-moe", 640, 8, 8, 2, 80, 1728, false, 1e-5f), 4, 2, 1),
+      dense_family("tiny", 256, 4, 8, 2, 32, 832, true, 1e-6f),
+  };
+  return table;
+}
+
+bool same_shape(const ModelConfig& a, const ModelConfig& b) {
+  if (a.vocab_size != b.vocab_size || a.hidden_size != b.hidden_size || a.num_layers != b.num_layers ||
+      a.num_q_heads != b.num_q_heads || a.num_kv_heads != b.num_kv_heads || a.head_dim != b.head_dim ||
+      a.qk_norm != b.qk_norm || a.use_moe != b.use_moe) {
+    return false;
+  }
+  if (!a.use_moe) return a.intermediate_size == b.intermediate_size;
+  return a.num_experts == b.num_experts && a.num_experts_per_token == b.num_experts_per_token &&
+         a.num_shared_experts == b.num_shared_experts && a.moe_intermediate_size == b.moe_intermediate_size;
+}
+
+// MiniMind's default feed-forward widths when a config leaves intermediate_size out.
+// minimind-3: ceil(hidden·π/64)·64.
+int minimind3_intermediate_size(int hidden) {
+  return static_cast<int>(std::ceil(hidden * std::numbers::pi / 64.0)) * 64;
+}
+// MiniMind2 (and the older LMConfig, whose `multiple_of` is 64): int(hidden·8/3) rounded up to a multiple.
+int minimind2_intermediate_size(int hidden, int multiple_of) {
+  const int raw = static_cast<int>(hidden * 8.0 / 3.0);
+  return multiple_of * ((raw + multiple_of - 1) / multiple_of);
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Reading config.json fields. MiniMind renamed its fields between generations (dim → hidden_size, ...), so every
+// lookup takes the list of spellings; null counts as absent, as Python's None does.
+
+class ConfigFields {
+ public:
+  explicit ConfigFields(const json& object) : object_(object) {}
+
+  // The first spelling present, or nullptr; `found_name` receives it.
+  const json* find(std::initializer_list<const char*> names, std::string* found_name = nullptr) const {
+    for (const char* name : names) {
+      const auto found = object_.find(name);
+      if (found != object_.end() && !found->is_null()) {
+        if (found_name != nullptr) *found_name = name;
+        return &*found;
+      }
+    }
+    return nullptr;
+  }
+
+  bool has(std::initializer_list<const char*> names) const { return find(names) != nullptr; }
+
+  int integer(std::initializer_list<const char*> names, std::optional<int> fallback, int minimum = 1) const {
+    std::string name;
+    const json* value = find(names, &name);
+    if (value == nullptr) {
+      if (!fallback) fail_missing(names);
+      return *fallback;
+    }
+    return checked_integer(*value, name, minimum);
+  }
+
+  // transformers allows a list of eos ids; minigen stops on the first.
+  int token_id(const char* name, int fallback) const {
+    const json* value = find({name});
+    if (value != nullptr && value->is_array() && !value->empty()) return checked_integer((*value)[0], name, 0);
+    return integer({name}, fallback, /*minimum=*/0);
+  }
+
+  double positive_number(std::initializer_list<const char*> names, double fallback) const {
+    std::string name;
+    const json* value = find(names, &name);
+    if (value == nullptr) return fallback;
+    if (!value->is_number() || !(value->get<double>() > 0) || !std::isfinite(value->get<double>())) {
+      fail(name, "must be a positive number, got " + value->dump());
+    }
+    return value->get<double>();
+  }
+
+  bool boolean(std::initializer_list<const char*> names, bool fallback) const {
+    std::string name;
+    const json* value = find(names, &name);
+    if (value == nullptr) return fallback;
+    if (!value->is_boolean()) fail(name, "must be true or false, got " + value->dump());
+    return value->get<bool>();
+  }
+
+  std::string text(const char* name) const {
+    const json* value = find({name});
+    if (value == nullptr) fail_missing({name});
+    if (!value->is_string()) fail(name, "must be a string, got " + value->dump());
+    return value->get<std::string>();
+  }
+
+  [[noreturn]] static void fail(const std::string& name, const std::string& problem) {
+    throw Error("config.json: field '" + name + "' " + problem);
+  }
+
+ private:
+  static int checked_integer(const json& value, const std::string& name, int minimum) {
+    const std::string requirement = minimum > 0 ? "a positive integer" : "a non-negative integer";
+    // Integral floats (768.0) are accepted: Python writes some sizes that way.
+    if (!value.is_number() || value.get<double>() != std::floor(value.get<double>()) || value.get<double>() < minimum ||
+        value.get<double>() > INT_MAX) {
+      fail(name, "must be " + requirement + ", got " + value.dump());
+    }
+    return static_cast<int>(value.get<double>());
+  }
+
+  [[noreturn]] static void fail_missing(std::initializer_list<const char*> names) {
+    std::string spelled;
+    for (const char* name : names) spelled += std::string(spelled.empty() ? "'" : " or '") + name + "'";
+    throw Error("config.json: missing required field " + spelled);
+  }
+
+  const json& object_;
+};
+
+enum class ConfigDialect { kMiniMind, kQwen3, kLlama };
+
+// YaRN settings from a rope_scaling object. MiniMind defaults a missing attention_factor to 1; HF transformers
+// (qwen3, llama configs) to 0.1·ln(factor) + 1, so each dialect keeps its own library's meaning.
+RopeScaling parse_yarn(const json& object, ConfigDialect dialect) {
+  if (!object.is_object()) ConfigFields::fail("rope_scaling", "must be an object, got " + object.dump());
+  const ConfigFields fields(object);
+  const json* type = fields.find({"type", "rope_type"});
+  if (type != nullptr && *type != "yarn" && *type != "default") {
+    ConfigFields::fail("rope_scaling", "has type " + type->dump() + "; only yarn is supported");
+  }
+  RopeScaling scaling;
+  scaling.factor = fields.positive_number({"factor"}, scaling.factor);
+  scaling.original_max_position_embeddings =
+      fields.integer({"original_max_position_embeddings"}, scaling.original_max_position_embeddings);
+  scaling.beta_fast = fields.positive_number({"beta_fast"}, scaling.beta_fast);
+  scaling.beta_slow = fields.positive_number({"beta_slow"}, scaling.beta_slow);
+  const double hf_default = 0.1 * std::log(scaling.factor) + 1.0;
+  scaling.attention_factor =
+      fields.positive_number({"attention_factor"}, dialect == ConfigDialect::kMiniMind ? 1.0 : hf_default);
+  return scaling;
+}
+
+// The "type" (MiniMind, older transformers) or "rope_type" (newer) of a rope settings object; "" if it has none.
+std::string rope_type_of(const json& object) {
+  if (!object.is_object()) return "";
+  const json* type = ConfigFields(object).find({"type", "rope_type"});
+  return type != nullptr && type->is_string() ? type->get<std::string>() : "";
+}
+
+std::optional<RopeScaling> parse_rope_scaling(const ConfigFields& fields, ConfigDialect dialect) {
+  const json* scaling = fields.find({"rope_scaling"});
+  bool configured = scaling != nullptr && rope_type_of(*scaling) != "default";
+  if (scaling == nullptr) {
+    // Newer transformers keep the rope settings in rope_parameters, which always exists and says "default" when
+    // nothing is scaled.
+    scaling = fields.find({"rope_parameters"});
+    configured = scaling != nullptr && !rope_type_of(*scaling).empty() && rope_type_of(*scaling) != "default";
+  }
+  // MiniMind switches YaRN on with inference_rope_scaling; when that flag is present it decides.
+  if (dialect == ConfigDialect::kMiniMind && fields.has({"inference_rope_scaling"})) {
+    if (!fields.boolean({"inference_rope_scaling"}, false)) return std::nullopt;
+    return configured ? parse_yarn(*scaling, dialect) : RopeScaling{};
+  }
+  if (!configured) return std::nullopt;
+  return parse_yarn(*scaling, dialect);
+}
+
+double parse_rope_theta(const ConfigFields& fields, ConfigDialect dialect) {
+  // MiniMind's default is 1e6; transformers' Qwen3 and Llama default to 1e4.
+  const double fallback = dialect == ConfigDialect::kMiniMind ? 1e6 : 1e4;
+  if (fields.has({"rope_theta"})) return fields.positive_number({"rope_theta"}, fallback);
+  const json* parameters = fields.find({"rope_parameters"});
+  if (parameters != nullptr && parameters->is_object()) {
+    return ConfigFields(*parameters).positive_number({"rope_theta"}, fallback);
+  }
+  return fallback;
+}
+
+// MoE fields in both MiniMind spellings (minimind-3: num_experts; MiniMind2: n_routed_experts, n_shared_experts,
+// the latter a bool in the oldest LMConfig) and Qwen3-MoE's. Defaults follow the MiniMind generation that
+// `qk_norm` identifies: minimind-3 routes top-1 with no shared expert, MiniMind2 top-2 plus one shared expert.
+void parse_experts(const ConfigFields& fields, ModelConfig& config) {
+  config.num_experts = fields.integer({"num_experts", "n_routed_experts"}, 4);
+  config.num_experts_per_token = fields.integer({"num_experts_per_tok"}, config.qk_norm ? 1 : 2);
+  const json* shared = fields.find({"n_shared_experts"});
+  if (shared != nullptr && shared->is_boolean()) {
+    config.num_shared_experts = shared->get<bool>() ? 1 : 0;
+  } else {
+    config.num_shared_experts = fields.integer({"n_shared_experts"}, config.qk_norm ? 0 : 1, /*minimum=*/0);
+  }
+  config.moe_intermediate_size = fields.integer({"moe_intermediate_size"}, config.intermediate_size);
+  config.norm_topk_prob = fields.boolean({"norm_topk_prob"}, true);
+}
+
+// Writes a float with the fewest digits that read back to the same float, so that 1e-6f appears as 1e-06
+// rather than as the double 9.99999997e-07.
+double shortest_double(float value) {
+  char buffer[32];
+  const auto result = std::to_chars(buffer, buffer + sizeof(buffer), value);
+  double shortest = 0.0;
+  std::from_chars(buffer, result.ptr, shortest);
+  return shortest;
+}
+
+void check_range(const char* field, long long value, long long minimum, long long maximum) {
+  if (value < minimum || value > maximum) {
+    throw Error("model config: " + std::string(field) + " = " + std::to_string(value) + " is outside [" +
+                std::to_string(minimum) + ", " + std::to_string(maximum) + "]");
+  }
+}
+
+// ---------------------------------------------------------------------------------------------------------------
+// Shapes read from a state dict. Every check names the tensor, because that is what a user can look for.
+
+class TensorShapes {
+ public:
+  explicit TensorShapes(const TensorMap& tensors) : tensors_(tensors) {}
+
+  bool has(const std::string& name) const { return tensors_.count(name) != 0; }
+
+  const std::vector<int64_t>& shape(const std::string& name) const {
+    const auto found = tensors_.find(name);
+    if (found == tensors_.end()) throw Error("state dict: tensor '" + name + "' is missing");
+    return found->second.shape;
+  }
+
+  // The tensor's size along each dimension, which must fit an int; `rank` dimensions are required.
+  std::vector<int> dims(const std::string& name, std::size_t rank) const {
+    const std::vector<int64_t>& shape_of = shape(name);
+    if (shape_of.size() != rank) {
+      throw Error("state dict: tensor '" + name + "' has shape " + shape_string(shape_of) + ", expected " +
+                  std::to_string(rank) + " dimensions");
+    }
+    std::vector<int> sizes;
+    for (int64_t dim : shape_of) {
+      if (dim <= 0 || dim > INT_MAX) {
+        throw Error("state dict: tensor '" + name + "' has an unusable shape " + shape_string(shape_of));
+      }
+      sizes.push_back(static_cast<int>(dim));
+    }
+    return sizes;
+  }
+
+  void expect(const std::string& name, std::vector<int64_t> expected) const {
+    if (shape(name) != expected) {
+      throw Error("state dict: tensor '" + name + "' has shape " + shape_string(shape(name)) + ", expected " +
+                  shape_string(expected));
+    }
+  }
+
+  // 1 + the largest i among names "<prefix>{i}.<anything>", or 0 if there is none.
+  int count_indexed(const std::string& prefix) const {
+    int count = 0;
+    for (auto it = tensors_.lower_bound(prefix); it != tensors_.end() && it->first.starts_with(prefix); ++it) {
+      const std::string_view rest = std::string_view(it->first).substr(prefix.size());
+      int index = 0;
+      const char* rest_end = rest.data() + rest.size();
+      const auto [end, error] = std::from_chars(rest.data(), rest_end, index);
+      if (error == std::errc() && end != rest.data() && end != rest_end && *end == '.' && index < INT_MAX) {
+        count = std::max(count, index + 1);
+      }
+    }
+    return count;
+  }
+
+ private:
+  const TensorMap& tensors_;
+};
+
+std::string layer_name(int layer, const char* suffix) { return "model.layers." + std::to_string(layer) + "." + suffix; }
+
+void expect_feed_forward(const TensorShapes& shapes, const std::string& prefix, int64_t hidden, int64_t width) {
+  shapes.expect(prefix + "gate_proj.weight", {width, hidden});
+  shapes.expect(prefix + "up_proj.weight", {width, hidden});
+  shapes.expect(prefix + "down_proj.weight", {hidden, width});
+}
+
+// Layer 0 decides the layout (qk-norm or not, dense or MoE, how many experts); every layer must then match it.
+void check_layer(const TensorShapes& shapes, const ModelConfig& config, int layer) {
+  const int64_t hidden = config.hidden_size;
+  shapes.expect(layer_name(layer, "input_layernorm.weight"), {hidden});
+  shapes.expect(layer_name(layer, "post_attention_layernorm.weight"), {hidden});
+  shapes.expect(layer_name(layer, "self_attn.q_proj.weight"), {config.q_width(), hidden});
+  shapes.expect(layer_name(layer, "self_attn.k_proj.weight"), {config.kv_width(), hidden});
+  shapes.expect(layer_name(layer, "self_attn.v_proj.weight"), {config.kv_width(), hidden});
+  shapes.expect(layer_name(layer, "self_attn.o_proj.weight"), {hidden, config.q_width()});
+  if (config.qk_norm) {
+    shapes.expect(layer_name(layer, "self_attn.q_norm.weight"), {config.head_dim});
+    shapes.expect(layer_name(layer, "self_attn.k_norm.weight"), {config.head_dim});
+  } else if (shapes.has(layer_name(layer, "self_attn.q_norm.weight"))) {
+    throw Error("state dict: tensor '" + layer_name(layer, "self_attn.q_norm.weight") +
+                "' is present but layer 0 has no qk-norm");
+  }
+  if (!config.use_moe) {
+    expect_feed_forward(shapes, layer_name(layer, "mlp."), hidden, config.intermediate_size);
+    return;
+  }
+  shapes.expect(layer_name(layer, "mlp.gate.weight"), {config.num_experts, hidden});
+  for (int expert = 0; expert < config.num_experts; ++expert) {
+    expect_feed_forward(shapes, layer_name(layer, "mlp.experts.") + std::to_string(expert) + ".", hidden,
+                        config.moe_intermediate_size);
+  }
+  for (int shared = 0; shared < config.num_shared_experts; ++shared) {
+    expect_feed_forward(shapes, layer_name(layer, "mlp.shared_experts.") + std::to_string(shared) + ".", hidden,
+                        config.moe_intermediate_size);
+  }
+  const int experts_found = shapes.count_indexed(layer_name(layer, "mlp.experts."));
+  const int shared_found = shapes.count_indexed(layer_name(layer, "mlp.shared_experts."));
+  if (experts_found != config.num_experts || shared_found != config.num_shared_experts) {
+    throw Error("state dict: layer " + std::to_string(layer) + " has " + std::to_string(experts_found) +
+                " experts and " + std::to_string(shared_found) + " shared experts, but '" +
+                layer_name(layer, "mlp.gate.weight") + "' and layer 0 say " + std::to_string(config.num_experts) +
+                " and " + std::to_string(config.num_shared_experts));
+  }
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------------------------------------------------------
+
+std::size_t ModelConfig::kv_bytes_per_token(std::size_t bytes_per_element) const {
+  // 2 (K and V) · layers · kv_heads · head_dim · bytes_per_element.
+  return 2 * static_cast<std::size_t>(num_layers) * static_cast<std::size_t>(num_kv_heads) *
+         static_cast<std::size_t>(head_dim) * bytes_per_element;
+}
+
+std::size_t ModelConfig::parameter_count() const {
+  const std::size_t hidden = static_cast<std::size_t>(hidden_size);
+  const std::size_t embedding = static_cast<std::size_t>(vocab_size) * hidden;
+  // Attention: Wq [q_width, hidden], Wk and Wv [kv_width, hidden], Wo [hidden, q_width]; two RMSNorm weights.
+  std::size_t per_layer =
+      2 * hidden + 2 * hidden * static_cast<std::size_t>(q_width()) + 2 * hidden * static_cast<std::size_t>(kv_width());
+  if (qk_norm) per_layer += 2 * static_cast<std::size_t>(head_dim);
+  // Each feed-forward block has gate, up [width, hidden] and down [hidden, width].
+  if (use_moe) {
+    const std::size_t expert = 3 * hidden * static_cast<std::size_t>(moe_intermediate_size);
+    per_layer += static_cast<std::size_t>(num_experts) * hidden;  // router
+    per_layer += static_cast<std::size_t>(num_experts + num_shared_experts) * expert;
+  } else {
+    per_layer += 3 * hidden * static_cast<std::size_t>(intermediate_size);
+  }
+  const std::size_t output_projection = tie_word_embeddings ? 0 : embedding;
+  return embedding + output_projection + static_cast<std::size_t>(num_layers) * per_layer + hidden;
+}
+
+void ModelConfig::validate() const {
+  check_range("vocab_size", vocab_size, 1, kMaxVocabSize);
+  check_range("hidden_size", hidden_size, 1, kMaxHiddenSize);
+  check_range("num_layers", num_layers, 1, kMaxLayers);
+  check_range("num_q_heads", num_q_heads, 1, kMaxHeads);
+  check_range("num_kv_heads", num_kv_heads, 1, kMaxHeads);
+  check_range("head_dim", head_dim, 2, kMaxHeadDim);
+  check_range("intermediate_size", intermediate_size, 1, kMaxIntermediateSize);
+  check_range("max_position_embeddings", max_position_embeddings, 1, INT_MAX);
+  check_range("bos_token_id", bos_token_id, 0, vocab_size - 1);
+  check_range("eos_token_id", eos_token_id, 0, vocab_size - 1);
+  // Grouped-query attention: query head h reads kv head h / (q_heads / kv_heads).
+  if (num_q_heads % num_kv_heads != 0) {
+    throw Error("model config: num_q_heads " + std::to_string(num_q_heads) + " is not a multiple of num_kv_heads " +
+                std::to_string(num_kv_heads));
+  }
+  // Rotate-half RoPE pairs element i with i + head_dim/2.
+  if (head_dim % 2 != 0) throw Error("model config: head_dim " + std::to_string(head_dim) + " is odd");
+  // q_width may differ from hidden_size (Qwen3 allows an explicit head_dim: Wo maps q_width back to hidden).
+  if (!(rms_norm_eps > 0.0f) || !std::isfinite(rms_norm_eps)) throw Error("model config: rms_norm_eps must be > 0");
+  if (!(rope_theta > 0.0) || !std::isfinite(rope_theta)) throw Error("model config: rope_theta must be > 0");
+  if (rope_scaling) {
+    if (!(rope_scaling->factor > 0.0)) throw Error("model config: rope_scaling factor must be > 0");
+    check_range("rope_scaling original_max_position_embeddings", rope_scaling->original_max_position_embeddings, 1,
+                INT_MAX);
+  }
+  if (use_moe) {
+    check_range("num_experts", num_experts, 1, kMaxExperts);
+    check_range("num_experts_per_token", num_experts_per_token, 1, num_experts);
+    check_range("num_shared_experts", num_shared_experts, 0, kMaxExperts);
+    check_range("moe_intermediate_size", moe_intermediate_size, 1, kMaxIntermediateSize);
+  } else if (num_experts != 0 || num_experts_per_token != 0 || num_shared_experts != 0 || moe_intermediate_size != 0) {
+    throw Error("model config: expert counts are set but use_moe is false");
+  }
+}
+
+std::vector<std::string> family_names() {
+  std::vector<std::string> names;
+  for (const ModelConfig& config : family_table()) names.push_back(config.family);
+  return names;
+}
+
+ModelConfig config_for_family(std::string_view family) {
+  for (const ModelConfig& config : family_table()) {
+    if (config.family == family) return config;
+  }
+  std::string known;
+  for (const std::string& name : family_names()) known += (known.empty() ? "" : ", ") + name;
+  throw Error("unknown model family '" + std::string(family) + "' (known: " + known + ")");
+}
+
+std::string identify_family(const ModelConfig& config) {
+  for (const ModelConfig& row : family_table()) {
+    if (same_shape(config, row)) return row.family;
+  }
+  return "custom";
+}
+
+ModelConfig config_from_json(const nlohmann::json& config_json, bool has_qk_norm_tensors) {
+  if (!config_json.is_object()) throw Error("config.json: not a JSON object");
+  const ConfigFields fields(config_json);
+  const std::string model_type = fields.text("model_type");
+  ConfigDialect dialect;
+  ModelConfig config;
+  if (model_type == "minimind") {
+    dialect = ConfigDialect::kMiniMind;
+    config.qk_norm = has_qk_norm_tensors;  // MiniMind's config has no flag: minimind-3 has the tensors, MiniMind2 not
+  } else if (model_type == "qwen3" || model_type == "qwen3_moe") {
+    dialect = ConfigDialect::kQwen3;
+    config.qk_norm = true;
+  } else if (model_type == "llama") {
+    dialect = ConfigDialect::kLlama;
+    config.qk_norm = false;
+  } else {
+    ConfigFields::fail("model_type", "is '" + model_type + "'; expected \"minimind\", \"qwen3\" or \"llama\"");
+  }
+  const bool minimind = dialect == ConfigDialect::kMiniMind;
+
+  config.hidden_size = fields.integer({"hidden_size", "dim"}, std::nullopt);
+  config.num_layers = fields.integer({"num_hidden_layers", "n_layers"}, std::nullopt);
+  config.num_q_heads = fields.integer({"num_attention_heads", "n_heads"}, std::nullopt);
+  // Without a kv head count MiniMind uses its generation's default; transformers means plain multi-head attention.
+  const int default_kv_heads = minimind ? (config.qk_norm ? 4 : 2) : config.num_q_heads;
+  config.num_kv_heads = fields.integer({"num_key_value_heads", "n_kv_heads"}, default_kv_heads);
+  if (fields.has({"head_dim"})) {
+    config.head_dim = fields.integer({"head_dim"}, std::nullopt);
+  } else if (config.hidden_size % config.num_q_heads != 0) {
+    ConfigFields::fail("hidden_size", "is not divisible by the number of attention heads, and head_dim is absent");
+  } else {
+    config.head_dim = config.hidden_size / config.num_q_heads;
+  }
+  const int multiple_of = fields.integer({"multiple_of"}, 64);
+  const int default_intermediate = config.qk_norm ? minimind3_intermediate_size(config.hidden_size)
+                                                  : minimind2_intermediate_size(config.hidden_size, multiple_of);
+  config.intermediate_size = fields.integer({"intermediate_size", "hidden_dim"}, default_intermediate);
+  config.rms_norm_eps =
+      static_cast<float>(fields.positive_number({"rms_norm_eps", "norm_eps"}, config.qk_norm ? 1e-6 : 1e-5));
+  config.rope_theta = parse_rope_theta(fields, dialect);
+  config.rope_scaling = parse_rope_scaling(fields, dialect);
+  config.max_position_embeddings = fields.integer({"max_position_embeddings"}, 32768);
+  config.vocab_size = fields.integer({"vocab_size"}, 6400);
+  // transformers' Qwen3 and Llama configs leave tie_word_embeddings out when it is false, their default.
+  config.tie_word_embeddings = fields.boolean({"tie_word_embeddings"}, minimind);
+  config.bos_token_id = fields.token_id("bos_token_id", 1);
+  config.eos_token_id = fields.token_id("eos_token_id", 2);
+
+  const bool use_moe = fields.boolean({"use_moe"}, false) ||
+                       (dialect == ConfigDialect::kQwen3 && fields.integer({"num_experts"}, 0, /*minimum=*/0) > 0);
+  if (use_moe) {
+    config.use_moe = true;
+    parse_experts(fields, config);
+  }
+  if (fields.has({"hidden_act"}) && config_json["hidden_act"] != "silu") {
+    ConfigFields::fail("hidden_act", "is " + config_json["hidden_act"].dump() + "; only silu is supported");
+  }
+  config.validate();
+  config.family = identify_family(config);
+  return config;
+}
+
+nlohmann::json config_to_json(const ModelConfig& config) {
+  json out = json::object();
+  // HF has no dense-plus-MoE Qwen3 class: a qk-norm MoE model is Qwen3-MoE, whose expert tensors are named like
+  // MiniMind's. Nothing in transformers loads MiniMind2-MoE; it keeps the llama type plus MiniMind's MoE fields.
+  if (config.qk_norm) {
+    out["architectures"] = {config.use_moe ? "Qwen3MoeForCausalLM" : "Qwen3ForCausalLM"};
+    out["model_type"] = config.use_moe ? "qwen3_moe" : "qwen3";
+  } else {
+    out["architectures"] = {"LlamaForCausalLM"};
+    out["model_type"] = "llama";
+  }
+  out["attention_bias"] = false;
+  out["hidden_act"] = "silu";
+  out["hidden_size"] = config.hidden_size;
+  out["num_hidden_layers"] = config.num_layers;
+  out["num_attention_heads"] = config.num_q_heads;
+  out["num_key_value_heads"] = config.num_kv_heads;
+  out["head_dim"] = config.head_dim;
+  out["intermediate_size"] = config.intermediate_size;
+  out["rms_norm_eps"] = shortest_double(config.rms_norm_eps);
+  out["rope_theta"] = config.rope_theta;
+  out["max_position_embeddings"] = config.max_position_embeddings;
+  out["vocab_size"] = config.vocab_size;
+  out["bos_token_id"] = config.bos_token_id;
+  out["eos_token_id"] = config.eos_token_id;
+  out["tie_word_embeddings"] = config.tie_word_embeddings;
+  out["torch_dtype"] = "float32";
+  out["use_moe"] = config.use_moe;
+  if (config.use_moe) {
+    out["num_experts"] = config.num_experts;
+    out["num_experts_per_tok"] = config.num_experts_per_token;
+    out["n_shared_experts"] = config.num_shared_experts;
+    out["moe_intermediate_size"] = config.moe_intermediate_size;
+    out["norm_topk_prob"] = config.norm_topk_prob;
+  }
+  out["inference_rope_scaling"] = config.rope_scaling.has_value();
+  if (config.rope_scaling) {
+    const RopeScaling& scaling = *config.rope_scaling;
+    out["rope_scaling"] = {{"type", "yarn"},
+                           {"rope_type", "yarn"},
+                           {"factor", scaling.factor},
+                           {"original_max_position_embeddings", scaling.original_max_position_embeddings},
+                           {"beta_fast", scaling.beta_fast},
+                           {"beta_slow", scaling.beta_slow},
+                           {"attention_factor", scaling.attention_factor}};
+  } else {
+    out["rope_scaling"] = nullptr;
+  }
+  return out;
+}
+
+ModelConfig infer_config_from_tensors(const TensorMap& tensors, int num_q_heads) {
+  if (num_q_heads <= 0) throw Error("the number of query heads must be positive, got " + std::to_string(num_q_heads));
+  const TensorShapes shapes(tensors);
+  ModelConfig config;
+  const std::vector<int> embedding = shapes.dims("model.embed_tokens.weight", 2);
+  config.vocab_size = embedding[0];
+  config.hidden_size = embedding[1];
+  config.num_layers = shapes.count_indexed("model.layers.");
+  if (config.num_layers == 0) throw Error("state dict: no tensors named 'model.layers.{i}.*'");
+
+  // head_dim = q_proj rows / query heads; kv heads = k_proj rows / head_dim.
+  const std::string q_proj = layer_name(0, "self_attn.q_proj.weight");
+  const int q_rows = shapes.dims(q_proj, 2)[0];
+  if (q_rows % num_q_heads != 0) {
+    throw Error("state dict: tensor '" + q_proj + "' has " + std::to_string(q_rows) + " rows, not divisible by " +
+                std::to_string(num_q_heads) + " query heads");
+  }
+  config.num_q_heads = num_q_heads;
+  config.head_dim = q_rows / num_q_heads;
+  const std::string k_proj = layer_name(0, "self_attn.k_proj.weight");
+  const int k_rows = shapes.dims(k_proj, 2)[0];
+  if (k_rows % config.head_dim != 0) {
+    throw Error("state dict: tensor '" + k_proj + "' has " + std::to_string(k_rows) +
+                " rows, not a multiple of head_dim " + std::to_string(config.head_dim));
+  }
+  config.num_kv_heads = k_rows / config.head_dim;
+  config.qk_norm = shapes.has(layer_name(0, "self_attn.q_norm.weight"));
+  // Only minimind-3 has qk-norm, and it uses eps 1e-6; MiniMind2 uses 1e-5.
+  config.rms_norm_eps = config.qk_norm ? 1e-6f : 1e-5f;
+
+  const std::string router = layer_name(0, "mlp.gate.weight");
+  if (shapes.has(router)) {
+    config.use_moe = true;
+    config.num_experts = shapes.dims(router, 2)[0];
+    config.moe_intermediate_size = shapes.dims(layer_name(0, "mlp.experts.0.gate_proj.weight"), 2)[0];
+    config.intermediate_size = config.moe_intermediate_size;
+    config.num_shared_experts = shapes.count_indexed(layer_name(0, "mlp.shared_experts."));
+    // The router's top-k is not visible in the tensors. MiniMind's two MoE models differ, and the qk-norm tensors
+    // tell them apart: minimind-3-MoE routes each token to 1 expert, MiniMind2-MoE (the one with a shared expert)
+    // to 2.
+    config.num_experts_per_token = std::min(config.qk_norm ? 1 : 2, config.num_experts);
+    config.norm_topk_prob = true;
+  } else {
+    config.intermediate_size = shapes.dims(layer_name(0, "mlp.gate_proj.weight"), 2)[0];
+  }
+  shapes.expect("model.norm.weight", {config.hidden_size});
+  for (int layer = 0; layer < config.num_layers; ++layer) check_layer(shapes, config, layer);
+
+  // MiniMind's .pth stores the tied matrix twice; a different lm_head means an untied model.
+  if (shapes.has("lm_head.weight")) {
+    shapes.expect("lm_head.weight", {config.vocab_size, config.hidden_size});
+    config.tie_word_embeddings = tensors.at("lm_head.weight").values == tensors.at("model.embed_tokens.weight").values;
+  }
+  config.validate();
+  config.family = identify_family(config);
+  return config;
+}
+
+}  // namespace minigen

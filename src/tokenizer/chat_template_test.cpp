@@ -1,0 +1,76 @@
+#include "tokenizer/chat_template.h"
+
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "core/error.h"
+#include "tokenizer/tokenizer_test_fixture.h"
+
+namespace minigen {
+namespace {
+
+TEST(ChatTemplateTest, SystemAndMultiTurnWithThinkingOff) {
+  const std::vector<ChatMessage> messages = {
+      {"system", "You are helpful."}, {"user", "Hi"}, {"assistant", "Hello!"}, {"user", "2+2?"}};
+  EXPECT_EQ(render_chatml(messages, /*add_generation_prompt=*/true, /*enable_thinking=*/false),
+            "<|im_start|>system\nYou are helpful.<|im_end|>\n"
+            "<|im_start|>user\nHi<|im_end|>\n"
+            "<|im_start|>assistant\n<think>\n\n</think>\n\nHello!<|im_end|>\n"
+            "<|im_start|>user\n2+2?<|im_end|>\n"
+            "<|im_start|>assistant\n<think>\n\n</think>\n\n");
+}
+
+TEST(ChatTemplateTest, ThinkingOnOpensTheThinkBlock) {
+  const std::vector<ChatMessage> messages = {{"user", "Why?"}};
+  EXPECT_EQ(render_chatml(messages, true, true), "<|im_start|>user\nWhy?<|im_end|>\n<|im_start|>assistant\n<think>\n");
+}
+
+TEST(ChatTemplateTest, NoSystemTurnWithoutASystemMessageAndNoPromptWhenNotAsked) {
+  const std::vector<ChatMessage> messages = {{"user", "a"}, {"assistant", "b"}};
+  EXPECT_EQ(render_chatml(messages, false, false),
+            "<|im_start|>user\na<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\nb<|im_end|>\n");
+}
+
+TEST(ChatTemplateTest, UnknownRoleIsAnError) {
+  const std::vector<ChatMessage> messages = {{"user", "a"}, {"tool", "b"}};
+  try {
+    render_chatml(messages, true, false);
+    ADD_FAILURE() << "expected an Error";
+  } catch (const Error& error) {
+    EXPECT_STREQ(error.what(), "unknown chat role \"tool\"; expected system, user or assistant");
+  }
+}
+
+TEST(ChatTemplateTest, JinjaTemplateSpellsTheSameTurns) {
+  // The Jinja text cannot be run here; check that it carries exactly the literal pieces render_chatml emits.
+  const std::string_view jinja = chatml_jinja_template();
+  for (const char* piece : {"'<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>\\n'",
+                            "'<|im_start|>assistant\\n<think>\\n\\n</think>\\n\\n' + message['content']",
+                            "{{- '<think>\\n' }}", "{{- '<think>\\n\\n</think>\\n\\n' }}", "enable_thinking"}) {
+    EXPECT_NE(jinja.find(piece), std::string_view::npos) << piece;
+  }
+}
+
+TEST(ChatTemplateTest, BasePromptIsBosThenText) {
+  const Tokenizer tokenizer = Tokenizer::from_json_text(tokenizer_testing::tiny_tokenizer_json());
+  EXPECT_EQ(encode_base_prompt(tokenizer, "hello world"),
+            (std::vector<int>{1, tokenizer_testing::kTinyHello, tokenizer_testing::kTinySpaceWorld}));
+  EXPECT_EQ(encode_base_prompt(tokenizer, ""), (std::vector<int>{1}));
+}
+
+TEST(ChatTemplateTest, RenderedPromptEncodesTurnMarkersAsSingleTokens) {
+  const Tokenizer tokenizer = Tokenizer::from_json_text(tokenizer_testing::tiny_tokenizer_json());
+  const std::vector<ChatMessage> messages = {{"user", "hello"}};
+  const std::vector<int> ids = tokenizer.encode(render_chatml(messages, true, true));
+  const int newline = tokenizer_testing::tiny_byte_id('\n');
+  std::vector<int> expected = {1};
+  for (const char byte : std::string("user")) expected.push_back(tokenizer_testing::tiny_byte_id(byte));
+  expected.insert(expected.end(), {newline, tokenizer_testing::kTinyHello, 2, newline, 1});
+  for (const char byte : std::string("assistant")) expected.push_back(tokenizer_testing::tiny_byte_id(byte));
+  expected.insert(expected.end(), {newline, 3, newline});
+  EXPECT_EQ(ids, expected);
+}
+
+}  // namespace
+}  // namespace minigen
