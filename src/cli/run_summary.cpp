@@ -2,6 +2,8 @@
 
 #include <cstdio>
 
+#include "sampling/shortest_decimal.h"
+
 namespace minigen::cli {
 
 nlohmann::json run_summary_json(const GenerateResult& result, const Tokenizer& tokenizer,
@@ -33,11 +35,11 @@ nlohmann::json run_summary_json(const GenerateResult& result, const Tokenizer& t
         {"use_cache", options.use_cache},
         {"ignore_eos", options.ignore_eos},
         {"greedy", sampling.greedy},
-        {"temperature", sampling.temperature},
+        {"temperature", as_typed_decimal(sampling.temperature)},
         {"top_k", sampling.top_k},
-        {"top_p", sampling.top_p},
-        {"min_p", sampling.min_p},
-        {"repetition_penalty", sampling.repetition_penalty},
+        {"top_p", as_typed_decimal(sampling.top_p)},
+        {"min_p", as_typed_decimal(sampling.min_p)},
+        {"repetition_penalty", as_typed_decimal(sampling.repetition_penalty)},
         {"top_p_rule", top_p_rule_name(sampling.top_p_rule)},
         {"seed", sampling.seed},
         {"num_return_sequences", result.sequences.size()}}},

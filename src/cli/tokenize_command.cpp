@@ -1,4 +1,5 @@
 // `minigen tokenize` and `minigen detokenize`: text ↔ token ids with the model's tokenizer.
+#include <fstream>
 #include <iostream>
 #include <sstream>
 #include <string>
@@ -35,12 +36,37 @@ struct TokenizerFlags {
 struct TokenizeFlags {
   TokenizerFlags tokenizer;
   std::string text;
+  std::string jsonl;  // batch mode: one {"text": ...} object per line in, one JSON array of ids per line out
   bool bos = false;
   bool json = false;
 };
 
+int run_tokenize_jsonl(const Tokenizer& tokenizer, const TokenizeFlags& flags) {
+  std::ifstream in(flags.jsonl);
+  if (!in) throw Error("cannot read " + flags.jsonl);
+  std::string line;
+  for (int line_number = 1; std::getline(in, line); ++line_number) {
+    if (line.empty()) continue;
+    nlohmann::json record;
+    try {
+      record = nlohmann::json::parse(line);
+    } catch (const nlohmann::json::exception&) {
+      throw Error(flags.jsonl + ":" + std::to_string(line_number) + " is not valid JSON");
+    }
+    if (!record.is_object() || !record.contains("text") || !record["text"].is_string()) {
+      throw Error(flags.jsonl + ":" + std::to_string(line_number) + " has no string field \"text\"");
+    }
+    std::vector<int> ids = tokenizer.encode(record["text"].get<std::string>());
+    if (flags.bos) ids.insert(ids.begin(), tokenizer.bos_id());
+    std::cout << nlohmann::json(ids).dump() << "\n";
+  }
+  return 0;
+}
+
 int run_tokenize(const TokenizeFlags& flags) {
   const auto tokenizer = flags.tokenizer.load();
+  if (!flags.jsonl.empty()) return run_tokenize_jsonl(*tokenizer, flags);
+  if (flags.text.empty()) throw Error("give a text to tokenize, or --jsonl FILE");
   std::vector<int> ids = tokenizer->encode(flags.text);
   if (flags.bos) ids.insert(ids.begin(), tokenizer->bos_id());
   if (flags.json) {
@@ -91,7 +117,8 @@ CommandAction add_tokenize_command(CLI::App& app) {
   auto flags = std::make_shared<TokenizeFlags>();
   CLI::App* command = app.add_subcommand("tokenize", "print the token ids of a text");
   flags->tokenizer.add_to(*command);
-  command->add_option("text", flags->text, "text to encode")->required();
+  command->add_option("text", flags->text, "text to encode");
+  command->add_option("--jsonl", flags->jsonl, "encode every {\"text\": ...} line of a JSONL file, one id array per line");
   command->add_flag("--bos", flags->bos, "put the bos token first, as a base-model prompt does");
   command->add_flag("--json", flags->json, "print ids and each token's text as JSON");
   return [flags] { return run_tokenize(*flags); };

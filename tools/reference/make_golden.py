@@ -10,9 +10,10 @@ for three fixed prompts p0, p1, p2 of 1, 7 and 24 tokens:
   prompt.p{k}        [T]       the prompt ids (as float32; also in __metadata__["prompts"])
   logits.p{k}        [T, V]    logits at every prompt position, one forward without cache
   greedy.p{k}        [64]      MiniMind's generate, greedy, KV cache, eos ignored (float32 ids); cache off agrees
-  greedy_margin.p{k} [64]      top-1 minus top-2 logit at each greedy step (how safe the argmax is)
+  greedy_margin.p{k} [64]      top-1 minus top-2 of the logits (÷ temperature) at each greedy step
   step_top_ids.p{k}  [64, 8]   at each greedy step: the 8 largest logits' ids (float32) …
   step_top.p{k}      [64, 8]   … and values, from the cached decode (tests cached decode logits numerically)
+  greedy_penalty.p{k}, greedy_penalty_margin.p{k}  [64]   the same greedy run with repetition penalty 1.2
 __metadata__ holds family, seed, layers, prompts, the generate settings, and the model's config.json.
 sampler_masks.json holds kept-token masks of the filter chain on hand-picked logit vectors.
 
@@ -45,6 +46,10 @@ VOCAB_SIZE = 6400
 # MiniMind's generate defaults, with the draw replaced by argmax; eos None = ignore eos, always 64 new tokens.
 GREEDY_SETTINGS = dict(temperature=0.85, top_k=50, top_p=0.85, top_p_rule="minimind", repetition_penalty=1.0,
                        min_p=0.0, do_sample=False, eos_token_id=None, max_new_tokens=GREEDY_TOKENS)
+# The same greedy run through MiniMind's repetition penalty: random models fall into loops of one token, which the
+# penalty breaks, so this exercises the penalty over the growing history. Stronger penalties give near-ties
+# (top-1 − top-2 below 0.01 on logits of ~20), which 1.2 avoids.
+PENALTY_SETTINGS = {**GREEDY_SETTINGS, "repetition_penalty": 1.2}
 
 
 def prompt_ids(prompt_index, length):
@@ -61,42 +66,70 @@ def init_random(minigen, family, layers, out_dir, tokenizer):
     subprocess.run(command, check=True)
 
 
+def cached_decode_logits(model, prompt, tokens):
+    """Last-position logits of each generate step [len(tokens), V], from a cached decode: the prompt in one call,
+    then one token per call, as generate feeds them."""
+    cache = model.new_cache()
+    step_logits = [model.forward(torch.tensor([prompt]), cache)[0, -1]]
+    for token in tokens[:-1]:
+        step_logits.append(model.forward(torch.tensor([[token]]), cache)[0, -1])
+    return torch.stack(step_logits)
+
+
+def greedy_continuation(model, prompt, settings, description):
+    """generate's greedy tokens with the cache, checked against generate without cache."""
+    ids = torch.tensor([prompt])
+    with_cache = ref.generate(model, ids, use_cache=True, **settings)[0, len(prompt):]
+    without_cache = ref.generate(model, ids, use_cache=False, **settings)[0, len(prompt):]
+    if not torch.equal(with_cache, without_cache):
+        first = int((with_cache != without_cache).nonzero()[0])
+        raise AssertionError(f"{description}: greedy with cache differs from without at step {first}")
+    return with_cache.tolist()
+
+
+def argmax_margins(model, prompt, tokens, settings, description):
+    """Top-1 minus top-2 of the logits argmax chose from at each step: temperature and repetition penalty applied
+    (top-k and top-p never change the argmax). Also checks the argmax is the token generate chose."""
+    step_logits = cached_decode_logits(model, prompt, tokens) / settings["temperature"]
+    margins = []
+    for step, token in enumerate(tokens):
+        logits = step_logits[step:step + 1]
+        if settings["repetition_penalty"] != 1.0:
+            logits = ref.apply_repetition_penalty(logits, [prompt + tokens[:step]], settings["repetition_penalty"])
+        top = torch.topk(logits[0], 2)
+        if int(top.indices[0]) != token:
+            raise AssertionError(f"{description}: step {step} argmax {int(top.indices[0])}, generate chose {token}")
+        margins.append(float(top.values[0] - top.values[1]))
+    return torch.tensor(margins)
+
+
 def model_fixture(model, description):
     """(tensors, metadata) for one model: prompt logits, greedy continuations with cache (checked against cache
     off), their argmax margins and the cached decode's top logits."""
     tensors = {}
     prompts = [prompt_ids(k, length) for k, length in enumerate(PROMPT_LENGTHS)]
     for k, prompt in enumerate(prompts):
-        ids = torch.tensor([prompt])
+        name = f"{description} p{k}"
         tensors[f"prompt.p{k}"] = torch.tensor(prompt, dtype=torch.float32)
-        tensors[f"logits.p{k}"] = model.forward(ids)[0]
+        tensors[f"logits.p{k}"] = model.forward(torch.tensor([prompt]))[0]
 
-        with_cache = ref.generate(model, ids, use_cache=True, **GREEDY_SETTINGS)[0, len(prompt):]
-        without_cache = ref.generate(model, ids, use_cache=False, **GREEDY_SETTINGS)[0, len(prompt):]
-        if not torch.equal(with_cache, without_cache):
-            first = int((with_cache != without_cache).nonzero()[0])
-            raise AssertionError(f"{description} p{k}: greedy with cache differs from without at step {first}")
-
-        # Re-run the cached decode to record each step's logits: prefill the prompt, then one token at a time.
-        cache = model.new_cache()
-        step_logits = [model.forward(ids, cache)[0, -1]]
-        for token in with_cache[:-1].tolist():
-            step_logits.append(model.forward(torch.tensor([[token]]), cache)[0, -1])
-        step_logits = torch.stack(step_logits)
-        top = torch.topk(step_logits, STEP_TOP, dim=-1)
-        if not torch.equal(top.indices[:, 0], with_cache):
-            raise AssertionError(f"{description} p{k}: argmax of the decode logits differs from generate's tokens")
-        tensors[f"greedy.p{k}"] = with_cache.float()
-        tensors[f"greedy_margin.p{k}"] = top.values[:, 0] - top.values[:, 1]
+        greedy = greedy_continuation(model, prompt, GREEDY_SETTINGS, name)
+        tensors[f"greedy.p{k}"] = torch.tensor(greedy, dtype=torch.float32)
+        tensors[f"greedy_margin.p{k}"] = argmax_margins(model, prompt, greedy, GREEDY_SETTINGS, name)
+        top = torch.topk(cached_decode_logits(model, prompt, greedy), STEP_TOP, dim=-1)
         tensors[f"step_top_ids.p{k}"] = top.indices.float()
         tensors[f"step_top.p{k}"] = top.values
-        margin = float(tensors[f"greedy_margin.p{k}"].min())
-        print(f"  p{k}: {len(prompt):2d} prompt tokens, greedy {with_cache[:8].tolist()}…, "
-              f"{len(set(with_cache.tolist()))} distinct, smallest argmax margin {margin:.3g}")
-    settings = {key: value for key, value in GREEDY_SETTINGS.items()}
+
+        penalized = greedy_continuation(model, prompt, PENALTY_SETTINGS, name + " (penalty)")
+        tensors[f"greedy_penalty.p{k}"] = torch.tensor(penalized, dtype=torch.float32)
+        tensors[f"greedy_penalty_margin.p{k}"] = argmax_margins(model, prompt, penalized, PENALTY_SETTINGS, name)
+        print(f"  p{k}: {len(prompt):2d} prompt tokens; greedy {greedy[:6]}…, {len(set(greedy))} distinct, "
+              f"min margin {float(tensors[f'greedy_margin.p{k}'].min()):.3g}; with penalty {penalized[:6]}…, "
+              f"{len(set(penalized))} distinct, min margin {float(tensors[f'greedy_penalty_margin.p{k}'].min()):.3g}")
     metadata = {
         "prompts": json.dumps(prompts),
-        "greedy_settings": json.dumps(settings),
+        "greedy_settings": json.dumps(GREEDY_SETTINGS),
+        "greedy_penalty_settings": json.dumps(PENALTY_SETTINGS),
         "producer": "tools/reference/make_golden.py",
         "torch_version": torch.__version__,
     }

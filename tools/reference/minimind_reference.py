@@ -242,14 +242,20 @@ class MiniMindReference:
         top_weights, top_experts = torch.topk(router_probabilities, c.num_experts_per_token, dim=-1)
         if c.norm_topk_prob:
             top_weights = top_weights / (top_weights.sum(dim=-1, keepdim=True) + 1e-20)
-        out = torch.zeros_like(x)
+        flat_x = x.reshape(-1, c.hidden_size)
+        flat_weights = top_weights.reshape(-1, c.num_experts_per_token)
+        flat_experts = top_experts.reshape(-1, c.num_experts_per_token)
+        out = torch.zeros_like(flat_x)
         for expert in range(c.num_experts):
-            expert_out = swiglu(x, w[f"{prefix}.experts.{expert}.gate_proj.weight"],
+            # The tokens that chose this expert, and the router weight each gave it.
+            token_rows, rank = (flat_experts == expert).nonzero(as_tuple=True)
+            if token_rows.numel() == 0:
+                continue
+            expert_out = swiglu(flat_x[token_rows], w[f"{prefix}.experts.{expert}.gate_proj.weight"],
                                 w[f"{prefix}.experts.{expert}.up_proj.weight"],
                                 w[f"{prefix}.experts.{expert}.down_proj.weight"])
-            # Weight of this expert per token: its router weight where it was chosen, 0 elsewhere.
-            weight = (top_weights * (top_experts == expert)).sum(dim=-1, keepdim=True)
-            out = out + weight * expert_out
+            out[token_rows] += flat_weights[token_rows, rank][:, None] * expert_out
+        out = out.view_as(x)
         for shared in range(c.num_shared_experts):
             out = out + swiglu(x, w[f"{prefix}.shared_experts.{shared}.gate_proj.weight"],
                                w[f"{prefix}.shared_experts.{shared}.up_proj.weight"],

@@ -50,7 +50,8 @@ def family_config_json(family, num_layers=None):
 
 
 def random_tensors(config, seed, qk_norm):
-    """Embeddings N(0, 1), linear layers N(0, 1/fan_in), norms 1 ± 0.1: wide logits, well-separated argmaxes."""
+    """Embeddings N(0, 0.25²), linear layers N(0, 1/fan_in), norms 1 ± 0.1, as minigen's random_weights: the
+    blocks, not the input embedding, decide the next token (N(0, 1) embeddings make greedy repeat its input)."""
     rng = np.random.default_rng(seed)
     hidden = config["hidden_size"]
     head_dim = hidden // config["num_attention_heads"]
@@ -67,7 +68,7 @@ def random_tensors(config, seed, qk_norm):
         return {f"{prefix}.gate_proj.weight": linear(width, hidden), f"{prefix}.up_proj.weight": linear(width, hidden),
                 f"{prefix}.down_proj.weight": linear(hidden, width)}
 
-    embed = rng.standard_normal((config["vocab_size"], hidden)).astype(np.float32)
+    embed = (0.25 * rng.standard_normal((config["vocab_size"], hidden))).astype(np.float32)
     tensors = {"model.embed_tokens.weight": embed, "lm_head.weight": embed, "model.norm.weight": norm(hidden)}
     for layer in range(config["num_hidden_layers"]):
         p = f"model.layers.{layer}"
