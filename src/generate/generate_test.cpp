@@ -12,13 +12,8 @@ namespace minigen {
 namespace {
 
 using testing::random_test_model;
+using testing::test_prompt;
 using testing::test_config;
-
-std::vector<int> test_prompt(int length, int salt) {
-  std::vector<int> ids(length);
-  for (int i = 0; i < length; ++i) ids[i] = (i * 53 + salt * 97 + 11) % 6400;
-  return ids;
-}
 
 GenerateOptions greedy_exactly(int new_tokens) {
   GenerateOptions options;
@@ -104,11 +99,7 @@ TEST_P(GenerateFamily, CacheOnAndOffGiveIdenticalTokensAndLogits) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(EveryFamily, GenerateFamily, ::testing::ValuesIn(family_names()), [](const auto& info) {
-  std::string name = info.param;
-  for (char& c : name) c = (c == '-') ? '_' : c;
-  return name;
-});
+INSTANTIATE_TEST_SUITE_P(EveryFamily, GenerateFamily, ::testing::ValuesIn(family_names()), testing::FamilyTestName());
 
 // A row computed alone and inside a batch of three prompts of different lengths: the same tokens and logits,
 // greedy and sampled (the sampled rows keep their own random-stream key).

@@ -12,6 +12,7 @@
 
 #include "generate/generate.h"
 #include "model/safetensors.h"
+#include "model/test_models.h"
 #include "sampling/sampler_chain.h"
 
 namespace minigen {
@@ -79,11 +80,7 @@ TEST_P(ReferenceParity, LogitsAndGreedyContinuationsMatchTheReference) {
 
 INSTANTIATE_TEST_SUITE_P(RandomModels, ReferenceParity,
                          ::testing::Values("tiny", "minimind3", "minimind3-moe", "minimind2", "minimind2-moe"),
-                         [](const auto& info) {
-                           std::string name = info.param;
-                           for (char& c : name) c = (c == '-') ? '_' : c;
-                           return name;
-                         });
+                         testing::FamilyTestName());
 
 TEST(ReferenceParity, SamplerMasksMatchTheReferenceExactly) {
   std::ifstream in(kGoldenDir + "sampler_masks.json");

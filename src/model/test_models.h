@@ -3,6 +3,7 @@
 // and experts but only two layers, and every test model has a 512-token context, so the suite stays fast.
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "model/config.h"
 #include "model/model.h"
@@ -16,6 +17,23 @@ inline ModelConfig test_config(const std::string& family) {
   config.max_position_embeddings = 512;
   return config;
 }
+
+// Deterministic prompt ids spread over the vocabulary; `salt` makes different prompts.
+inline std::vector<int> test_prompt(int length, int salt) {
+  std::vector<int> ids(length);
+  for (int i = 0; i < length; ++i) ids[i] = (i * 37 + salt * 101 + 5) % 6400;
+  return ids;
+}
+
+// gtest parameter names cannot hold '-': "minimind3-moe" → "minimind3_moe".
+struct FamilyTestName {
+  template <class ParamInfo>
+  std::string operator()(const ParamInfo& info) const {
+    std::string name = info.param;
+    for (char& c : name) c = (c == '-') ? '_' : c;
+    return name;
+  }
+};
 
 inline std::unique_ptr<Model> random_test_model(const std::string& family, uint64_t seed = 1) {
   const ModelConfig config = test_config(family);

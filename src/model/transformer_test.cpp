@@ -14,12 +14,7 @@ namespace minigen {
 namespace {
 
 using testing::random_test_model;
-
-std::vector<int> test_prompt(int length, int salt) {
-  std::vector<int> ids(length);
-  for (int i = 0; i < length; ++i) ids[i] = (i * 37 + salt * 101 + 5) % 6400;
-  return ids;
-}
+using testing::test_prompt;
 
 bool same_bits(const float* a, const float* b, std::size_t n) { return std::memcmp(a, b, n * sizeof(float)) == 0; }
 
@@ -122,11 +117,7 @@ TEST_P(TransformerFamily, RowInBatchOfThreeMatchesRowAlone) {
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryFamily, TransformerFamily, ::testing::ValuesIn(family_names()),
-                         [](const auto& info) {
-                           std::string name = info.param;
-                           for (char& c : name) c = (c == '-') ? '_' : c;
-                           return name;
-                         });
+                         testing::FamilyTestName());
 
 TEST(Transformer, RejectsTokensOutsideTheVocabularyAndPositionsBeyondTheContext) {
   auto model = random_test_model("tiny");

@@ -25,4 +25,21 @@ std::optional<AddedTokenMatch> AddedTokenMatcher::match_at(std::string_view text
   return std::nullopt;
 }
 
+void AddedTokenMatcher::split(std::string_view text, const std::function<void(std::string_view)>& on_text,
+                              const std::function<void(int id)>& on_added) const {
+  std::size_t ordinary_start = 0;
+  for (std::size_t offset = 0; offset < text.size();) {
+    const std::optional<AddedTokenMatch> match = match_at(text, offset);
+    if (!match) {
+      ++offset;
+      continue;
+    }
+    on_text(text.substr(ordinary_start, offset - ordinary_start));
+    on_added(match->id);
+    offset += match->length;
+    ordinary_start = offset;
+  }
+  on_text(text.substr(ordinary_start));
+}
+
 }  // namespace minigen

@@ -3,6 +3,7 @@
 // that "<|im_end|>" in a prompt becomes id 2 rather than the BPE pieces of "<", "|", "im", ...
 #include <array>
 #include <cstddef>
+#include <functional>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -22,6 +23,11 @@ class AddedTokenMatcher {
 
   // The longest added token that starts exactly at text[offset], if any.
   std::optional<AddedTokenMatch> match_at(std::string_view text, std::size_t offset) const;
+
+  // Walks `text` once: on_text for every stretch of ordinary text (possibly empty) and on_added for every added
+  // token found whole, in order. Encoding and corpus counting both split text this way before BPE.
+  void split(std::string_view text, const std::function<void(std::string_view)>& on_text,
+             const std::function<void(int id)>& on_added) const;
 
  private:
   struct Candidate {

@@ -33,19 +33,9 @@ const Tokenizer::TokenEntry& Tokenizer::entry(int id) const {
 
 std::vector<int> Tokenizer::encode(std::string_view text) const {
   std::vector<int> ids;
-  std::size_t ordinary_start = 0;
-  for (std::size_t offset = 0; offset < text.size();) {
-    const std::optional<AddedTokenMatch> match = added_tokens_.match_at(text, offset);
-    if (!match) {
-      ++offset;
-      continue;
-    }
-    encode_ordinary_text(text.substr(ordinary_start, offset - ordinary_start), ids);
-    ids.push_back(match->id);
-    offset += match->length;
-    ordinary_start = offset;
-  }
-  encode_ordinary_text(text.substr(ordinary_start), ids);
+  added_tokens_.split(
+      text, [&](std::string_view ordinary) { encode_ordinary_text(ordinary, ids); },
+      [&](int id) { ids.push_back(id); });
   return ids;
 }
 

@@ -34,18 +34,9 @@ CorpusPieceCounter::CorpusPieceCounter() {
 }
 
 void CorpusPieceCounter::add_text(std::string_view text) {
-  std::size_t ordinary_start = 0;
-  for (std::size_t offset = 0; offset < text.size();) {
-    const std::optional<AddedTokenMatch> match = added_tokens_.match_at(text, offset);
-    if (!match) {
-      ++offset;
-      continue;
-    }
-    count_pieces(text.substr(ordinary_start, offset - ordinary_start));
-    offset += match->length;
-    ordinary_start = offset;
-  }
-  count_pieces(text.substr(ordinary_start));
+  // Added tokens are never merged with anything, so only the text between them is counted.
+  added_tokens_.split(
+      text, [&](std::string_view ordinary) { count_pieces(ordinary); }, [](int) {});
 }
 
 void CorpusPieceCounter::count_pieces(std::string_view ordinary_text) {

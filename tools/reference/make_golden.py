@@ -14,12 +14,14 @@ for three fixed prompts p0, p1, p2 of 1, 7 and 24 tokens:
   step_top_ids.p{k}  [64, 8]   at each greedy step: the 8 largest logits' ids (float32) …
   step_top.p{k}      [64, 8]   … and values, from the cached decode (tests cached decode logits numerically)
   greedy_penalty.p{k}, greedy_penalty_margin.p{k}  [64]   the same greedy run with repetition penalty 2
-__metadata__ holds family, seed, layers, prompts, the generate settings, and the model's config.json.
+__metadata__ holds family, seed, layers, prompts, the generate settings, the model's config.json, and a
+fingerprint of the weights (embed_tokens_first8, and weights_sha256 of the model.safetensors init-random wrote).
 sampler_masks.json holds kept-token masks of the filter chain on hand-picked logit vectors.
 
 Needs only Debian's torch and numpy; threads are limited to one.
 """
 import argparse
+import hashlib
 import json
 import pathlib
 import subprocess
@@ -142,6 +144,9 @@ def write_model_fixture(model_dir, out_path, extra_metadata):
     metadata.update(extra_metadata)
     metadata["layers"] = str(model.config.num_layers)
     metadata["config_json"] = (pathlib.Path(model_dir) / "config.json").read_text()
+    # A fingerprint of the weights, so a test can tell that random_weights(config, seed) still makes these weights.
+    metadata["embed_tokens_first8"] = json.dumps(model.weights["model.embed_tokens.weight"][0, :8].tolist())
+    metadata["weights_sha256"] = hashlib.sha256((pathlib.Path(model_dir) / "model.safetensors").read_bytes()).hexdigest()
     write_safetensors(out_path, tensors, metadata=metadata, dtype="F32")
     print(f"  wrote {out_path} ({out_path.stat().st_size:,} bytes)")
 

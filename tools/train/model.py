@@ -70,6 +70,7 @@ class RMSNorm(nn.Module):
         self.weight = nn.Parameter(torch.ones(width))
 
     def forward(self, x):
+        x = x.float()  # in float32 even under bf16 autocast, as MiniMind's RMSNorm
         return self.weight * (x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.eps))
 
 
@@ -102,11 +103,13 @@ class Attention(nn.Module):
         q = q * cos + rotate_half(q) * sin
         k = k * cos + rotate_half(k) * sin
         group = c.num_q_heads // c.num_kv_heads  # query head h reads kv head h // group
-        q = q.transpose(1, 2)  # [batch, q_heads, tokens, hd]
+        q = (q * (1.0 / math.sqrt(c.head_dim))).transpose(1, 2)  # [batch, q_heads, tokens, hd], pre-scaled
         k = k.repeat_interleave(group, dim=2).transpose(1, 2)
         v = v.repeat_interleave(group, dim=2).transpose(1, 2)
-        scores = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(c.head_dim))
-        scores = scores.masked_fill(~mask, float("-inf"))
+        scores = (q @ k.transpose(-2, -1)).masked_fill(~mask, float("-inf"))
+        # Under bf16 autocast the scores stay bfloat16 through the softmax: the [batch, heads, tokens, tokens]
+        # conversions to float32 and back cost more than all the matmuls of the layer on this CPU. In float32
+        # (evaluation, checks) the softmax is float32 as in spec §2.
         out = F.softmax(scores, dim=-1) @ v
         return self.o_proj(out.transpose(1, 2).reshape(batch, tokens, c.num_q_heads * c.head_dim))
 
@@ -161,10 +164,12 @@ class MiniMindForTraining(nn.Module):
         self.register_buffer("rope_cos", torch.cat([angles.cos(), angles.cos()], dim=-1), persistent=False)
         self.register_buffer("rope_sin", torch.cat([angles.sin(), angles.sin()], dim=-1), persistent=False)
 
-    def forward(self, ids, document_ids=None):
+    def forward(self, ids, document_ids=None, select=None):
         """ids [batch, tokens] → logits [batch, tokens, vocab]. document_ids [batch, tokens] (optional): a query sees
         only earlier keys of its own document. Positions run 0 … tokens−1 along the row; RoPE makes attention depend
-        only on the distance between positions, so a document packed at an offset gets the same scores as alone."""
+        only on the distance between positions, so a document packed at an offset gets the same scores as alone.
+        select [batch, tokens] bool (optional): logits only at those positions, [selected, vocab] (training computes
+        the output layer only where there is a target)."""
         tokens = ids.shape[1]
         causal = torch.ones(tokens, tokens, dtype=torch.bool, device=ids.device).tril()
         if document_ids is None:
@@ -176,7 +181,8 @@ class MiniMindForTraining(nn.Module):
         h = self.model.embed_tokens(ids)
         for layer in self.model.layers:
             h = layer(h, cos, sin, mask)
-        return self.lm_head(self.model.norm(h))
+        h = self.model.norm(h)
+        return self.lm_head(h if select is None else h[select])
 
     def export_tensors(self):
         """name → float32 tensor with MiniMind's names; `lm_head.weight` and `model.embed_tokens.weight` both present

@@ -1,0 +1,67 @@
+"""Exports a training run as a model directory minigen (and HF transformers, as Qwen3ForCausalLM) can load.
+
+    /usr/bin/python3 tools/train/export.py --run base --out /work/minigen-data/models/minigen-tiny-base
+
+Writes OUT/model.safetensors (F32, MiniMind's tensor names; model.embed_tokens.weight and lm_head.weight both
+present and equal, as in MiniMind's state dicts, which minigen's loader accepts), OUT/config.json (the fields
+`minigen init-random --family tiny` writes) and the tokenizer files from the run's --tokenizer. Then, unless
+--no-check, loads it with `minigen info` and greedily generates 20 tokens from "In the beginning".
+"""
+import argparse
+import json
+import pathlib
+import subprocess
+import sys
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+import runtime  # noqa: E402
+
+DATA_ROOT = pathlib.Path("/work/minigen-data")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--run", help="run name (/work/minigen-data/runs/NAME)")
+    parser.add_argument("--run-dir", help="run directory or checkpoint.pt (overrides --run)")
+    parser.add_argument("--out", required=True)
+    parser.add_argument("--tokenizer", help="tokenizer directory (default: the run's)")
+    parser.add_argument("--minigen", default="/work/main/build/minigen")
+    parser.add_argument("--prompt", default="In the beginning")
+    parser.add_argument("--no-check", action="store_true")
+    args = parser.parse_args()
+    runtime.prepare(1)
+    import torch
+
+    from weights import write_model_directory
+
+    source = pathlib.Path(args.run_dir) if args.run_dir else DATA_ROOT / "runs" / (args.run or "")
+    checkpoint_path = source if source.is_file() else source / "checkpoint.pt"
+    checkpoint = torch.load(checkpoint_path, map_location="cpu")
+    tensors = {name: tensor.float() for name, tensor in checkpoint["model"].items()}
+    if not torch.equal(tensors["lm_head.weight"], tensors["model.embed_tokens.weight"]):
+        raise SystemExit("lm_head.weight and model.embed_tokens.weight differ: the model is not tied")
+    run_args, state = checkpoint["args"], checkpoint["state"]
+    tokenizer = args.tokenizer or run_args["tokenizer"]
+    metadata = {"format": "pt", "producer": "minigen tools/train/export.py", "mode": run_args["mode"],
+                "step": str(state["step"]), "total_steps": str(checkpoint["total_steps"]),
+                "tokens": str(state["tokens"]), "data": str(run_args["data"]), "lr": str(run_args["lr"])}
+    write_model_directory(args.out, tensors, checkpoint["config"], tokenizer, metadata)
+    print(f"wrote {args.out} from {checkpoint_path} (step {state['step']}/{checkpoint['total_steps']}, "
+          f"{state['tokens']:,} tokens)")
+    if args.no_check:
+        return
+    if not pathlib.Path(args.minigen).exists():
+        print(f"check skipped: {args.minigen} not built")
+        return
+    for command in ([args.minigen, "info", args.out],
+                    [args.minigen, "generate", "-m", args.out, "-p", args.prompt, "--greedy", "-n", "20"]):
+        print("$ " + " ".join(json.dumps(part) if " " in part else part for part in command))
+        result = subprocess.run(command, capture_output=True, text=True)
+        print(result.stdout.rstrip())
+        if result.returncode != 0:
+            print(result.stderr.rstrip())
+            raise SystemExit(f"minigen could not use the export (exit {result.returncode})")
+
+
+if __name__ == "__main__":
+    main()
