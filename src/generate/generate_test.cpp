@@ -49,7 +49,7 @@ TEST(Generate, ForwardTokenCountsMatchTheFormulasAndCacheChangesNothing) {
   ThreadPool pool(2);
   Transformer transformer(*model, pool);
   struct Case { int prompt; int new_tokens; };
-  for (Case c : {Case{1, 1}, Case{5, 3}, Case{17, 10}, Case{183, 64}}) {
+  for (Case c : {Case{1, 1}, Case{5, 3}, Case{17, 10}, Case{40, 24}}) {
     const std::vector<std::vector<int>> prompts = {test_prompt(c.prompt, 1)};
     GenerateOptions options = greedy_exactly(c.new_tokens);
     options.keep_step_logits = true;
@@ -75,9 +75,14 @@ TEST(Generate, The183TokenPromptWith64NewTokensFeeds246Versus13728) {
   Transformer transformer(*model, pool);
   const std::vector<std::vector<int>> prompts = {test_prompt(183, 2)};
   GenerateOptions options = sampled_exactly(64, 7);
-  EXPECT_EQ(generate(transformer, prompts, options).stats.forward_tokens, 246);
+  options.keep_step_logits = true;
+  const GenerateResult cached = generate(transformer, prompts, options);
   options.use_cache = false;
-  EXPECT_EQ(generate(transformer, prompts, options).stats.forward_tokens, 13728);
+  const GenerateResult uncached = generate(transformer, prompts, options);
+  EXPECT_EQ(cached.stats.forward_tokens, 246);
+  EXPECT_EQ(uncached.stats.forward_tokens, 13728);
+  EXPECT_EQ(cached.sequences[0].token_ids, uncached.sequences[0].token_ids);
+  expect_same_logits(cached.sequences[0], uncached.sequences[0]);
 }
 
 class GenerateFamily : public ::testing::TestWithParam<std::string> {};

@@ -38,9 +38,10 @@ def prepare(threads=2):
 def loaded_blas():
     """The BLAS library file this process has mapped (from /proc/self/maps)."""
     with open("/proc/self/maps") as maps:
-        for line in maps:
-            path = line.split()[-1] if len(line.split()) >= 6 else ""
-            if "blas" in path and ".so" in path:
+        paths = [line.split()[-1] for line in maps if len(line.split()) >= 6]
+    for wanted in ("libopenblas", "libblas"):
+        for path in paths:
+            if wanted in pathlib.Path(path).name:
                 return path
     return "(none)"
 

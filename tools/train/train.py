@@ -77,6 +77,7 @@ def parse_args():
 
 
 def main():
+    process_start = time.time()  # --time-limit counts from here (data encoding included)
     args = parse_args()
     runtime.prepare(args.threads)
     import numpy as np
@@ -269,7 +270,7 @@ def main():
 
         average_step = sum(step_seconds[-20:]) / len(step_seconds[-20:])
         deadline_near = (args.time_limit is not None
-                         and session_elapsed + 2 * average_step + 10 >= args.time_limit * 60)
+                         and now - process_start + 2 * average_step + 10 >= args.time_limit * 60)
         if deadline_near:
             stop_reason.append(f"time limit {args.time_limit} min")
         if args.stop_at_step is not None and state["step"] >= args.stop_at_step and state["step"] < total_steps:
