@@ -28,7 +28,7 @@ def main():
     parser.add_argument("--data", help="JSONL (default: corpus/<split>_heldout.jsonl)")
     parser.add_argument("--corpus", default=str(DATA_ROOT / "corpus"))
     parser.add_argument("--cache", default=str(DATA_ROOT / "cache"))
-    parser.add_argument("--batch", type=int, default=16)
+    parser.add_argument("--batch", type=int, default=4, help="rows per forward pass")
     parser.add_argument("--seq", type=int, default=256)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument("--json", action="store_true", help="print the result as one JSON line")
