@@ -21,7 +21,6 @@ import json
 import pathlib
 import re
 import sys
-import unicodedata
 
 DICTD_DIR = pathlib.Path("/usr/share/dictd")
 FORTUNE_DIR = pathlib.Path("/usr/share/games/fortunes")

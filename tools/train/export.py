@@ -5,7 +5,8 @@
 Writes OUT/model.safetensors (F32, MiniMind's tensor names; model.embed_tokens.weight and lm_head.weight both
 present and equal, as in MiniMind's state dicts, which minigen's loader accepts), OUT/config.json (the fields
 `minigen init-random --family tiny` writes) and the tokenizer files from the run's --tokenizer. Then, unless
---no-check, loads it with `minigen info` and greedily generates 20 tokens from "In the beginning".
+--no-check, loads it with `minigen info` and greedily generates 20 tokens from "In the beginning" (or from a
+--chat message).
 """
 import argparse
 import json
@@ -26,7 +27,8 @@ def main():
     parser.add_argument("--out", required=True)
     parser.add_argument("--tokenizer", help="tokenizer directory (default: the run's)")
     parser.add_argument("--minigen", default="/work/main/build/minigen")
-    parser.add_argument("--prompt", default="In the beginning")
+    parser.add_argument("--prompt", default="In the beginning", help="raw prompt of the check (base models)")
+    parser.add_argument("--chat", help="check with this user message instead (SFT models)")
     parser.add_argument("--no-check", action="store_true")
     args = parser.parse_args()
     runtime.prepare(1)
@@ -54,7 +56,8 @@ def main():
         print(f"check skipped: {args.minigen} not built")
         return
     for command in ([args.minigen, "info", args.out],
-                    [args.minigen, "generate", "-m", args.out, "-p", args.prompt, "--greedy", "-n", "20"]):
+                    [args.minigen, "generate", "-m", args.out, "--greedy", "-n", "20"]
+                    + (["--chat", args.chat] if args.chat else ["-p", args.prompt])):
         print("$ " + " ".join(json.dumps(part) if " " in part else part for part in command))
         result = subprocess.run(command, capture_output=True, text=True)
         print(result.stdout.rstrip())
