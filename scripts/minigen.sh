@@ -54,3 +54,10 @@ fi
 echo
 echo "\$ minigen generate -m $model -p 'In the beginning' --greedy -n 32"
 "$build_dir/minigen" generate -m "$model" -p "In the beginning" --greedy -n 32
+# The course module's experiment: a 183-token prompt, 64 new tokens, with and without the KV cache.
+for cache_flag in "" --no-cache; do
+  echo
+  echo "\$ minigen generate -m $model -f examples/genesis-183.txt --greedy --ignore-eos -n 64 $cache_flag"
+  "$build_dir/minigen" generate -m "$model" -f examples/genesis-183.txt --greedy --ignore-eos -n 64 $cache_flag \
+    >/dev/null
+done
