@@ -126,6 +126,39 @@ TEST_F(Cli, TokenizeDetokenizeAndInfo) {
   EXPECT_EQ(json["kv_bytes_per_1000_tokens"], 2048000);
 }
 
+TEST_F(Cli, BatchTokenizeAndTokenizerTraining) {
+  const fs::path jsonl = work_dir() / "texts.jsonl";
+  std::ofstream(jsonl) << "{\"text\": \"In the beginning\"}\n{\"text\": \"<|im_end|>\"}\n";
+  const RunResult batch = run("tokenize -m " + tiny_model().string() + " --bos --jsonl " + jsonl.string());
+  ASSERT_EQ(batch.exit_code, 0) << batch.err;
+  const auto tokenizer = load_tokenizer(tiny_model());
+  std::vector<int> first = tokenizer->encode("In the beginning");
+  first.insert(first.begin(), 1);
+  std::istringstream lines(batch.out);
+  std::string line;
+  std::getline(lines, line);
+  EXPECT_EQ(nlohmann::json::parse(line).get<std::vector<int>>(), first);
+  std::getline(lines, line);
+  EXPECT_EQ(nlohmann::json::parse(line).get<std::vector<int>>(), (std::vector<int>{1, 2}));  // bos, <|im_end|>
+
+  std::ofstream(jsonl) << "{\"text\": 5}\n";
+  expect_clear_error("tokenize -m " + tiny_model().string() + " --jsonl " + jsonl.string(), "texts.jsonl:1");
+  std::ofstream(jsonl) << "{not json\n";
+  expect_clear_error("tokenize -m " + tiny_model().string() + " --jsonl " + jsonl.string(), "not valid JSON");
+
+  const fs::path corpus = work_dir() / "corpus.txt";
+  std::ofstream(corpus) << "low lower lowest newer newest wider widest low low lower";
+  const fs::path out = work_dir() / "trained";
+  const RunResult trained = run("tokenizer train --vocab 300 --out " + out.string() + " " + corpus.string());
+  ASSERT_EQ(trained.exit_code, 0) << trained.err;
+  const auto small = load_tokenizer(out);
+  EXPECT_LE(small->vocab_size(), 300);
+  EXPECT_GT(small->vocab_size(), 292);  // some merges were learned
+  const std::vector<int> ids = small->encode("low lower");
+  EXPECT_EQ(small->decode(ids, false), "low lower");
+  expect_clear_error("tokenizer train --vocab 300 --out " + out.string() + " /nonexistent/corpus.txt", "not found");
+}
+
 TEST_F(Cli, BadSettingsGiveOneClearError) {
   const std::string model = " -m " + tiny_model().string();
   expect_clear_error("generate" + model + " -p hi --temperature 0", "temperature");
