@@ -6,29 +6,29 @@
 
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
+#include <map>
 
 #include <nlohmann/json.hpp>
 
 #include "generate/generate.h"
+#include "model/model_loader.h"
 #include "model/safetensors.h"
 #include "model/test_models.h"
 #include "sampling/sampler_chain.h"
+#include "tokenizer/chat_template.h"
 
 namespace minigen {
 namespace {
 
 const std::string kGoldenDir = std::string(MINIGEN_TEST_DATA_DIR) + "/golden/";
 
-class ReferenceParity : public ::testing::TestWithParam<std::string> {};
-
-TEST_P(ReferenceParity, LogitsAndGreedyContinuationsMatchTheReference) {
-  const std::string path = kGoldenDir + GetParam() + ".safetensors";
-  const TensorMap golden = read_safetensors(path);
-  const auto metadata = read_safetensors_metadata(path);
-  ModelConfig config = config_for_family(metadata.at("family"));
-  config.num_layers = std::stoi(metadata.at("layers"));
-  const Model model(config, random_weights(config, std::stoull(metadata.at("seed"))));
+// Compares one model against its fixture: logits at every prompt position (max |Δ| ≤ 1e-4) and the 64-token greedy
+// continuations without and with a repetition penalty (identical, except after a step where the reference's top two
+// logits were closer than the tolerance).
+void expect_matches_fixture(const Model& model, const TensorMap& golden,
+                            const std::map<std::string, std::string>& metadata, const std::string& label) {
   ThreadPool pool(2);
   Transformer transformer(model, pool);
   const auto prompts = nlohmann::json::parse(metadata.at("prompts")).get<std::vector<std::vector<int>>>();
@@ -37,7 +37,7 @@ TEST_P(ReferenceParity, LogitsAndGreedyContinuationsMatchTheReference) {
   for (std::size_t k = 0; k < prompts.size(); ++k) {
     const std::string suffix = ".p" + std::to_string(k);
     // Logits at every position of the prompt.
-    KvCache cache(config, static_cast<int>(prompts[k].size()));
+    KvCache cache(model.config, static_cast<int>(prompts[k].size()));
     ForwardRow row{&cache, prompts[k], true};
     const std::vector<float>& logits = transformer.forward(std::span(&row, 1));
     const HostTensor& expected = golden.at("logits" + suffix);
@@ -46,8 +46,8 @@ TEST_P(ReferenceParity, LogitsAndGreedyContinuationsMatchTheReference) {
     for (std::size_t i = 0; i < logits.size(); ++i) {
       max_difference = std::max(max_difference, std::fabs(double(logits[i]) - expected.values[i]));
     }
-    EXPECT_LE(max_difference, 1e-4) << GetParam() << " prompt " << k;
-    std::printf("[parity] %s prompt %zu (%zu tokens): max |logit difference| = %.3g\n", GetParam().c_str(), k,
+    EXPECT_LE(max_difference, 1e-4) << label << " prompt " << k;
+    std::printf("[parity] %s prompt %zu (%zu tokens): max |logit difference| = %.3g\n", label.c_str(), k,
                 prompts[k].size(), max_difference);
 
     // Greedy continuations under MiniMind's default filters, without and with a repetition penalty.
@@ -70,7 +70,7 @@ TEST_P(ReferenceParity, LogitsAndGreedyContinuationsMatchTheReference) {
         if (ids[step] == static_cast<int>(expected_ids.values[step])) continue;
         // A different choice is only acceptable where the reference's top two logits were closer than the tolerance;
         // after it the sequences diverge, so stop comparing.
-        EXPECT_LT(margins.values[step], 1e-4) << GetParam() << " " << kind << " prompt " << k << " differs at step "
+        EXPECT_LT(margins.values[step], 1e-4) << label << " " << kind << " prompt " << k << " differs at step "
                                               << step << ": " << ids[step] << " vs " << expected_ids.values[step];
         break;
       }
@@ -78,9 +78,49 @@ TEST_P(ReferenceParity, LogitsAndGreedyContinuationsMatchTheReference) {
   }
 }
 
+class ReferenceParity : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ReferenceParity, LogitsAndGreedyContinuationsMatchTheReference) {
+  const std::string path = kGoldenDir + GetParam() + ".safetensors";
+  const auto metadata = read_safetensors_metadata(path);
+  ModelConfig config = config_for_family(metadata.at("family"));
+  config.num_layers = std::stoi(metadata.at("layers"));
+  const Model model(config, random_weights(config, std::stoull(metadata.at("seed"))));
+  expect_matches_fixture(model, read_safetensors(path), metadata, GetParam());
+}
+
 INSTANTIATE_TEST_SUITE_P(RandomModels, ReferenceParity,
                          ::testing::Values("tiny", "minimind3", "minimind3-moe", "minimind2", "minimind2-moe"),
                          testing::FamilyTestName());
+
+// The shipped trained models (models/) against fixtures the reference computed from the same files. Their prompts are
+// real text; the fixture's ids come from a Python tokenizer, so minigen's tokenizer and chat template must agree.
+class ShippedModelParity : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(ShippedModelParity, TokenizerLogitsAndGreedyContinuationsMatchTheReference) {
+  const std::string path = kGoldenDir + GetParam() + ".safetensors";
+  const auto metadata = read_safetensors_metadata(path);
+  const LoadedModel loaded = load_model(std::filesystem::path(MINIGEN_SOURCE_DIR) / "models" / GetParam());
+
+  const auto prompts = nlohmann::json::parse(metadata.at("prompts")).get<std::vector<std::vector<int>>>();
+  const auto texts = nlohmann::json::parse(metadata.at("prompt_texts"));
+  ASSERT_EQ(texts.size(), prompts.size());
+  for (std::size_t k = 0; k < prompts.size(); ++k) {
+    const std::string kind = texts[k][0], text = texts[k][1];
+    std::vector<int> ids;
+    if (kind == "base") {
+      ids = encode_base_prompt(*loaded.tokenizer, text);
+    } else {
+      const ChatMessage question{"user", text};
+      ids = loaded.tokenizer->encode(render_chatml(std::span(&question, 1), true, false));
+    }
+    EXPECT_EQ(ids, prompts[k]) << kind << " prompt " << k;
+  }
+  expect_matches_fixture(*loaded.model, read_safetensors(path), metadata, GetParam());
+}
+
+INSTANTIATE_TEST_SUITE_P(TrainedModels, ShippedModelParity,
+                         ::testing::Values("minigen-tiny-base", "minigen-tiny-sft"), testing::FamilyTestName());
 
 TEST(ReferenceParity, SamplerMasksMatchTheReferenceExactly) {
   std::ifstream in(kGoldenDir + "sampler_masks.json");

@@ -124,9 +124,10 @@ TEST(BpeTokenizerTest, RepeatedEncodingGivesTheSameIds) {
                         tokenizer_testing::kTinyHello, tokenizer_testing::kTinySpaceWorld}));
 }
 
-// The project's own tokenizer (tokenizers/minigen-6400, trained on the KJV Bible). The expected ids are the ones
-// Hugging Face's tokenizers.js produced for the same file when it was written.
-TEST(ShippedTokenizerTest, EncodesLikeHuggingFace) {
+// The project's own tokenizer (tokenizers/minigen-6400, trained by `minigen tokenizer train` on the corpus of
+// tools/corpus: KJV, WordNet, dictionaries, fortunes, Tang/Song poems). The expected ids are the ones
+// tools/train/bpe.py, an independent Python implementation, produced for the same file.
+TEST(ShippedTokenizerTest, EncodesLikeTheIndependentPythonTokenizer) {
   // lexically_normal: tests/data need not exist for the path to resolve.
   const std::filesystem::path directory =
       (std::filesystem::path(MINIGEN_TEST_DATA_DIR) / "../../tokenizers/minigen-6400").lexically_normal();
@@ -135,14 +136,17 @@ TEST(ShippedTokenizerTest, EncodesLikeHuggingFace) {
   EXPECT_EQ(tokenizer.bos_id(), 1);
   EXPECT_EQ(tokenizer.eos_id(), 2);
   EXPECT_EQ(tokenizer.pad_id(), 0);
-  // I n Ġthe Ġbeginning ĠGod Ġcreated Ġthe Ġheaven Ġand Ġthe Ġearth .
+  // In Ġthe Ġbeginning ĠGod Ġcreated Ġthe Ġheaven Ġand Ġthe Ġearth .
   EXPECT_EQ(tokenizer.encode("In the beginning God created the heaven and the earth."),
-            (Ids{76, 113, 294, 2204, 423, 3464, 294, 826, 303, 294, 695, 49}));
-  // <|im_start|> us er Ċ A nd ĠGod Ġsaid <|im_end|> Ċ
+            (Ids{2043, 300, 3684, 719, 3572, 300, 2274, 336, 300, 1251, 49}));
+  // <|im_start|> us er Ċ And ĠGod Ġsaid <|im_end|> Ċ
   EXPECT_EQ(tokenizer.encode("<|im_start|>user\nAnd God said<|im_end|>\n"),
-            (Ids{1, 462, 302, 234, 68, 296, 423, 425, 2, 234}));
-  // No Chinese or emoji in the KJV: byte tokens only.
-  EXPECT_EQ(tokenizer.encode("光 😀"), (Ids{197, 263, 267, 256, 208, 289, 282, 258}));
+            (Ids{1, 343, 298, 234, 2201, 719, 694, 2, 234}));
+  // From the poems: common characters (前 明 月 是 地 上) are one token each, rarer ones (床 光 霜) two pieces,
+  // 疑 three; the emoji stays in byte tokens.
+  EXPECT_EQ(tokenizer.encode("床前明月光，疑是地上霜。"),
+            (Ids{2137, 268, 5312, 3689, 2509, 1125, 267, 550, 199, 280, 275, 4620, 5992, 2863, 3873, 286, 571}));
+  EXPECT_EQ(tokenizer.encode("光 😀"), (Ids{1125, 267, 256, 208, 289, 282, 258}));
   EXPECT_EQ(tokenizer.decode(tokenizer.encode("光 😀"), false), "光 😀");
 }
 

@@ -3,6 +3,7 @@
 
     /usr/bin/python3 tools/reference/make_golden.py            # random-weight models + sampler masks
     /usr/bin/python3 tools/reference/make_golden.py --shipped  # also models/minigen-tiny-{base,sft} if present
+    /usr/bin/python3 tools/reference/make_golden.py --shipped-only
 
 Run from the repository root after building build/minigen (the weights come from `minigen init-random`, the same
 random_weights(config, seed) the C++ tests call). For each family it writes <family>.safetensors (fp32) with,
@@ -16,6 +17,10 @@ for three fixed prompts p0, p1, p2 of 1, 7 and 24 tokens:
   greedy_penalty.p{k}, greedy_penalty_margin.p{k}  [64]   the same greedy run with repetition penalty 2
 __metadata__ holds family, seed, layers, prompts, the generate settings, the model's config.json, and a
 fingerprint of the weights (embed_tokens_first8, and weights_sha256 of the model.safetensors init-random wrote).
+The shipped models (--shipped) get <name>.safetensors with the same tensors for three real prompts instead: two base
+prompts (bos + KJV text, bos + a dictionary entry's head) and one ChatML question; __metadata__["prompt_texts"] holds
+[kind, text] for each, the ids come from tools/train/bpe.py (a Python tokenizer independent of minigen's), so the C++
+test also checks that minigen's tokenizer and chat template give the same ids.
 sampler_masks.json holds kept-token masks of the filter chain on hand-picked logit vectors.
 
 Needs only Debian's torch and numpy; threads are limited to one.
@@ -42,6 +47,11 @@ RANDOM_MODELS = (("tiny", None), ("minimind3", 2), ("minimind3-moe", 2), ("minim
 SEED = 1  # the C++ tests' random_test_model default
 SHIPPED_MODELS = ("minigen-tiny-base", "minigen-tiny-sft")
 PROMPT_LENGTHS = (1, 7, 24)
+# Prompts of the shipped models: ("base", text) is bos + text, ("chat", question) a one-turn ChatML prompt with the
+# generation prompt in its non-thinking form (empty think block), as `minigen generate --chat` builds it.
+SHIPPED_PROMPTS = (("base", "Genesis 1:1 In the beginning"),
+                   ("base", "river\n(noun)\n1."),
+                   ("chat", "What does 'river' mean?"))
 GREEDY_TOKENS = 64
 STEP_TOP = 8
 VOCAB_SIZE = 6400
@@ -57,6 +67,20 @@ PENALTY_SETTINGS = {**GREEDY_SETTINGS, "repetition_penalty": 2.0}
 def prompt_ids(prompt_index, length):
     """Deterministic prompt ids spread over the vocabulary: (i·37 + k·101 + 5) mod 6400."""
     return [(i * 37 + prompt_index * 101 + 5) % VOCAB_SIZE for i in range(length)]
+
+
+def shipped_prompt_ids(model_dir):
+    sys.path.insert(0, str(pathlib.Path(__file__).resolve().parents[1] / "train"))
+    from bpe import ByteLevelBPE
+    tokenizer = ByteLevelBPE.load(str(model_dir))
+    prompts = []
+    for kind, text in SHIPPED_PROMPTS:
+        if kind == "base":
+            prompts.append([tokenizer.token_id("<|im_start|>")] + tokenizer.encode(text))
+        else:
+            prompts.append(tokenizer.encode(f"<|im_start|>user\n{text}<|im_end|>\n"
+                                            f"<|im_start|>assistant\n<think>\n\n</think>\n\n"))
+    return prompts
 
 
 def init_random(minigen, family, layers, out_dir, tokenizer):
@@ -105,11 +129,10 @@ def argmax_margins(model, prompt, tokens, settings, description):
     return torch.tensor(margins)
 
 
-def model_fixture(model, description):
+def model_fixture(model, description, prompts):
     """(tensors, metadata) for one model: prompt logits, greedy continuations with cache (checked against cache
     off), their argmax margins and the cached decode's top logits."""
     tensors = {}
-    prompts = [prompt_ids(k, length) for k, length in enumerate(PROMPT_LENGTHS)]
     for k, prompt in enumerate(prompts):
         name = f"{description} p{k}"
         tensors[f"prompt.p{k}"] = torch.tensor(prompt, dtype=torch.float32)
@@ -138,9 +161,9 @@ def model_fixture(model, description):
     return tensors, metadata
 
 
-def write_model_fixture(model_dir, out_path, extra_metadata):
+def write_model_fixture(model_dir, out_path, extra_metadata, prompts):
     model = ref.load_model(model_dir)
-    tensors, metadata = model_fixture(model, out_path.stem)
+    tensors, metadata = model_fixture(model, out_path.stem, prompts)
     metadata.update(extra_metadata)
     metadata["layers"] = str(model.config.num_layers)
     metadata["config_json"] = (pathlib.Path(model_dir) / "config.json").read_text()
@@ -264,17 +287,21 @@ def main():
     parser.add_argument("--out", default="tests/data/golden", help="fixture directory")
     parser.add_argument("--tokenizer", help="tokenizer directory for init-random (default: minigen's own)")
     parser.add_argument("--shipped", action="store_true", help="also models/minigen-tiny-base and -sft")
+    parser.add_argument("--shipped-only", action="store_true", help="only the shipped models' fixtures")
     parser.add_argument("--masks-only", action="store_true", help="only sampler_masks.json (no binary needed)")
     args = parser.parse_args()
     out_dir = pathlib.Path(args.out)
     out_dir.mkdir(parents=True, exist_ok=True)
 
-    masks = sampler_masks()
+    if args.shipped_only:
+        args.shipped = True
+    masks = sampler_masks() if not args.shipped_only else None
     masks_path = out_dir / "sampler_masks.json"
-    with open(masks_path, "w") as stream:
-        stream.write(dump_one_case_per_line(masks))
-    print(f"wrote {masks_path}: {len(masks['cases'])} cases, {len(masks['boundary_cases'])} boundary cases "
-          f"({masks_path.stat().st_size:,} bytes)")
+    if masks is not None:
+        with open(masks_path, "w") as stream:
+            stream.write(dump_one_case_per_line(masks))
+        print(f"wrote {masks_path}: {len(masks['cases'])} cases, {len(masks['boundary_cases'])} boundary cases "
+              f"({masks_path.stat().st_size:,} bytes)")
     if args.masks_only:
         return
 
@@ -282,12 +309,13 @@ def main():
     if not minigen.exists():
         sys.exit(f"{minigen} not found: build it first (cmake -S . -B build -G Ninja && ninja -C build minigen)")
     with tempfile.TemporaryDirectory(prefix="minigen_golden_") as temporary:
-        for family, layers in RANDOM_MODELS:
+        for family, layers in RANDOM_MODELS if not args.shipped_only else ():
             model_dir = pathlib.Path(temporary) / family
             init_random(minigen, family, layers, model_dir, args.tokenizer)
             print(f"{family} (seed {SEED}, {layers or 'all'} layers):")
             write_model_fixture(model_dir, out_dir / f"{family}.safetensors",
-                                {"family": family, "seed": str(SEED), "source": "minigen init-random"})
+                                {"family": family, "seed": str(SEED), "source": "minigen init-random"},
+                                [prompt_ids(k, length) for k, length in enumerate(PROMPT_LENGTHS)])
 
     for name in SHIPPED_MODELS:
         model_dir = pathlib.Path("models") / name
@@ -298,7 +326,9 @@ def main():
             continue
         print(f"{name}:")
         write_model_fixture(model_dir, out_dir / f"{name}.safetensors",
-                            {"family": name, "source": f"models/{name}"})
+                            {"family": name, "source": f"models/{name}",
+                             "prompt_texts": json.dumps(SHIPPED_PROMPTS)},
+                            shipped_prompt_ids(model_dir))
 
 
 if __name__ == "__main__":

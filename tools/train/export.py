@@ -2,8 +2,8 @@
 
     /usr/bin/python3 tools/train/export.py --run base --out /work/minigen-data/models/minigen-tiny-base
 
-Writes OUT/model.safetensors (F32, MiniMind's tensor names; model.embed_tokens.weight and lm_head.weight both
-present and equal, as in MiniMind's state dicts, which minigen's loader accepts), OUT/config.json (the fields
+Writes OUT/model.safetensors (F32, MiniMind's tensor names; the tied lm_head.weight is left out, as HF's
+save_pretrained does with tie_word_embeddings, so the file holds each weight once: 19.4 MB), OUT/config.json (the fields
 `minigen init-random --family tiny` writes) and the tokenizer files from the run's --tokenizer. Then, unless
 --no-check, loads it with `minigen info` and greedily generates 20 tokens from "In the beginning" (or from a
 --chat message).
@@ -42,6 +42,7 @@ def main():
     tensors = {name: tensor.float() for name, tensor in checkpoint["model"].items()}
     if not torch.equal(tensors["lm_head.weight"], tensors["model.embed_tokens.weight"]):
         raise SystemExit("lm_head.weight and model.embed_tokens.weight differ: the model is not tied")
+    del tensors["lm_head.weight"]  # tie_word_embeddings: the loader takes the output projection from the embedding
     run_args, state = checkpoint["args"], checkpoint["state"]
     tokenizer = args.tokenizer or run_args["tokenizer"]
     metadata = {"format": "pt", "producer": "minigen tools/train/export.py", "mode": run_args["mode"],

@@ -16,7 +16,8 @@ A run lives in --run-dir (default /work/minigen-data/runs/<--run>): args.json, l
 steps: step, loss, lr, tokens, elapsed, tokens_per_second) and checkpoint.pt (model, optimizer, schedule position,
 data position, RNG states), written atomically every --checkpoint-minutes and at the end. --resume continues from
 it with the saved arguments; --time-limit MIN checkpoints and stops cleanly before MIN minutes have passed, as do
-SIGINT and SIGTERM. The bar on stderr shows step, loss, lr, tokens/s and the ETA.
+SIGINT and SIGTERM. --retarget-tokens N with --resume changes the schedule's length (for a run that would not
+finish in the time there is). The bar on stderr shows step, loss, lr, tokens/s and the ETA.
 """
 import argparse
 import json
@@ -33,7 +34,7 @@ import runtime  # noqa: E402
 
 DATA_ROOT = pathlib.Path("/work/minigen-data")
 RUNTIME_FLAGS = ("time_limit", "checkpoint_minutes", "threads", "log_every", "resume", "run_dir", "run",
-                 "stop_at_step")
+                 "stop_at_step", "retarget_tokens")
 
 
 def parse_args():
@@ -70,6 +71,9 @@ def parse_args():
     parser.add_argument("--checkpoint-minutes", type=float, default=5.0)
     parser.add_argument("--time-limit", type=float, help="minutes: checkpoint and stop cleanly before this")
     parser.add_argument("--resume", action="store_true", help="continue the run in --run-dir from checkpoint.pt")
+    parser.add_argument("--retarget-tokens", type=int,
+                        help="with --resume: end the schedule after this many tokens in all (the cosine is "
+                             "recomputed for the new length from the current step on)")
     parser.add_argument("--stop-at-step", type=int, help="checkpoint and stop after this step (to test --resume)")
     args = parser.parse_args()
     if not args.run_dir:
@@ -164,6 +168,13 @@ def main():
         optimizer.load_state_dict(checkpoint["optimizer"])
         state = checkpoint["state"]
         total_steps = checkpoint["total_steps"]
+        if args.retarget_tokens:
+            retargeted = math.ceil(args.retarget_tokens / tokens_per_step)
+            if retargeted <= state["step"]:
+                raise SystemExit(f"--retarget-tokens {args.retarget_tokens:,}: the run is already at step "
+                                 f"{state['step']} ({state['step'] * tokens_per_step:,} tokens)")
+            print(f"schedule retargeted: {total_steps:,} -> {retargeted:,} steps", file=sys.stderr)
+            total_steps = retargeted
         torch.set_rng_state(checkpoint["rng"]["torch"])
         np.random.set_state(checkpoint["rng"]["numpy"])
         random.setstate(checkpoint["rng"]["python"])
