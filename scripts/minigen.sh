@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # One entry point for a fresh Debian 12 machine (run as root, or with sudo available):
-#   bash scripts/minigen.sh run    install what is missing, build, generate with the shipped default model
+#   bash scripts/minigen.sh run    install what is missing, build, answer one question with the shipped chat model and
+#                                  run `minigen lab` (the course module's experiment) into lab-report/
 #   bash scripts/minigen.sh test   install what is missing, build, run the whole test suite through ctest
 # Environment: BUILD_DIR (default build), JOBS (default: cores), MINIGEN_SANITIZE=1 for an ASan+UBSan build,
-# CTEST_EXCLUDE (a ctest -E regex) to leave tests out.
+# CTEST_EXCLUDE (a ctest -E regex) to leave tests out, LAB_FLAGS (e.g. --quick) for the run's lab.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -14,7 +15,7 @@ case "$command_name" in
 esac
 
 packages=(build-essential cmake ninja-build pkg-config libgtest-dev libgmock-dev libbenchmark-dev libhwy-dev
-  libcli11-dev nlohmann-json3-dev libicu-dev zlib1g-dev)
+  libcli11-dev nlohmann-json3-dev libicu-dev zlib1g-dev gnuplot-nox)
 missing=()
 for package in "${packages[@]}"; do
   dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")
@@ -43,21 +44,14 @@ if [[ "$command_name" == test ]]; then
   exit
 fi
 
-model=models/minigen-tiny-sft
-if [[ ! -d "$model" ]]; then
-  # Until minigen ships trained weights, the run uses a deterministic random tiny model: the numbers are real,
-  # the words are noise.
-  model="$build_dir/random-tiny"
-  [[ -d "$model" ]] || "$build_dir/minigen" init-random --family tiny --seed 1 --out "$model"
-fi
-"$build_dir/minigen" info "$model"
+# The main job: the shipped chat model answers a question, then `minigen lab` runs the course module's experiment
+# on the shipped base and SFT models and writes lab-report/report.md (LAB_FLAGS=--quick for the one-minute version).
+minigen="$build_dir/minigen"
+"$minigen" info models/minigen-tiny-sft
 echo
-echo "\$ minigen generate -m $model -p 'In the beginning' --greedy -n 32"
-"$build_dir/minigen" generate -m "$model" -p "In the beginning" --greedy -n 32
-# The course module's experiment: a 183-token prompt, 64 new tokens, with and without the KV cache.
-for cache_flag in "" --no-cache; do
-  echo
-  echo "\$ minigen generate -m $model -f examples/genesis-183.txt --greedy --ignore-eos -n 64 $cache_flag"
-  "$build_dir/minigen" generate -m "$model" -f examples/genesis-183.txt --greedy --ignore-eos -n 64 $cache_flag \
-    >/dev/null
-done
+echo "\$ minigen generate --chat \"What does 'river' mean?\" --greedy"
+"$minigen" generate --chat "What does 'river' mean?" --greedy
+echo
+echo "\$ minigen lab --out lab-report ${LAB_FLAGS:-}"
+# shellcheck disable=SC2086  # LAB_FLAGS is a list of flags
+"$minigen" lab --out lab-report ${LAB_FLAGS:-}

@@ -16,5 +16,6 @@ CommandAction add_detokenize_command(CLI::App& app);
 CommandAction add_info_command(CLI::App& app);
 CommandAction add_init_random_command(CLI::App& app);
 CommandAction add_tokenizer_command(CLI::App& app);
+CommandAction add_lab_command(CLI::App& app);
 
 }  // namespace minigen::cli

@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
   add(minigen::cli::add_info_command);
   add(minigen::cli::add_init_random_command);
   add(minigen::cli::add_tokenizer_command);
+  add(minigen::cli::add_lab_command);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -1,0 +1,139 @@
+#include "lab/gnuplot_plot.h"
+
+#include <fcntl.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "core/error.h"
+
+extern char** environ;
+
+namespace minigen::lab {
+namespace {
+
+namespace fs = std::filesystem;
+
+// gnuplot's single-quoted strings take every character literally except the quote itself, written twice.
+std::string quoted(const std::string& text) {
+  std::string out = "'";
+  for (char c : text) {
+    out += c;
+    if (c == '\'') out += '\'';
+  }
+  return out + "'";
+}
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+// Runs `gnuplot script` with stdout discarded and stderr into `stderr_path`; returns the exit status.
+int run_gnuplot(const fs::path& gnuplot, const fs::path& script, const fs::path& stderr_path) {
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, stderr_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+  std::string program = gnuplot.string();
+  std::string script_argument = script.string();
+  char* argv[] = {program.data(), script_argument.data(), nullptr};
+  pid_t child = 0;
+  const int spawned = posix_spawn(&child, program.c_str(), &actions, nullptr, argv, environ);
+  posix_spawn_file_actions_destroy(&actions);
+  if (spawned != 0) throw Error("cannot start " + program + ": " + std::strerror(spawned));
+  int status = 0;
+  if (waitpid(child, &status, 0) < 0) throw Error("lost the gnuplot child process");
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+}  // namespace
+
+fs::path find_gnuplot() {
+  const char* path_variable = std::getenv("PATH");
+  std::istringstream directories(path_variable != nullptr ? path_variable : "/usr/bin:/bin");
+  std::string directory;
+  while (std::getline(directories, directory, ':')) {
+    if (directory.empty()) continue;
+    const fs::path candidate = fs::path(directory) / "gnuplot";
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  throw Error(
+      "gnuplot was not found on PATH; the lab draws its plots with it: install Debian's package gnuplot-nox "
+      "(apt-get install gnuplot-nox)");
+}
+
+std::string gnuplot_script(const PlotSpec& spec, const fs::path& svg_path) {
+  std::ostringstream script;
+  script.precision(10);
+  // noenhanced: titles are printed as written (no ^ or _ markup); a white background keeps dark-mode viewers legible.
+  script << "set encoding utf8\n"
+         << "set terminal svg size 860,520 dynamic noenhanced font 'sans,13' background rgb 'white'\n"
+         << "set output " << quoted(svg_path.string()) << "\n"
+         << "set title " << quoted(spec.title) << "\n"
+         << "set xlabel " << quoted(spec.x_label) << "\n"
+         << "set ylabel " << quoted(spec.y_label) << "\n"
+         << "set grid\n"
+         << "set key outside right top box\n";
+  if (spec.log_x) script << "set logscale x\n";
+  if (spec.log_y) script << "set logscale y\n";
+  if (spec.y_range) script << "set yrange [" << spec.y_range->first << ":" << spec.y_range->second << "]\n";
+  if (!spec.x_tick_labels.empty()) {
+    script << "set xtics (";
+    for (std::size_t i = 0; i < spec.x_tick_labels.size(); ++i) {
+      script << (i == 0 ? "" : ", ") << quoted(spec.x_tick_labels[i].second) << " " << spec.x_tick_labels[i].first;
+    }
+    script << ")\n"
+           << "set xtics rotate by -35\n";  // bin labels such as "1025–2048" would overlap side by side
+  }
+  for (std::size_t s = 0; s < spec.series.size(); ++s) {
+    const PlotSeries& series = spec.series[s];
+    if (series.x.size() != series.y.size()) throw Error("plot series '" + series.title + "' has unequal x and y");
+    script << "$series" << s << " << EOD\n";
+    for (std::size_t i = 0; i < series.x.size(); ++i) script << series.x[i] << " " << series.y[i] << "\n";
+    script << "EOD\n";
+  }
+  if (spec.series.empty()) throw Error("plot " + spec.file_name + " has no data");
+  script << "plot ";
+  for (std::size_t s = 0; s < spec.series.size(); ++s) {
+    script << (s == 0 ? "" : ", \\\n     ") << "$series" << s << " using 1:2 with " << spec.series[s].style
+           << " linewidth 2 title " << quoted(spec.series[s].title);
+  }
+  script << "\nunset output\n";
+  return script.str();
+}
+
+void render_svg(const fs::path& gnuplot, const PlotSpec& spec, const fs::path& out_directory) {
+  const fs::path final_path = out_directory / spec.file_name;
+  const fs::path partial_path = out_directory / (spec.file_name + ".partial");
+  const fs::path work_base =
+      fs::temp_directory_path() / ("minigen-lab-" + std::to_string(::getpid()) + "-" + spec.file_name);
+  const fs::path script_path = work_base.string() + ".gp";
+  const fs::path stderr_path = work_base.string() + ".stderr";
+  {
+    std::ofstream script(script_path, std::ios::binary);
+    script << gnuplot_script(spec, partial_path);
+    if (!script) throw Error("cannot write the gnuplot script " + script_path.string());
+  }
+  const int status = run_gnuplot(gnuplot, script_path, stderr_path);
+  const std::string messages = read_text(stderr_path);
+  std::error_code ignored;
+  fs::remove(script_path, ignored);
+  fs::remove(stderr_path, ignored);
+  if (status != 0 || !fs::exists(partial_path) || fs::file_size(partial_path) == 0) {
+    fs::remove(partial_path, ignored);
+    throw Error("gnuplot failed to draw " + spec.file_name + " (exit status " + std::to_string(status) +
+                "): " + messages);
+  }
+  fs::rename(partial_path, final_path);
+}
+
+}  // namespace minigen::lab

@@ -1,0 +1,74 @@
+#pragma once
+// The lab's report as plain data: sections made of paragraphs, tables and plots in reading order, plus every
+// measured number as JSON. Two writers turn it into report.md (for a learner reading top to bottom) and report.json
+// (for scripts and the CI test); each output file is written under a temporary name and renamed when complete.
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "lab/gnuplot_plot.h"
+
+namespace minigen::lab {
+
+struct ReportParagraph {
+  std::string text;  // Markdown
+};
+
+struct ReportTable {
+  std::vector<std::string> header;
+  std::vector<std::vector<std::string>> rows;  // each as long as header
+};
+
+// A plot the section asks for; the runner renders it to spec.file_name and the markdown shows it as an image.
+struct ReportPlot {
+  PlotSpec spec;
+  std::string caption;
+};
+
+using ReportBlock = std::variant<ReportParagraph, ReportTable, ReportPlot>;
+
+struct ReportSection {
+  std::string key;    // the section's object name in report.json, e.g. "forward_tokens"
+  std::string title;  // the heading in report.md
+  std::vector<ReportBlock> blocks;
+  nlohmann::json data = nlohmann::json::object();  // every number the section measured
+  std::vector<std::string> summary;                // a few headline lines for the console
+
+  void paragraph(std::string text) { blocks.emplace_back(ReportParagraph{std::move(text)}); }
+  void table(ReportTable table) { blocks.emplace_back(std::move(table)); }
+  void plot(PlotSpec spec, std::string caption) {
+    blocks.emplace_back(ReportPlot{std::move(spec), std::move(caption)});
+  }
+};
+
+struct LabReport {
+  std::string title;
+  std::vector<std::string> introduction;  // Markdown paragraphs before the first section
+  nlohmann::json settings = nlohmann::json::object();
+  std::vector<ReportSection> sections;
+};
+
+std::string render_markdown(const LabReport& report);
+// {"settings": …, "sections": {key: data, …}}
+nlohmann::json report_json(const LabReport& report);
+
+// Writes `contents` to `path` through a temporary file beside it and a rename, so a reader (or a crash) never sees a
+// half-written file. Throws minigen::Error naming the path when writing fails.
+void write_file_atomically(const std::filesystem::path& path, std::string_view contents);
+
+// Model output as report text: invalid UTF-8 (a model can stop inside a character) becomes U+FFFD and control
+// characters other than newline become spaces.
+std::string printable_text(std::string_view bytes);
+// Markdown quote block of `text`, one "> " line per line.
+std::string blockquote(std::string_view text);
+
+// Number formatting for tables: 13728 → "13,728"; 1.234 → "1.23".
+std::string with_thousands(long long value);
+std::string fixed(double value, int decimals);
+// 0 → "0", anything else in scientific notation (2.5e-05): a difference that should be zero stays visible.
+std::string exact_or_scientific(double value);
+
+}  // namespace minigen::lab

@@ -1,0 +1,25 @@
+#pragma once
+// `minigen lab` as a library call: runs the eight sections of the KV-cache and sampling module, with progress on a
+// stream, and writes report.md, report.json and the SVG plots into the output directory.
+#include <filesystem>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "lab/lab_context.h"
+
+namespace minigen::lab {
+
+struct LabOutcome {
+  std::vector<std::string> summary;  // one headline line per finding, numbered by section
+  std::filesystem::path report_markdown;
+  std::filesystem::path report_json;
+  std::vector<std::filesystem::path> plots;
+  double elapsed_s = 0;
+};
+
+// Throws minigen::Error for a missing model, an output path that is not a directory, or a missing gnuplot — all
+// before any section runs — and for any failure after, in which case no report.md or report.json is written.
+LabOutcome run_lab(const LabOptions& options, std::ostream& progress);
+
+}  // namespace minigen::lab

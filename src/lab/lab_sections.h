@@ -1,0 +1,29 @@
+#pragma once
+// The eight sections of `minigen lab`, one experiment of the KV-cache and sampling module each. Every section
+// measures with generate() and the cache/config APIs, and returns its paragraphs, tables, plots and numbers.
+#include <string>
+#include <vector>
+
+#include "generate/generate.h"
+#include "lab/lab_context.h"
+#include "lab/lab_report.h"
+
+namespace minigen::lab {
+
+// One batch of section 5 (same prompt in every row, one temperature setting), kept for section 7's eos padding.
+struct TemperatureBatch {
+  int prompt_index = 0;
+  std::string setting;    // "greedy" or "T = 0.7"
+  GenerateResult result;  // step logits already released
+};
+
+ReportSection cache_equivalence_section(LabContext& lab);                                    // 1
+ReportSection forward_tokens_section(LabContext& lab);                                       // 2
+ReportSection timing_section(LabContext& lab);                                               // 3
+ReportSection cache_bytes_section(LabContext& lab);                                          // 4
+ReportSection temperature_section(LabContext& lab, std::vector<TemperatureBatch>& batches);  // 5
+ReportSection top_p_section(LabContext& lab);                                                // 6
+ReportSection eos_padding_section(const std::vector<TemperatureBatch>& batches);             // 7
+ReportSection seed_section(LabContext& lab);                                                 // 8
+
+}  // namespace minigen::lab

@@ -1,0 +1,194 @@
+// End-to-end: the quick lab on the shipped models, checked against the module's invariants in report.json — exact
+// counts, bytes and token equality, never timings — and the command's handling of bad input.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <regex>
+#include <sstream>
+
+#include "core/error.h"
+#include "lab/lab_runner.h"
+#include "model/model_loader.h"
+
+namespace minigen::lab {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+fs::path scratch_directory(const std::string& name) {
+  return fs::temp_directory_path() / ("minigen_lab_test_" + std::to_string(::getpid()) + "_" + name);
+}
+
+int64_t cached_formula(int64_t p, int64_t n) { return p + n - 1; }
+int64_t uncached_formula(int64_t p, int64_t n) { return p * n + n * (n - 1) / 2; }
+
+void expect_counts_match_formulas(const json& point) {
+  const int64_t p = point["prompt_tokens"];
+  const int64_t n = point["new_tokens"];
+  EXPECT_EQ(point["cached"]["forward_tokens"].get<int64_t>(), cached_formula(p, n)) << "P " << p << " N " << n;
+  if (!point["uncached"].is_null()) {
+    EXPECT_EQ(point["uncached"]["forward_tokens"].get<int64_t>(), uncached_formula(p, n)) << "P " << p << " N " << n;
+  }
+}
+
+// "183" in the name keeps this test out of the sanitizer pass (.ci/run), which leaves out the 183-token no-cache runs.
+TEST(LabQuick, ReportHoldsTheModuleInvariantsFor183PromptTokens) {
+  const fs::path models = minigen_home() / "models";
+  const fs::path out = scratch_directory("quick");
+  fs::remove_all(out);
+  LabOptions options;
+  options.base_model = models / "minigen-tiny-base";
+  options.sft_model = models / "minigen-tiny-sft";
+  options.out_dir = out;
+  options.quick = true;
+  std::ostringstream progress;
+  const LabOutcome outcome = run_lab(options, progress);
+  const json report = json::parse(read_text(out / "report.json"));
+  const json& sections = report["sections"];
+
+  // 1. Cache on and off: identical token ids and bit-identical logits, for the 183-token prompt among others.
+  const json& equivalence = sections["cache_equivalence"];
+  bool saw_183_greedy = false;
+  for (const json& run : equivalence["runs"]) {
+    EXPECT_TRUE(run["token_ids_identical"].get<bool>()) << run["prompt"];
+    EXPECT_EQ(run["token_ids_cached"], run["token_ids_uncached"]) << run["prompt"];
+    EXPECT_EQ(run["token_ids_cached"].size(), 64u);
+    EXPECT_EQ(run["max_abs_logit_difference"].get<double>(), 0.0) << run["prompt"];
+    EXPECT_TRUE(run["logits_bit_identical"].get<bool>()) << run["prompt"];
+    saw_183_greedy = saw_183_greedy || (run["prompt_tokens"] == 183 && run["decoding"] == "greedy");
+  }
+  EXPECT_TRUE(saw_183_greedy);
+  EXPECT_EQ(equivalence["genesis_prompt_tokens"].get<int>(), 183);
+
+  // 2. Tokens fed to forward equal P + N − 1 and P·N + N(N−1)/2 at every point; 246 against 13,728 for 183 / 64.
+  const json& forward = sections["forward_tokens"];
+  ASSERT_FALSE(forward["grid"].empty());
+  for (const json& point : forward["grid"]) expect_counts_match_formulas(point);
+  for (const json& point : forward["sweep_at_183"]) expect_counts_match_formulas(point);
+  EXPECT_EQ(forward["headline"]["cached_forward_tokens"].get<int64_t>(), 246);
+  EXPECT_EQ(forward["headline"]["uncached_forward_tokens"].get<int64_t>(), 13728);
+
+  // 4. Bytes used = 2 · layers · length · kv_heads · head_dim · 4 at every length; 204,800 B at 100 tokens; GQA 4×.
+  const json& bytes = sections["cache_bytes"];
+  const json& config = bytes["config"];
+  const uint64_t layers = config["layers"];
+  const uint64_t kv_heads = config["kv_heads"];
+  const uint64_t head_dim = config["head_dim"];
+  EXPECT_EQ(config["bytes_per_element"].get<int>(), 4);
+  const json& lengths = bytes["lengths"];
+  ASSERT_EQ(lengths.size(), bytes["bytes_used"].size());
+  ASSERT_GE(lengths.size(), 100u);
+  for (std::size_t i = 0; i < lengths.size(); ++i) {
+    const uint64_t length = lengths[i];
+    ASSERT_EQ(length, i + 1);
+    ASSERT_EQ(bytes["bytes_used"][i].get<uint64_t>(), 2 * layers * length * kv_heads * head_dim * 4) << length;
+  }
+  EXPECT_EQ(bytes["bytes_at_100_tokens"].get<uint64_t>(), 204800u);
+  for (const json& run : bytes["generate_runs"]) {
+    EXPECT_EQ(run["kv_bytes_used"].get<uint64_t>(),
+              2 * layers * run["positions"].get<uint64_t>() * kv_heads * head_dim * 4);
+  }
+  EXPECT_EQ(bytes["generate_runs"][0]["kv_bytes_used"].get<uint64_t>(), 204800u);
+  EXPECT_EQ(bytes["gqa_ratio"].get<double>(), config["q_heads"].get<double>() / config["kv_heads"].get<double>());
+  EXPECT_EQ(bytes["gqa_ratio"].get<double>(), 4.0);
+
+  // 5–7. The sampling sections ran: greedy gives one answer per prompt; padding is counted.
+  const json& temperature = sections["temperature"];
+  ASSERT_FALSE(temperature["settings"].empty());
+  EXPECT_TRUE(temperature["settings"][0]["greedy"].get<bool>());
+  for (const json& prompt : temperature["settings"][0]["prompts"]) EXPECT_EQ(prompt["distinct_answers"], 1);
+  for (const json& filter : sections["top_p"]["filters"]) {
+    if (filter["filter"] == "top-k 50") {
+      EXPECT_EQ(filter["min"], 50);
+      EXPECT_EQ(filter["max"], 50);
+    }
+    EXPECT_GE(filter["min"].get<int>(), 1);
+  }
+  EXPECT_TRUE(sections["eos_padding"].contains("total_padding_row_steps"));
+
+  // 8. Same seed: the same answer with the cache on or off; greedy too.
+  EXPECT_TRUE(sections["seeds"]["same_seed_cache_on_off_identical"].get<bool>());
+  EXPECT_TRUE(sections["seeds"]["greedy_cache_on_off_identical"].get<bool>());
+  EXPECT_TRUE(sections["seeds"]["alone_and_in_batch_identical"].get<bool>());
+
+  // report.md and every plot it shows exist and are not empty.
+  const std::string markdown = read_text(out / "report.md");
+  ASSERT_FALSE(markdown.empty());
+  const std::regex image(R"(\]\(([A-Za-z0-9_]+\.svg)\))");
+  int images = 0;
+  for (auto match = std::sregex_iterator(markdown.begin(), markdown.end(), image); match != std::sregex_iterator();
+       ++match) {
+    const fs::path plot = out / (*match)[1].str();
+    ASSERT_TRUE(fs::exists(plot)) << plot;
+    EXPECT_GT(fs::file_size(plot), 0u) << plot;
+    EXPECT_NE(read_text(plot).find("<svg"), std::string::npos) << plot;
+    ++images;
+  }
+  EXPECT_EQ(images, static_cast<int>(outcome.plots.size()));
+  EXPECT_GE(images, 8);
+  for (const fs::directory_entry& entry : fs::directory_iterator(out)) {
+    EXPECT_EQ(entry.path().string().find(".partial"), std::string::npos) << "left over: " << entry.path();
+  }
+  EXPECT_EQ(outcome.summary.size(), 8u);
+  fs::remove_all(out);
+}
+
+struct CommandResult {
+  int exit_code;
+  std::string err;
+};
+
+CommandResult run_minigen(const std::string& arguments, const fs::path& scratch) {
+  fs::create_directories(scratch);
+  const fs::path err = scratch / "stderr.txt";
+  const std::string command =
+      std::string(MINIGEN_BINARY) + " " + arguments + " >/dev/null 2>" + err.string() + " </dev/null";
+  const int status = std::system(command.c_str());
+  return CommandResult{WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), read_text(err)};
+}
+
+TEST(LabCommand, MissingModelIsOneClearErrorAndWritesNothing) {
+  const fs::path scratch = scratch_directory("missing_model");
+  const fs::path out = scratch / "report";
+  const CommandResult result =
+      run_minigen("lab --quick --base " + (scratch / "no-such-model").string() + " --out " + out.string(), scratch);
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_NE(result.err.find("minigen: error: --base: model"), std::string::npos) << result.err;
+  EXPECT_FALSE(fs::exists(out));
+  fs::remove_all(scratch);
+}
+
+TEST(LabCommand, UnknownFlagFails) {
+  const fs::path scratch = scratch_directory("bad_flag");
+  const CommandResult result = run_minigen("lab --quick --no-such-flag", scratch);
+  EXPECT_NE(result.exit_code, 0);
+  EXPECT_LT(result.exit_code, 128);
+  EXPECT_NE(result.err.find("no-such-flag"), std::string::npos) << result.err;
+  fs::remove_all(scratch);
+}
+
+TEST(LabCommand, OutputPathThatIsAFileIsRefused) {
+  const fs::path scratch = scratch_directory("out_is_file");
+  fs::create_directories(scratch);
+  const fs::path file = scratch / "plain-file";
+  std::ofstream(file) << "x";
+  const CommandResult result = run_minigen("lab --quick --out " + file.string(), scratch);
+  EXPECT_EQ(result.exit_code, 1);
+  EXPECT_NE(result.err.find("is not a directory"), std::string::npos) << result.err;
+  fs::remove_all(scratch);
+}
+
+}  // namespace
+}  // namespace minigen::lab
