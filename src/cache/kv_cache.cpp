@@ -7,8 +7,7 @@
 namespace minigen {
 
 KvCache::KvCache(const ModelConfig& config, int capacity_tokens)
-    : num_layers_(config.num_layers), kv_width_(config.kv_width()), keys_(config.num_layers),
-      values_(config.num_layers) {
+    : num_layers_(config.num_layers), layout_{config.num_kv_heads, config.head_dim}, layers_(config.num_layers) {
   if (capacity_tokens < 0) throw Error("KV cache capacity must not be negative");
   reserve_for(capacity_tokens);
 }
@@ -16,12 +15,11 @@ KvCache::KvCache(const ModelConfig& config, int capacity_tokens)
 void KvCache::reserve_for(int count) {
   const int needed = length_ + count;
   if (needed <= capacity_) return;
-  const int new_capacity = std::max(needed, capacity_ * 2);
-  const std::size_t floats = static_cast<std::size_t>(new_capacity) * kv_width_;
-  for (int layer = 0; layer < num_layers_; ++layer) {
-    keys_[layer].resize(floats);
-    values_[layer].resize(floats);
-  }
+  constexpr int kBlock = KvBlockLayout::kBlockTokens;
+  const int wanted = std::max(needed, capacity_ * 2);
+  const int new_capacity = (wanted + kBlock - 1) / kBlock * kBlock;
+  // Blocks are whole and in order, so growing keeps every stored position where it was.
+  for (auto& layer : layers_) layer.resize(static_cast<std::size_t>(new_capacity / kBlock) * layout_.block_floats());
   capacity_ = new_capacity;
 }
 
@@ -30,12 +28,32 @@ void KvCache::advance(int count) {
   length_ += count;
 }
 
+void KvCache::write(int layer, int position, const float* key_row, const float* value_row) {
+  if (position < 0 || position >= capacity_) throw Error("KV cache write beyond its capacity");
+  layout_.write(const_cast<float*>(block(layer, position)), position % KvBlockLayout::kBlockTokens, key_row,
+                value_row);
+}
+
+float KvCache::key_at(int layer, int position, int index) const {
+  return *layout_.key(block(layer, position), position % KvBlockLayout::kBlockTokens, index / layout_.head_dim,
+                      index % layout_.head_dim);
+}
+
+float KvCache::value_at(int layer, int position, int index) const {
+  return layout_.value_row(block(layer, position), position % KvBlockLayout::kBlockTokens, 0)[index];
+}
+
+void KvCache::block_pointers(int layer, int positions, std::vector<const float*>& blocks) const {
+  blocks.clear();
+  for (int p = 0; p < positions; p += KvBlockLayout::kBlockTokens) blocks.push_back(block(layer, p));
+}
+
 std::size_t KvCache::bytes_allocated() const {
-  return 2 * static_cast<std::size_t>(num_layers_) * capacity_ * kv_width_ * kBytesPerElement;
+  return 2 * static_cast<std::size_t>(num_layers_) * capacity_ * layout_.kv_width() * kBytesPerElement;
 }
 
 std::size_t KvCache::bytes_used() const {
-  return 2 * static_cast<std::size_t>(num_layers_) * length_ * kv_width_ * kBytesPerElement;
+  return 2 * static_cast<std::size_t>(num_layers_) * length_ * layout_.kv_width() * kBytesPerElement;
 }
 
 }  // namespace minigen

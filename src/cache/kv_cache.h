@@ -1,11 +1,15 @@
 #pragma once
 // The KV cache of one sequence: for every layer, K (after qk-norm and RoPE) and V for each position, stored
 // before GQA's repeat_kv — kv_heads rows, not q_heads — so GQA's memory saving is kept.
-// Layout per layer: [position][kv_head][head_dim], as MiniMind's [batch, position, kv_head, head_dim] for one row.
+//
+// Positions are grouped in blocks of 16 (ops/kv_block.h: keys transposed inside a block so the attention kernel
+// reads 16 keys per vector load). Here a layer's blocks are contiguous and capacity is a multiple of 16; the
+// paged cache of the server hands the same kind of block to the same kernel from a shared pool.
 #include <cstddef>
 #include <vector>
 
 #include "model/config.h"
+#include "ops/kv_block.h"
 
 namespace minigen {
 
@@ -16,13 +20,15 @@ class KvCache {
 
   int length() const { return length_; }
   int capacity() const { return capacity_; }
+  const KvBlockLayout& layout() const { return layout_; }
 
-  // Rows for layer `layer`, position 0. Row `p` starts kv_width floats further on.
-  float* keys(int layer) { return keys_[layer].data(); }
-  float* values(int layer) { return values_[layer].data(); }
-  const float* keys(int layer) const { return keys_[layer].data(); }
-  const float* values(int layer) const { return values_[layer].data(); }
-  int row_width() const { return kv_width_; }
+  // Stores K and V rows ([kv_head][head_dim]) of `position` (< capacity) in `layer`.
+  void write(int layer, int position, const float* key_row, const float* value_row);
+  // Element `index` of the key / value row of `position` (index = kv_head · head_dim + d).
+  float key_at(int layer, int position, int index) const;
+  float value_at(int layer, int position, int index) const;
+  // The blocks holding positions [0, positions) of `layer`, for the attention kernel.
+  void block_pointers(int layer, int positions, std::vector<const float*>& blocks) const;
 
   // Makes room for positions [length, length + count) before a forward call writes them.
   void reserve_for(int count);
@@ -38,12 +44,16 @@ class KvCache {
   std::size_t bytes_used() const;
 
  private:
+  const float* block(int layer, int position) const {
+    return layers_[layer].data() + static_cast<std::size_t>(position / KvBlockLayout::kBlockTokens) *
+                                       layout_.block_floats();
+  }
+
   int num_layers_;
-  int kv_width_;
+  KvBlockLayout layout_;
   int length_ = 0;
   int capacity_ = 0;
-  std::vector<std::vector<float>> keys_;
-  std::vector<std::vector<float>> values_;
+  std::vector<std::vector<float>> layers_;  // per layer: capacity / 16 blocks, one after another
 };
 
 }  // namespace minigen

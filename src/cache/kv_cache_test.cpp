@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <vector>
+
 namespace minigen {
 namespace {
 
@@ -27,20 +29,27 @@ TEST(KvCache, HundredTokensOfTheTinyConfigUse204800Bytes) {
 TEST(KvCache, GrowsWhenAForwardNeedsMoreRoomAndKeepsContents) {
   KvCache cache(tiny_shape(), 2);
   cache.reserve_for(2);
-  cache.keys(3)[0] = 7.0f;
-  cache.values(3)[2 * 64 - 1] = 9.0f;
+  std::vector<float> key(64), value(64);
+  for (int i = 0; i < 64; ++i) {
+    key[i] = static_cast<float>(i);
+    value[i] = static_cast<float>(100 + i);
+  }
+  cache.write(3, 1, key.data(), value.data());
   cache.advance(2);
-  cache.reserve_for(3);
-  EXPECT_GE(cache.capacity(), 5);
-  EXPECT_EQ(cache.keys(3)[0], 7.0f);
-  EXPECT_EQ(cache.values(3)[2 * 64 - 1], 9.0f);
+  cache.reserve_for(40);  // 42 positions: three blocks of 16
+  EXPECT_EQ(cache.capacity(), 48);
+  for (int i = 0; i < 64; ++i) {
+    EXPECT_EQ(cache.key_at(3, 1, i), static_cast<float>(i));
+    EXPECT_EQ(cache.value_at(3, 1, i), static_cast<float>(100 + i));
+  }
   cache.clear();
   EXPECT_EQ(cache.bytes_used(), 0u);
 }
 
 TEST(KvCache, AdvancingPastCapacityIsAnError) {
-  KvCache cache(tiny_shape(), 4);
-  EXPECT_THROW(cache.advance(5), std::exception);
+  KvCache cache(tiny_shape(), 4);  // rounded up to one block of 16
+  EXPECT_EQ(cache.capacity(), 16);
+  EXPECT_THROW(cache.advance(17), std::exception);
 }
 
 }  // namespace

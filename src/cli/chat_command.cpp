@@ -32,7 +32,7 @@ int run_chat(const ChatFlags& flags) {
   LoadedModel loaded = flags.model.load();
   const Tokenizer& tokenizer = *loaded.tokenizer;
   ThreadPool pool(flags.model.thread_count());
-  Transformer transformer(*loaded.model, pool);
+  Transformer transformer(*loaded.model, pool, flags.model.weight_type());
 
   std::vector<ChatMessage> history;
   if (!flags.system.empty()) history.push_back({"system", flags.system});

@@ -16,6 +16,10 @@ void ModelFlags::add_to(CLI::App& command) {
       ->default_val(8)
       ->check(CLI::Range(1, 1024));
   command.add_option("--threads", threads, "worker threads [default: one per core]")->check(CLI::Range(0, 1024));
+  command.add_option("--weights", weights,
+                     "element type the matrix products read: f32 (exact) or bf16 (half the bytes, fp32 sums)")
+      ->default_val("f32")
+      ->check(CLI::IsMember({"f32", "bf16"}));
 }
 
 LoadedModel ModelFlags::load() const {
@@ -33,6 +37,8 @@ LoadedModel ModelFlags::load() const {
   if (!tokenizer_path.empty()) options.tokenizer_path = tokenizer_path;
   return load_model(path, options);
 }
+
+WeightType ModelFlags::weight_type() const { return parse_weight_type(weights); }
 
 int ModelFlags::thread_count() const { return threads > 0 ? threads : ThreadPool::default_thread_count(); }
 

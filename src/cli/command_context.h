@@ -1,5 +1,5 @@
 #pragma once
-// Flags several commands share (model, tokenizer, threads) and the helpers that turn them into a loaded model.
+// Flags several commands share (model, tokenizer, threads, weight type) and the helpers that turn them into a loaded model.
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include "model/model_loader.h"
+#include "ops/weight_type.h"
 
 namespace minigen::cli {
 
@@ -15,10 +16,12 @@ struct ModelFlags {
   std::string tokenizer_path;
   int num_q_heads = 8;
   int threads = 0;  // 0: one per core
+  std::string weights = "f32";
 
   void add_to(CLI::App& command);
   LoadedModel load() const;
   int thread_count() const;
+  WeightType weight_type() const;
 };
 
 // The model used when -m is not given.

@@ -44,7 +44,7 @@ int run_generate(const GenerateFlags& flags) {
   const std::vector<std::vector<int>> prompts(flags.num_return_sequences, prompt);
 
   ThreadPool pool(flags.model.thread_count());
-  Transformer transformer(*loaded.model, pool);
+  Transformer transformer(*loaded.model, pool, flags.model.weight_type());
   // Text streams as tokens arrive when there is one row; several rows are printed one after another at the end.
   const bool stream = !flags.json && flags.num_return_sequences == 1;
   StreamDecoder decoder(tokenizer, /*skip_special_tokens=*/true);

@@ -9,7 +9,6 @@
 #include "core/error.h"
 #include "ops/activation.h"
 #include "ops/attention.h"
-#include "ops/matmul.h"
 #include "ops/rmsnorm.h"
 #include "ops/softmax.h"
 
@@ -24,15 +23,43 @@ void grow(std::vector<float>& buffer, std::size_t size) {
   if (buffer.size() < size) buffer.resize(size);
 }
 
+// Below this many tokens a per-token step (norm, RoPE, SiLU) is cheaper done inline than handed to the pool.
+constexpr int kTokensWorthSplitting = 8;
+
 }  // namespace
 
-Transformer::Transformer(const Model& model, ThreadPool& pool) : model_(model), pool_(pool) {}
+Transformer::Transformer(const Model& model, ThreadPool& pool, WeightType weight_type)
+    : model_(model), pool_(pool), packed_(pack_weights(model.config, model.weights, weight_type)) {}
 
-const std::vector<float>& Transformer::forward(std::span<const ForwardRow> rows) {
+std::size_t Transformer::weight_bytes() const {
   const ModelConfig& config = model_.config;
-  const int hidden = config.hidden_size;
+  std::size_t norm_floats = static_cast<std::size_t>(config.hidden_size) * (2 * config.num_layers + 1);
+  if (config.qk_norm) norm_floats += static_cast<std::size_t>(2) * config.head_dim * config.num_layers;
+  return packed_.matrix_bytes() + norm_floats * sizeof(float);
+}
 
-  // Lay out every fed token with its row and absolute position: positions continue from the row's cached length.
+template <class Body>
+void Transformer::for_each_token(int count, Body&& body) {
+  if (count < kTokensWorthSplitting) {
+    for (int t = 0; t < count; ++t) body(t);
+    return;
+  }
+  pool_.parallel_for(count, [&](int64_t begin, int64_t end) {
+    for (int64_t t = begin; t < end; ++t) body(static_cast<int>(t));
+  });
+}
+
+void Transformer::rmsnorm_tokens(float* out, const float* in, const std::vector<float>& weight, int count) {
+  const int hidden = model_.config.hidden_size;
+  const float eps = model_.config.rms_norm_eps;
+  for_each_token(count, [&](int t) {
+    rmsnorm(out + static_cast<std::size_t>(t) * hidden, in + static_cast<std::size_t>(t) * hidden, weight.data(),
+            hidden, eps);
+  });
+}
+
+void Transformer::lay_out_tokens(std::span<const ForwardRow> rows) {
+  const ModelConfig& config = model_.config;
   token_row_.clear();
   token_position_.clear();
   std::set<const KvCache*> caches_seen;
@@ -57,23 +84,32 @@ const std::vector<float>& Transformer::forward(std::span<const ForwardRow> rows)
       token_position_.push_back(first_position + static_cast<int>(i));
     }
   }
-  for (const ForwardRow& row : rows) row.cache->reserve_for(static_cast<int>(row.tokens.size()));
   token_count_ = static_cast<int>(token_row_.size());
+}
+
+const std::vector<float>& Transformer::forward(std::span<const ForwardRow> rows) {
+  const ModelConfig& config = model_.config;
+  const int hidden = config.hidden_size;
+  lay_out_tokens(rows);
+  for (const ForwardRow& row : rows) row.cache->reserve_for(static_cast<int>(row.tokens.size()));
 
   // h = embed[ids] (MiniMind does not scale the embedding).
+  const float* embedding = packed_.embedding_bf16_rounded.empty() ? model_.weights.embed_tokens.data()
+                                                                  : packed_.embedding_bf16_rounded.data();
   grow(residual_, static_cast<std::size_t>(token_count_) * hidden);
   int token = 0;
   for (const ForwardRow& row : rows) {
     for (int id : row.tokens) {
-      std::memcpy(row_of(residual_, token++, hidden), model_.weights.embed_tokens.data() +
-                  static_cast<std::size_t>(id) * hidden, sizeof(float) * hidden);
+      std::memcpy(row_of(residual_, token++, hidden), embedding + static_cast<std::size_t>(id) * hidden,
+                  sizeof(float) * hidden);
     }
   }
 
   for (int layer = 0; layer < config.num_layers; ++layer) {
     const LayerWeights& weights = model_.weights.layers[layer];
-    attention_block(weights, layer, rows);  // h = h + Attn(RMSNorm_in(h))
-    feed_forward_block(weights);            // h = h + MLP(RMSNorm_post(h))
+    const PackedLayer& packed = packed_.layers[layer];
+    attention_block(weights, packed, layer, rows);  // h = h + Attn(RMSNorm_in(h))
+    feed_forward_block(weights, packed);            // h = h + MLP(RMSNorm_post(h))
   }
   for (const ForwardRow& row : rows) row.cache->advance(static_cast<int>(row.tokens.size()));
 
@@ -91,41 +127,36 @@ const std::vector<float>& Transformer::forward(std::span<const ForwardRow> rows)
   }
   const int wanted_count = static_cast<int>(wanted.size());
   grow(normed_, static_cast<std::size_t>(wanted_count) * hidden);
-  for (int i = 0; i < wanted_count; ++i) {
-    rmsnorm(row_of(normed_, i, hidden), row_of(residual_, wanted[i], hidden), model_.weights.final_norm.data(), hidden,
-            config.rms_norm_eps);
-  }
-  const Matrix& output = model_.weights.output_projection();
+  for_each_token(wanted_count, [&](int i) {
+    rmsnorm(row_of(normed_, i, hidden), row_of(residual_, wanted[i], hidden), model_.weights.final_norm.data(),
+            hidden, config.rms_norm_eps);
+  });
   logits_.resize(static_cast<std::size_t>(wanted_count) * config.vocab_size);
-  matmul(logits_.data(), normed_.data(), output.data(), wanted_count, hidden, config.vocab_size, pool_);
+  matmul(logits_.data(), normed_.data(), packed_.lm_head, wanted_count, pool_);
   return logits_;
 }
 
-void Transformer::attention_block(const LayerWeights& layer, int layer_index, std::span<const ForwardRow> rows) {
+void Transformer::attention_block(const LayerWeights& layer, const PackedLayer& packed, int layer_index,
+                                  std::span<const ForwardRow> rows) {
   const ModelConfig& config = model_.config;
   const int hidden = config.hidden_size;
   const int head_dim = config.head_dim;
   const int q_width = config.q_width();
   const int kv_width = config.kv_width();
+  const int qkv_width = q_width + 2 * kv_width;
   const std::size_t tokens = token_count_;
 
   grow(normed_, tokens * hidden);
-  for (int t = 0; t < token_count_; ++t) {
-    rmsnorm(row_of(normed_, t, hidden), row_of(residual_, t, hidden), layer.input_norm.data(), hidden,
-            config.rms_norm_eps);
-  }
-  grow(query_, tokens * q_width);
-  grow(key_, tokens * kv_width);
-  grow(value_, tokens * kv_width);
-  matmul(query_.data(), normed_.data(), layer.q_proj.data(), token_count_, hidden, q_width, pool_);
-  matmul(key_.data(), normed_.data(), layer.k_proj.data(), token_count_, hidden, kv_width, pool_);
-  matmul(value_.data(), normed_.data(), layer.v_proj.data(), token_count_, hidden, kv_width, pool_);
+  rmsnorm_tokens(normed_.data(), residual_.data(), layer.input_norm, token_count_);
+  grow(qkv_, tokens * qkv_width);
+  matmul(qkv_.data(), normed_.data(), packed.qkv, token_count_, pool_);  // [q | k | v] per token
 
   // qk-norm (minimind-3) then RoPE, then K and V go straight into the cache slot for their position.
-  for (int t = 0; t < token_count_; ++t) {
+  for_each_token(token_count_, [&](int t) {
     const int position = token_position_[t];
-    float* q = row_of(query_, t, q_width);
-    float* k = row_of(key_, t, kv_width);
+    float* q = row_of(qkv_, t, qkv_width);
+    float* k = q + q_width;
+    const float* v = k + kv_width;
     for (int h = 0; h < config.num_q_heads; ++h) {
       float* head = q + h * head_dim;
       if (config.qk_norm) rmsnorm(head, head, layer.q_norm.data(), head_dim, config.rms_norm_eps);
@@ -136,65 +167,64 @@ void Transformer::attention_block(const LayerWeights& layer, int layer_index, st
       if (config.qk_norm) rmsnorm(head, head, layer.k_norm.data(), head_dim, config.rms_norm_eps);
       model_.rope.apply(head, position);
     }
-    KvCache& cache = *rows[token_row_[t]].cache;
-    std::memcpy(cache.keys(layer_index) + static_cast<std::size_t>(position) * kv_width, k, sizeof(float) * kv_width);
-    std::memcpy(cache.values(layer_index) + static_cast<std::size_t>(position) * kv_width,
-                row_of(value_, t, kv_width), sizeof(float) * kv_width);
-  }
+    rows[token_row_[t]].cache->write(layer_index, position, k, v);
+  });
 
-  // Query head h reads kv head h / (q_heads / kv_heads): GQA without materialising repeat_kv.
+  // Query heads h·g … h·g + g − 1 read kv head h (g = q_heads / kv_heads): GQA without materialising repeat_kv.
+  row_blocks_.resize(rows.size());
+  for (std::size_t r = 0; r < rows.size(); ++r) {
+    const KvCache& cache = *rows[r].cache;
+    cache.block_pointers(layer_index, cache.length() + static_cast<int>(rows[r].tokens.size()), row_blocks_[r]);
+  }
   const int group_size = config.num_q_heads / config.num_kv_heads;
   grow(attention_out_, tokens * q_width);
-  pool_.parallel_for(static_cast<int64_t>(token_count_) * config.num_q_heads, [&](int64_t begin, int64_t end) {
-    std::vector<float> scores;
+  pool_.parallel_for(static_cast<int64_t>(token_count_) * config.num_kv_heads, [&](int64_t begin, int64_t end) {
+    thread_local std::vector<float> scores;
     for (int64_t item = begin; item < end; ++item) {
-      const int t = static_cast<int>(item / config.num_q_heads);
-      const int h = static_cast<int>(item % config.num_q_heads);
-      const int kv_head = h / group_size;
-      const int num_keys = token_position_[t] + 1;  // causal: keys 0..position
-      const KvCache& cache = *rows[token_row_[t]].cache;
-      scores.resize(num_keys);
-      attend(row_of(attention_out_, t, q_width) + h * head_dim, row_of(query_, t, q_width) + h * head_dim,
-             cache.keys(layer_index) + kv_head * head_dim, cache.values(layer_index) + kv_head * head_dim, kv_width,
-             num_keys, head_dim, scores.data());
+      const int t = static_cast<int>(item / config.num_kv_heads);
+      const int kv_head = static_cast<int>(item % config.num_kv_heads);
+      const int num_keys = token_position_[t] + 1;  // causal: keys 0 … position
+      const std::size_t padded = (num_keys + KvBlockLayout::kBlockTokens - 1) / KvBlockLayout::kBlockTokens *
+                                 KvBlockLayout::kBlockTokens;
+      if (scores.size() < group_size * padded) scores.resize(group_size * padded);
+      AttentionGroup group;
+      group.queries = row_of(qkv_, t, qkv_width) + kv_head * group_size * head_dim;
+      group.out = row_of(attention_out_, t, q_width) + kv_head * group_size * head_dim;
+      group.group_size = group_size;
+      group.kv_head = kv_head;
+      attend(group, row_blocks_[token_row_[t]], num_keys, rows[token_row_[t]].cache->layout(), scores.data());
     }
   });
 
-  grow(projected_, tokens * hidden);
-  matmul(projected_.data(), attention_out_.data(), layer.o_proj.data(), token_count_, q_width, hidden, pool_);
-  for (std::size_t i = 0; i < tokens * hidden; ++i) residual_[i] += projected_[i];
+  // h = h + o_proj(attention): the add is fused into the product's store.
+  matmul(residual_.data(), attention_out_.data(), packed.o_proj, token_count_, pool_, MatmulOutput::kAddTo);
 }
 
-void Transformer::feed_forward_block(const LayerWeights& layer) {
-  const ModelConfig& config = model_.config;
-  const int hidden = config.hidden_size;
-  const std::size_t tokens = token_count_;
-  grow(normed_, tokens * hidden);
-  for (int t = 0; t < token_count_; ++t) {
-    rmsnorm(row_of(normed_, t, hidden), row_of(residual_, t, hidden), layer.post_attention_norm.data(), hidden,
-            config.rms_norm_eps);
-  }
-  if (config.use_moe) {
-    mixture_of_experts(layer);
+void Transformer::feed_forward_block(const LayerWeights& layer, const PackedLayer& packed) {
+  const int hidden = model_.config.hidden_size;
+  grow(normed_, static_cast<std::size_t>(token_count_) * hidden);
+  rmsnorm_tokens(normed_.data(), residual_.data(), layer.post_attention_norm, token_count_);
+  if (model_.config.use_moe) {
+    mixture_of_experts(packed);
     return;
   }
-  grow(projected_, tokens * hidden);
-  dense_feed_forward(layer.mlp, config.intermediate_size, normed_.data(), token_count_, projected_.data());
-  for (std::size_t i = 0; i < tokens * hidden; ++i) residual_[i] += projected_[i];
+  dense_feed_forward(packed.mlp, normed_.data(), token_count_, residual_.data(), MatmulOutput::kAddTo);
 }
 
-void Transformer::dense_feed_forward(const FeedForwardWeights& weights, int intermediate, const float* input,
-                                     int count, float* output) {
-  const int hidden = model_.config.hidden_size;
-  grow(gate_, static_cast<std::size_t>(count) * intermediate);
-  grow(up_, static_cast<std::size_t>(count) * intermediate);
-  matmul(gate_.data(), input, weights.gate.data(), count, hidden, intermediate, pool_);
-  matmul(up_.data(), input, weights.up.data(), count, hidden, intermediate, pool_);
-  silu_mul(gate_.data(), up_.data(), count * intermediate);  // silu(gate(x)) * up(x)
-  matmul(output, gate_.data(), weights.down.data(), count, intermediate, hidden, pool_);
+void Transformer::dense_feed_forward(const PackedFeedForward& weights, const float* input, int count, float* output,
+                                     MatmulOutput mode) {
+  const int intermediate = weights.down.in_features();
+  grow(gate_up_, static_cast<std::size_t>(count) * 2 * intermediate);
+  grow(activated_, static_cast<std::size_t>(count) * intermediate);
+  matmul(gate_up_.data(), input, weights.gate_up, count, pool_);  // [gate(x) | up(x)] per token
+  for_each_token(count, [&](int t) {
+    const float* gate = row_of(gate_up_, t, 2 * intermediate);
+    silu_mul(row_of(activated_, t, intermediate), gate, gate + intermediate, intermediate);  // silu(gate) * up
+  });
+  matmul(output, activated_.data(), weights.down, count, pool_, mode);
 }
 
-void Transformer::mixture_of_experts(const LayerWeights& layer) {
+void Transformer::mixture_of_experts(const PackedLayer& packed) {
   const ModelConfig& config = model_.config;
   const int hidden = config.hidden_size;
   const int experts = config.num_experts;
@@ -203,7 +233,7 @@ void Transformer::mixture_of_experts(const LayerWeights& layer) {
 
   // Router: softmax over experts, keep the top k, optionally renormalise their weights to sum to 1.
   grow(router_probabilities_, tokens * experts);
-  matmul(router_probabilities_.data(), normed_.data(), layer.router.data(), token_count_, hidden, experts, pool_);
+  matmul(router_probabilities_.data(), normed_.data(), packed.router, token_count_, pool_);
   std::vector<std::vector<std::pair<int, float>>> routed_tokens(experts);  // expert → (token, weight)
   std::vector<int> order(experts);
   for (int t = 0; t < token_count_; ++t) {
@@ -220,9 +250,9 @@ void Transformer::mixture_of_experts(const LayerWeights& layer) {
     }
   }
 
-  // Each expert runs once on all the tokens routed to it (its weights read once); outputs are added into a zeroed
-  // buffer in expert order, as MiniMind's index_add_ does, then the shared experts are added.
-  std::vector<float> mixture(tokens * hidden, 0.0f);
+  // Each expert runs once on all the tokens routed to it, as one group (its weights read once per step); outputs
+  // are added into a zeroed buffer in expert order, as MiniMind's index_add_ does, then the shared experts.
+  mixture_.assign(tokens * hidden, 0.0f);
   for (int e = 0; e < experts; ++e) {
     const auto& routed = routed_tokens[e];
     if (routed.empty()) continue;
@@ -232,20 +262,19 @@ void Transformer::mixture_of_experts(const LayerWeights& layer) {
     for (int i = 0; i < count; ++i) {
       std::memcpy(row_of(expert_input_, i, hidden), row_of(normed_, routed[i].first, hidden), sizeof(float) * hidden);
     }
-    dense_feed_forward(layer.experts[e], config.moe_intermediate_size, expert_input_.data(), count,
-                       expert_output_.data());
+    dense_feed_forward(packed.experts[e], expert_input_.data(), count, expert_output_.data(), MatmulOutput::kStore);
     for (int i = 0; i < count; ++i) {
-      float* target = row_of(mixture, routed[i].first, hidden);
+      float* target = row_of(mixture_, routed[i].first, hidden);
       const float* source = row_of(expert_output_, i, hidden);
       for (int d = 0; d < hidden; ++d) target[d] += source[d] * routed[i].second;
     }
   }
-  for (const FeedForwardWeights& shared : layer.shared_experts) {
+  for (const PackedFeedForward& shared : packed.shared_experts) {
     grow(expert_output_, tokens * hidden);
-    dense_feed_forward(shared, config.moe_intermediate_size, normed_.data(), token_count_, expert_output_.data());
-    for (std::size_t i = 0; i < tokens * hidden; ++i) mixture[i] += expert_output_[i];
+    dense_feed_forward(shared, normed_.data(), token_count_, expert_output_.data(), MatmulOutput::kStore);
+    for (std::size_t i = 0; i < tokens * hidden; ++i) mixture_[i] += expert_output_[i];
   }
-  for (std::size_t i = 0; i < tokens * hidden; ++i) residual_[i] += mixture[i];
+  for (std::size_t i = 0; i < tokens * hidden; ++i) residual_[i] += mixture_[i];
 }
 
 }  // namespace minigen

@@ -2,14 +2,19 @@
 // The forward pass of a MiniMind decoder (spec §2), for any number of sequences at once.
 //
 // Every sequence ("row") brings its own KV cache and the tokens to feed on top of it: a whole prompt (prefill),
-// a chunk of one (chunked prefill), or the one newest token (decode). Rows may differ in length and position.
+// a chunk of one (chunked prefill), or the one newest token (decode). Rows may differ in length and position,
+// and all of them go through each matrix product together, so each weight is read once per step for all rows.
 // Batch invariance: each output number is computed by the same sequence of float operations whatever else shares
-// the call, so a row's logits are bit-identical alone or in a batch, with the cache or without it.
+// the call, so a row's logits are bit-identical alone or in a batch, with the cache or without it, on any number
+// of threads (the kernels' headers in ops/ state the order of every sum).
+#include <cstddef>
 #include <span>
 #include <vector>
 
 #include "cache/kv_cache.h"
 #include "model/model.h"
+#include "model/packed_weights.h"
+#include "ops/matmul.h"
 #include "ops/thread_pool.h"
 
 namespace minigen {
@@ -22,23 +27,35 @@ struct ForwardRow {
 
 class Transformer {
  public:
-  Transformer(const Model& model, ThreadPool& pool);
+  // Packs the model's matrices for the kernels (fp32: exact; bf16: half the bytes, fp32 accumulation).
+  Transformer(const Model& model, ThreadPool& pool, WeightType weight_type = WeightType::kF32);
 
   // Returns the logits, rows in order: `tokens.size()` vectors for an all_logits row, else one; each `vocab` floats.
   // Throws minigen::Error for an empty row, a token id outside the vocabulary or a position beyond the context.
   const std::vector<float>& forward(std::span<const ForwardRow> rows);
 
   const Model& model() const { return model_; }
+  WeightType weight_type() const { return packed_.type; }
+  int threads() const { return pool_.num_threads(); }
+  // Bytes of weights one decode step reads: every packed matrix once, plus the norms.
+  std::size_t weight_bytes() const;
 
  private:
-  void attention_block(const LayerWeights& layer, int layer_index, std::span<const ForwardRow> rows);
-  void feed_forward_block(const LayerWeights& layer);
-  void dense_feed_forward(const FeedForwardWeights& weights, int intermediate, const float* input, int count,
-                          float* output);
-  void mixture_of_experts(const LayerWeights& layer);
+  void lay_out_tokens(std::span<const ForwardRow> rows);
+  void attention_block(const LayerWeights& layer, const PackedLayer& packed, int layer_index,
+                       std::span<const ForwardRow> rows);
+  void feed_forward_block(const LayerWeights& layer, const PackedLayer& packed);
+  void dense_feed_forward(const PackedFeedForward& weights, const float* input, int count, float* output,
+                          MatmulOutput mode);
+  void mixture_of_experts(const PackedLayer& packed);
+  void rmsnorm_tokens(float* out, const float* in, const std::vector<float>& weight, int count);
+  // Runs body(t) for t < count, across the pool when there are enough tokens to be worth the hand-off.
+  template <class Body>
+  void for_each_token(int count, Body&& body);
 
   const Model& model_;
   ThreadPool& pool_;
+  PackedWeights packed_;
 
   // Per fed token: which row it belongs to and its absolute position.
   std::vector<int> token_row_;
@@ -48,10 +65,11 @@ class Transformer {
   // Activations, [token][width].
   std::vector<float> residual_;  // the hidden state h
   std::vector<float> normed_;
-  std::vector<float> query_, key_, value_, attention_out_, projected_;
-  std::vector<float> gate_, up_;
-  std::vector<float> expert_input_, expert_output_, router_probabilities_;
+  std::vector<float> qkv_, attention_out_;
+  std::vector<float> gate_up_, activated_;
+  std::vector<float> expert_input_, expert_output_, router_probabilities_, mixture_;
   std::vector<float> logits_;
+  std::vector<std::vector<const float*>> row_blocks_;  // per row: the KV blocks of the current layer
 };
 
 }  // namespace minigen

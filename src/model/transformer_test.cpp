@@ -44,8 +44,14 @@ TEST_P(TransformerFamily, CachedDecodeMatchesFullPrefillBitForBit) {
   EXPECT_EQ(step_cache.length(), 12);
   // The caches themselves hold the same K and V bits.
   for (int layer = 0; layer < model->config.num_layers; ++layer) {
-    EXPECT_TRUE(same_bits(full_cache.keys(layer), step_cache.keys(layer), 12 * model->config.kv_width()));
-    EXPECT_TRUE(same_bits(full_cache.values(layer), step_cache.values(layer), 12 * model->config.kv_width()));
+    for (int position = 0; position < 12; ++position) {
+      for (int i = 0; i < model->config.kv_width(); ++i) {
+        const float keys[2] = {full_cache.key_at(layer, position, i), step_cache.key_at(layer, position, i)};
+        const float values[2] = {full_cache.value_at(layer, position, i), step_cache.value_at(layer, position, i)};
+        ASSERT_TRUE(same_bits(&keys[0], &keys[1], 1)) << "layer " << layer << " position " << position;
+        ASSERT_TRUE(same_bits(&values[0], &values[1], 1)) << "layer " << layer << " position " << position;
+      }
+    }
   }
 }
 

@@ -3,6 +3,7 @@
 
 #include <cmath>
 #include <limits>
+#include <vector>
 
 #include "ops/activation.h"
 #include "ops/attention.h"
@@ -32,11 +33,12 @@ TEST(Softmax, HandComputedAndMasked) {
 }
 
 TEST(Activation, SiluTimesUp) {
-  float gate[2] = {0.0f, 2.0f};
+  const float gate[2] = {0.0f, 2.0f};
   const float up[2] = {5.0f, 3.0f};
-  silu_mul(gate, up, 2);
-  EXPECT_EQ(gate[0], 0.0f);                                  // silu(0) = 0
-  EXPECT_NEAR(gate[1], 3.0 * 2.0 / (1.0 + std::exp(-2.0)), 1e-6);  // 2·σ(2)·3
+  float out[2];
+  silu_mul(out, gate, up, 2);
+  EXPECT_EQ(out[0], 0.0f);                                         // silu(0) = 0
+  EXPECT_NEAR(out[1], 3.0 * 2.0 / (1.0 + std::exp(-2.0)), 1e-6);  // 2·σ(2)·3
 }
 
 TEST(Rope, PositionZeroIsIdentityAndPositionOneRotatesHalves) {
@@ -60,16 +62,22 @@ TEST(Rope, RejectsPositionsBeyondTheTable) {
 }
 
 TEST(Attention, TwoKeysHandComputed) {
-  // head_dim 2, scale 1/√2. q = [√2, 0]; k0 = [0, 0] → score 0; k1 = [ln 3, 0] → score ln 3 → weights ¼, ¾.
+  // head_dim 2, one kv head, scale 1/√2. q = [√2, 0]; k0 = [0, 0] → score 0; k1 = [ln 3, 0] → score ln 3 → ¼, ¾.
+  const KvBlockLayout layout{1, 2};
+  std::vector<float> block(layout.block_floats(), 0.0f);
+  const float k0[2] = {0.0f, 0.0f}, v0[2] = {4.0f, 8.0f};
+  const float k1[2] = {std::log(3.0f), 0.0f}, v1[2] = {0.0f, 4.0f};
+  layout.write(block.data(), 0, k0, v0);
+  layout.write(block.data(), 1, k1, v1);
+  const float* blocks[1] = {block.data()};
   const float q[2] = {std::sqrt(2.0f), 0.0f};
-  const float keys[4] = {0.0f, 0.0f, std::log(3.0f), 0.0f};
-  const float values[4] = {4.0f, 8.0f, 0.0f, 4.0f};
   float out[2];
-  float scores[2];
-  attend(out, q, keys, values, 2, 2, 2, scores);
+  std::vector<float> scores(16);
+  AttentionGroup group{q, out, 1, 0};
+  attend(group, blocks, 2, layout, scores.data());
   EXPECT_NEAR(out[0], 1.0, 1e-6);  // ¼·4 + ¾·0
   EXPECT_NEAR(out[1], 5.0, 1e-6);  // ¼·8 + ¾·4
-  attend(out, q, keys, values, 2, 1, 2, scores);  // causal: only key 0 visible
+  attend(group, blocks, 1, layout, scores.data());  // causal: only key 0 visible
   EXPECT_EQ(out[0], 4.0f);
   EXPECT_EQ(out[1], 8.0f);
 }

@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
-#include "ops/dot.h"
+#include <cmath>
+#include <limits>
+#include <vector>
+
 #include "ops/ops_test_util.h"
 
 namespace minigen {
@@ -11,32 +14,62 @@ namespace {
 using testing::bitwise_equal;
 using testing::pseudo_random_vector;
 
-TEST(Dot, MatchesDoublePrecisionSum) {
-  for (int n : {1, 7, 16, 17, 100, 256, 1000}) {
-    const auto a = pseudo_random_vector(n, 1);
-    const auto b = pseudo_random_vector(n, 2);
-    double expected = 0;
-    for (int i = 0; i < n; ++i) expected += static_cast<double>(a[i]) * b[i];
-    EXPECT_NEAR(dot(a.data(), b.data(), n), expected, 1e-5 * n) << "n=" << n;
-  }
-}
-
-TEST(Dot, HandComputedValue) {
-  const float a[3] = {1.0f, 2.0f, 3.0f};
-  const float b[3] = {4.0f, -5.0f, 6.0f};
-  EXPECT_EQ(dot(a, b, 3), 12.0f);  // 4 − 10 + 18
-}
-
 TEST(Matmul, HandComputedTwoByTwo) {
   ThreadPool pool(1);
-  const float x[4] = {1, 2, 3, 4};         // rows [1 2], [3 4]
-  const float weight[4] = {1, 0, 1, -1};   // out 0 = x0, out 1 = x0 − x1
+  const float x[4] = {1, 2, 3, 4};        // rows [1 2], [3 4]
+  const float weight[4] = {1, 0, 1, -1};  // out 0 = x0, out 1 = x0 − x1
+  const PackedMatrix packed(weight, 2, 2, WeightType::kF32);
   float out[4];
-  matmul(out, x, weight, 2, 2, 2, pool);
+  matmul(out, x, packed, 2, pool);
   EXPECT_EQ(out[0], 1.0f);
   EXPECT_EQ(out[1], -1.0f);
   EXPECT_EQ(out[2], 3.0f);
   EXPECT_EQ(out[3], -1.0f);
+  matmul(out, x, packed, 2, pool, MatmulOutput::kAddTo);  // the residual form: out += x · Wᵀ
+  EXPECT_EQ(out[0], 2.0f);
+  EXPECT_EQ(out[3], -2.0f);
+}
+
+// The sum is one fma chain: (1e8 · 1) + (1 · 1) − 1e8 is 0 in float (1e8 + 1 rounds back to 1e8), while a
+// pairwise or reordered sum would give 1. Pins the order, not just the value.
+TEST(Matmul, ReductionIsOneChainInIndexOrder) {
+  ThreadPool pool(1);
+  const float x[3] = {1e8f, 1.0f, -1e8f};
+  const float weight[3] = {1.0f, 1.0f, 1.0f};
+  float out = -1;
+  matmul(&out, x, PackedMatrix(weight, 1, 3, WeightType::kF32), 1, pool);
+  EXPECT_EQ(out, 0.0f);
+  matmul_reference(&out, x, weight, 1, 3, 1);
+  EXPECT_EQ(out, 0.0f);
+}
+
+struct Shape {
+  int rows, in, out;
+};
+
+// The SIMD kernel (whatever target this CPU dispatches to) against the scalar reference, bit for bit, over shapes
+// that exercise every row tile (1–6 and beyond), ragged panels and the bf16 path.
+TEST(Matmul, SimdMatchesScalarReferenceBitForBit) {
+  ThreadPool pool(2);
+  for (const Shape shape : {Shape{1, 1, 1}, Shape{1, 7, 15}, Shape{2, 16, 16}, Shape{3, 33, 17}, Shape{5, 259, 67},
+                            Shape{6, 64, 130}, Shape{7, 256, 64}, Shape{13, 100, 200}, Shape{50, 96, 48}}) {
+    for (WeightType type : {WeightType::kF32, WeightType::kBF16}) {
+      const auto x = pseudo_random_vector(static_cast<std::size_t>(shape.rows) * shape.in, 3);
+      auto weight = pseudo_random_vector(static_cast<std::size_t>(shape.out) * shape.in, 4);
+      const PackedMatrix packed(weight.data(), shape.out, shape.in, type);
+      if (type == WeightType::kBF16) {
+        for (float& w : weight) w = bf16_to_float(float_to_bf16(w));  // the reference sees the rounded weights
+      }
+      for (MatmulOutput mode : {MatmulOutput::kStore, MatmulOutput::kAddTo}) {
+        auto simd = pseudo_random_vector(static_cast<std::size_t>(shape.rows) * shape.out, 5);
+        auto reference = simd;
+        matmul(simd.data(), x.data(), packed, shape.rows, pool, mode);
+        matmul_reference(reference.data(), x.data(), weight.data(), shape.rows, shape.in, shape.out, mode);
+        EXPECT_TRUE(bitwise_equal(simd.data(), reference.data(), simd.size()))
+            << shape.rows << "×" << shape.in << "→" << shape.out << " " << weight_type_name(type);
+      }
+    }
+  }
 }
 
 // The design rule: a row's result does not depend on how many rows share the call, nor on the thread count.
@@ -44,32 +77,59 @@ TEST(Matmul, RowResultIndependentOfBatchSizeAndThreads) {
   const int in = 259, out_features = 67, rows = 9;
   const auto x = pseudo_random_vector(static_cast<std::size_t>(rows) * in, 3);
   const auto weight = pseudo_random_vector(static_cast<std::size_t>(out_features) * in, 4);
-  ThreadPool one(1), two(2), three(3);
-  std::vector<float> batched(static_cast<std::size_t>(rows) * out_features);
-  matmul(batched.data(), x.data(), weight.data(), rows, in, out_features, one);
-  for (ThreadPool* pool : {&one, &two, &three}) {
-    for (int r = 0; r < rows; ++r) {
-      std::vector<float> alone(out_features);
-      matmul(alone.data(), x.data() + static_cast<std::size_t>(r) * in, weight.data(), 1, in, out_features, *pool);
-      EXPECT_TRUE(bitwise_equal(alone.data(), batched.data() + static_cast<std::size_t>(r) * out_features,
-                                out_features))
-          << "row " << r << " threads " << pool->num_threads();
+  for (WeightType type : {WeightType::kF32, WeightType::kBF16}) {
+    const PackedMatrix packed(weight.data(), out_features, in, type);
+    ThreadPool one(1), two(2), three(3);
+    std::vector<float> batched(static_cast<std::size_t>(rows) * out_features);
+    matmul(batched.data(), x.data(), packed, rows, one);
+    for (ThreadPool* pool : {&one, &two, &three}) {
+      for (int r = 0; r < rows; ++r) {
+        std::vector<float> alone(out_features);
+        matmul(alone.data(), x.data() + static_cast<std::size_t>(r) * in, packed, 1, *pool);
+        EXPECT_TRUE(bitwise_equal(alone.data(), batched.data() + static_cast<std::size_t>(r) * out_features,
+                                  out_features))
+            << "row " << r << " threads " << pool->num_threads();
+      }
+      std::vector<float> threaded(batched.size());
+      matmul(threaded.data(), x.data(), packed, rows, *pool);
+      EXPECT_TRUE(bitwise_equal(threaded.data(), batched.data(), batched.size()));
     }
-    std::vector<float> threaded(batched.size());
-    matmul(threaded.data(), x.data(), weight.data(), rows, in, out_features, *pool);
-    EXPECT_TRUE(bitwise_equal(threaded.data(), batched.data(), batched.size()));
   }
 }
 
-TEST(ThreadPool, CoversEveryIndexExactlyOnce) {
-  ThreadPool pool(3);
-  for (int count : {1, 2, 5, 100}) {
-    std::vector<int> hits(count, 0);
-    pool.parallel_for(count, [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) ++hits[i];
-    });
-    for (int i = 0; i < count; ++i) EXPECT_EQ(hits[i], 1) << "count " << count << " index " << i;
+TEST(PackedMatrix, StackingEqualsSeparateProducts) {
+  ThreadPool pool(2);
+  const int in = 40;
+  const auto a = pseudo_random_vector(20 * in, 6);
+  const auto b = pseudo_random_vector(9 * in, 7);
+  const auto x = pseudo_random_vector(3 * in, 8);
+  const PackedMatrix stacked = PackedMatrix::stack({a.data(), b.data()}, {20, 9}, in, WeightType::kF32);
+  EXPECT_EQ(stacked.out_features(), 29);
+  EXPECT_EQ(stacked.panels(), 2);
+  EXPECT_EQ(stacked.bytes(), 2u * 16 * in * 4);  // padded to whole panels
+  EXPECT_EQ(stacked.at(21, 5), b[1 * in + 5]);
+  std::vector<float> together(3 * 29), first(3 * 20), second(3 * 9);
+  matmul(together.data(), x.data(), stacked, 3, pool);
+  matmul(first.data(), x.data(), PackedMatrix(a.data(), 20, in, WeightType::kF32), 3, pool);
+  matmul(second.data(), x.data(), PackedMatrix(b.data(), 9, in, WeightType::kF32), 3, pool);
+  for (int r = 0; r < 3; ++r) {
+    EXPECT_TRUE(bitwise_equal(together.data() + r * 29, first.data() + r * 20, 20));
+    EXPECT_TRUE(bitwise_equal(together.data() + r * 29 + 20, second.data() + r * 9, 9));
   }
+}
+
+TEST(WeightType, Bf16RoundsToNearestEven) {
+  EXPECT_EQ(float_to_bf16(1.0f), 0x3f80);
+  EXPECT_EQ(bf16_to_float(float_to_bf16(1.0f + 1.0f / 256)), 1.0f);               // a tie: to even (down)
+  EXPECT_EQ(bf16_to_float(float_to_bf16(1.0f + 3.0f / 256)), 1.0f + 4.0f / 256);  // a tie: to even (up)
+  EXPECT_EQ(bf16_to_float(float_to_bf16(1.0f + 1.5f / 256)), 1.0f + 2.0f / 256);  // above the tie: up
+  EXPECT_EQ(bf16_to_float(float_to_bf16(-2.5f)), -2.5f);                          // exact
+  EXPECT_TRUE(std::isnan(bf16_to_float(float_to_bf16(std::numeric_limits<float>::quiet_NaN()))));
+  EXPECT_EQ(parse_weight_type("bf16"), WeightType::kBF16);
+  EXPECT_EQ(parse_weight_type("f32"), WeightType::kF32);
+  EXPECT_THROW(parse_weight_type("int4"), std::exception);
+  PackedMatrix packed(std::vector<float>(16 * 8, 0.5f).data(), 16, 8, WeightType::kBF16);
+  EXPECT_EQ(packed.bytes(), 16u * 8 * 2);
 }
 
 }  // namespace

@@ -6,7 +6,45 @@
 
 #include "core/error.h"
 
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "ops/rope.cpp"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep
+#include "hwy/highway.h"
+
+HWY_BEFORE_NAMESPACE();
 namespace minigen {
+namespace HWY_NAMESPACE {
+namespace hn = hwy::HWY_NAMESPACE;
+
+// The same two products and one sum or difference per element as the scalar loop, so the bits are the same.
+void rotate_halves(float* head, const float* cos_row, const float* sin_row, int half) {
+  const hn::ScalableTag<float> d;
+  const int lanes = static_cast<int>(hn::Lanes(d));
+  int i = 0;
+  for (; i + lanes <= half; i += lanes) {
+    const auto first = hn::LoadU(d, head + i);
+    const auto second = hn::LoadU(d, head + i + half);
+    const auto c = hn::LoadU(d, cos_row + i);
+    const auto s = hn::LoadU(d, sin_row + i);
+    hn::StoreU(hn::Sub(hn::Mul(first, c), hn::Mul(second, s)), d, head + i);
+    hn::StoreU(hn::Add(hn::Mul(second, c), hn::Mul(first, s)), d, head + i + half);
+  }
+  for (; i < half; ++i) {
+    const float first = head[i];
+    const float second = head[i + half];
+    head[i] = first * cos_row[i] - second * sin_row[i];
+    head[i + half] = second * cos_row[i] + first * sin_row[i];
+  }
+}
+
+}  // namespace HWY_NAMESPACE
+}  // namespace minigen
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace minigen {
+
+HWY_EXPORT(rotate_halves);
 
 RopeTable::RopeTable(int head_dim, int max_positions, double theta, const std::optional<RopeYarn>& yarn)
     : head_dim_(head_dim), max_positions_(max_positions) {
@@ -55,12 +93,8 @@ void RopeTable::apply(float* head, int position) const {
   const int half = head_dim_ / 2;
   const float* cos_row = cos_.data() + static_cast<std::size_t>(position) * half;
   const float* sin_row = sin_.data() + static_cast<std::size_t>(position) * half;
-  for (int i = 0; i < half; ++i) {
-    const float first = head[i];
-    const float second = head[i + half];
-    head[i] = first * cos_row[i] - second * sin_row[i];
-    head[i + half] = second * cos_row[i] + first * sin_row[i];
-  }
+  HWY_DYNAMIC_DISPATCH(rotate_halves)(head, cos_row, sin_row, half);
 }
 
 }  // namespace minigen
+#endif  // HWY_ONCE

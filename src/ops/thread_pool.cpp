@@ -3,17 +3,29 @@
 #include <algorithm>
 
 namespace minigen {
+namespace {
+
+// About 50–100 µs of spinning: longer than the gap between two jobs of one forward pass, far shorter than a
+// scheduler time slice, so a pool left idle goes to sleep quickly.
+constexpr int kSpinsBeforeSleep = 20000;
+constexpr int kSpinsBeforeYield = 4000;
+
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#endif
+}
+
+}  // namespace
 
 ThreadPool::ThreadPool(int num_threads) {
   for (int i = 1; i < std::max(1, num_threads); ++i) workers_.emplace_back([this, i] { worker_loop(i); });
 }
 
 ThreadPool::~ThreadPool() {
-  {
-    std::lock_guard lock(mutex_);
-    stopping_ = true;
-  }
-  work_ready_.notify_all();
+  stopping_.store(true);
+  generation_.fetch_add(1);
+  generation_.notify_all();
   for (auto& worker : workers_) worker.join();
 }
 
@@ -23,44 +35,52 @@ void ThreadPool::run_share(int share_index) {
   const int64_t shares = num_threads();
   const int64_t begin = count_ * share_index / shares;
   const int64_t end = count_ * (share_index + 1) / shares;
-  if (begin < end) (*body_)(begin, end);
+  if (begin < end) trampoline_(context_, begin, end);
 }
 
-void ThreadPool::parallel_for(int64_t count, const std::function<void(int64_t, int64_t)>& body) {
+void ThreadPool::run(int64_t count, Trampoline trampoline, void* context) {
   if (count <= 0) return;
   if (workers_.empty() || count == 1) {
-    body(0, count);
+    trampoline(context, 0, count);
     return;
   }
-  {
-    std::lock_guard lock(mutex_);
-    body_ = &body;
-    count_ = count;
-    pending_workers_ = static_cast<int>(workers_.size());
-    ++generation_;
-  }
-  work_ready_.notify_all();
+  trampoline_ = trampoline;
+  context_ = context;
+  count_ = count;
+  pending_workers_.store(static_cast<int>(workers_.size()), std::memory_order_relaxed);
+  // seq_cst pairs with the worker's seq_cst increment of sleeping_workers_: either we see it asleep and wake it,
+  // or its wait() sees the new generation.
+  generation_.fetch_add(1);
+  if (sleeping_workers_.load() > 0) generation_.notify_all();
   run_share(0);
-  std::unique_lock lock(mutex_);
-  work_done_.wait(lock, [this] { return pending_workers_ == 0; });
-  body_ = nullptr;
+  for (int spins = 0; pending_workers_.load(std::memory_order_acquire) != 0; ++spins) {
+    if (spins < kSpinsBeforeYield) {
+      cpu_relax();
+    } else {
+      std::this_thread::yield();
+    }
+  }
 }
 
 void ThreadPool::worker_loop(int worker_index) {
   uint64_t seen_generation = 0;
   while (true) {
-    {
-      std::unique_lock lock(mutex_);
-      work_ready_.wait(lock, [&] { return stopping_ || generation_ != seen_generation; });
-      if (stopping_) return;
-      seen_generation = generation_;
+    uint64_t generation = generation_.load(std::memory_order_acquire);
+    for (int spins = 0; generation == seen_generation; ++spins) {
+      if (spins < kSpinsBeforeSleep) {
+        cpu_relax();
+      } else {
+        sleeping_workers_.fetch_add(1);
+        generation_.wait(seen_generation);
+        sleeping_workers_.fetch_sub(1);
+        spins = 0;
+      }
+      generation = generation_.load(std::memory_order_acquire);
     }
+    seen_generation = generation;
+    if (stopping_.load()) return;
     run_share(worker_index);
-    {
-      std::lock_guard lock(mutex_);
-      --pending_workers_;
-    }
-    work_done_.notify_one();
+    pending_workers_.fetch_sub(1, std::memory_order_release);
   }
 }
 

@@ -1,11 +1,15 @@
 #pragma once
 // A small persistent pool of worker threads for splitting independent output elements across cores.
+//
 // Work is split by output index only, never inside a reduction, so the thread count cannot change a result bit.
-#include <condition_variable>
+// A tiny model's layer is a few tens of microseconds of work cut into five or so parallel jobs, so dispatch must
+// cost well under a microsecond: idle workers spin on a generation counter for a short while before they sleep
+// (futex via std::atomic::wait), and the caller spins until its helpers are done. Spinning is bounded, so an
+// oversubscribed machine (tests running side by side) degrades to sleeping instead of burning a core.
+#include <atomic>
 #include <cstdint>
-#include <functional>
-#include <mutex>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 namespace minigen {
@@ -20,24 +24,32 @@ class ThreadPool {
 
   int num_threads() const { return static_cast<int>(workers_.size()) + 1; }
 
-  // Calls body(begin, end) on disjoint sub-ranges covering [0, count); returns when all are done.
-  void parallel_for(int64_t count, const std::function<void(int64_t begin, int64_t end)>& body);
+  // Calls body(begin, end) on disjoint sub-ranges covering [0, count), share i = [count·i/n, count·(i+1)/n) for
+  // n threads; the caller runs share 0. Returns when all are done. Not re-entrant.
+  template <class Body>
+  void parallel_for(int64_t count, Body&& body) {
+    using Decayed = std::remove_reference_t<Body>;
+    run(count, [](void* context, int64_t begin, int64_t end) { (*static_cast<Decayed*>(context))(begin, end); },
+        const_cast<void*>(static_cast<const void*>(&body)));
+  }
 
   static int default_thread_count();  // the number of cores
 
  private:
-  void worker_loop(int worker_index);
+  using Trampoline = void (*)(void* context, int64_t begin, int64_t end);
+  void run(int64_t count, Trampoline trampoline, void* context);
   void run_share(int share_index);
+  void worker_loop(int worker_index);
 
   std::vector<std::thread> workers_;
-  std::mutex mutex_;
-  std::condition_variable work_ready_;
-  std::condition_variable work_done_;
-  const std::function<void(int64_t, int64_t)>* body_ = nullptr;
+  // The job, published by a release increment of generation_.
+  Trampoline trampoline_ = nullptr;
+  void* context_ = nullptr;
   int64_t count_ = 0;
-  uint64_t generation_ = 0;
-  int pending_workers_ = 0;
-  bool stopping_ = false;
+  std::atomic<uint64_t> generation_{0};
+  std::atomic<int> pending_workers_{0};
+  std::atomic<int> sleeping_workers_{0};
+  std::atomic<bool> stopping_{false};
 };
 
 }  // namespace minigen

@@ -1,0 +1,42 @@
+#pragma once
+// The model's matrices as the kernels read them: packed into 16-wide panels (ops/packed_matrix.h), in fp32 or
+// bf16, with the products that read the same input stacked into one — q, k and v; gate and up — so a layer
+// issues fewer, larger products (fewer thread hand-offs, better load balance across cores).
+#include <cstddef>
+#include <vector>
+
+#include "model/config.h"
+#include "model/weights.h"
+#include "ops/packed_matrix.h"
+
+namespace minigen {
+
+struct PackedFeedForward {
+  PackedMatrix gate_up;  // [2 · intermediate][hidden]: gate rows, then up rows
+  PackedMatrix down;     // [hidden][intermediate]
+};
+
+struct PackedLayer {
+  PackedMatrix qkv;  // [q_width + 2 · kv_width][hidden]
+  PackedMatrix o_proj;
+  PackedFeedForward mlp;  // dense models
+  PackedMatrix router;    // MoE
+  std::vector<PackedFeedForward> experts;
+  std::vector<PackedFeedForward> shared_experts;
+};
+
+struct PackedWeights {
+  WeightType type = WeightType::kF32;
+  std::vector<PackedLayer> layers;
+  PackedMatrix lm_head;  // the output projection (embed_tokens when tied)
+  // Embedding rows as the model sees them: the original fp32 rows, or a bf16-rounded copy for bf16 weights
+  // (so a tied embedding and lm_head stay the same numbers).
+  std::vector<float> embedding_bf16_rounded;  // empty for fp32
+
+  // Bytes one decode step streams through the matrix products (every packed element once; norms excluded).
+  std::size_t matrix_bytes() const;
+};
+
+PackedWeights pack_weights(const ModelConfig& config, const ModelWeights& weights, WeightType type);
+
+}  // namespace minigen
