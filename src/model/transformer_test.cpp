@@ -5,7 +5,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <algorithm>
 #include <cstring>
+#include <memory>
+#include <string>
 
 #include "core/error.h"
 #include "model/test_models.h"
@@ -170,6 +173,90 @@ TEST(Transformer, ZeroedBlockReducesToNormedEmbeddingDotEmbedding) {
     }
     EXPECT_NEAR(logits[t], expected, 1e-3) << "token " << t;
   }
+}
+
+}  // namespace
+}  // namespace minigen
+
+namespace minigen {
+namespace {
+
+// Every kernel at every thread count and both weight types: 32 rows of 1…40 tokens (crossing the KV blocks'
+// 16-token edges, and the matrix kernel's 6-row tiles) fed together give each row's logits bit for bit as the row
+// fed alone on one thread; then one decode step of all 32 together matches each row's own step.
+void expect_batch_of_32_matches_rows_alone(const std::string& family, WeightType type, int threads) {
+  SCOPED_TRACE(family + " " + std::string(weight_type_name(type)) + " threads " + std::to_string(threads));
+  auto model = testing::random_test_model(family);
+  const int vocab = model->config.vocab_size;
+  std::vector<std::vector<int>> prompts;
+  for (int r = 0; r < 32; ++r) prompts.push_back(testing::test_prompt(1 + (r * 13) % 40, 100 + r));
+  std::vector<std::vector<float>> alone_prefill, alone_step;
+  {
+    ThreadPool pool(1);
+    Transformer transformer(*model, pool, type);
+    for (int r = 0; r < 32; ++r) {
+      KvCache cache(model->config, 48);
+      ForwardRow row{&cache, prompts[r], false};
+      alone_prefill.push_back(transformer.forward(std::span(&row, 1)));
+      const int next = (r * 31) % vocab;
+      ForwardRow step{&cache, std::span(&next, 1), false};
+      alone_step.push_back(transformer.forward(std::span(&step, 1)));
+    }
+  }
+  ThreadPool pool(threads);
+  Transformer transformer(*model, pool, type);
+  std::vector<std::unique_ptr<KvCache>> caches;
+  std::vector<ForwardRow> rows;
+  for (int r = 0; r < 32; ++r) {
+    caches.push_back(std::make_unique<KvCache>(model->config, 48));
+    rows.push_back(ForwardRow{caches.back().get(), prompts[r], false});
+  }
+  const std::vector<float> prefill = transformer.forward(rows);
+  std::vector<int> next(32);
+  for (int r = 0; r < 32; ++r) {
+    next[r] = (r * 31) % vocab;
+    rows[r] = ForwardRow{caches[r].get(), std::span(&next[r], 1), false};
+  }
+  const std::vector<float> step = transformer.forward(rows);
+  for (int r = 0; r < 32; ++r) {
+    EXPECT_TRUE(same_bits(prefill.data() + static_cast<std::size_t>(r) * vocab, alone_prefill[r].data(), vocab))
+        << "prefill row " << r;
+    EXPECT_TRUE(same_bits(step.data() + static_cast<std::size_t>(r) * vocab, alone_step[r].data(), vocab))
+        << "decode row " << r;
+  }
+}
+
+TEST(TransformerBatch, ThirtyTwoRowsMatchRowsAloneOnEveryThreadCountAndWeightType) {
+  for (WeightType type : {WeightType::kF32, WeightType::kBF16}) {
+    for (int threads : {1, 2, 3}) expect_batch_of_32_matches_rows_alone("tiny", type, threads);
+  }
+  expect_batch_of_32_matches_rows_alone("minimind3-moe", WeightType::kBF16, 2);  // experts run on token groups
+}
+
+// bf16 weights change the numbers a little (8-bit mantissas) — and do change them, so the bf16 path is in use.
+TEST(TransformerBatch, Bf16LogitsStayCloseToFp32) {
+  auto model = testing::random_test_model("tiny");
+  ThreadPool pool(2);
+  Transformer fp32(*model, pool, WeightType::kF32);
+  Transformer bf16(*model, pool, WeightType::kBF16);
+  // Matrices at half the bytes, norms (fp32 in both) unchanged: 2 · bf16 − fp32 = the norms' bytes.
+  const ModelConfig& config = model->config;
+  const std::size_t norm_bytes =
+      4 * static_cast<std::size_t>(config.hidden_size * (2 * config.num_layers + 1) +
+                                   (config.qk_norm ? 2 * config.head_dim * config.num_layers : 0));
+  EXPECT_EQ(2 * bf16.weight_bytes() - fp32.weight_bytes(), norm_bytes);
+  const std::vector<int> prompt = testing::test_prompt(20, 7);
+  KvCache cache_a(model->config, 32), cache_b(model->config, 32);
+  ForwardRow row_a{&cache_a, prompt, false}, row_b{&cache_b, prompt, false};
+  const std::vector<float> exact = fp32.forward(std::span(&row_a, 1));
+  const std::vector<float> rounded = bf16.forward(std::span(&row_b, 1));
+  double max_difference = 0, max_magnitude = 0;
+  for (std::size_t i = 0; i < exact.size(); ++i) {
+    max_difference = std::max(max_difference, static_cast<double>(std::fabs(exact[i] - rounded[i])));
+    max_magnitude = std::max(max_magnitude, static_cast<double>(std::fabs(exact[i])));
+  }
+  EXPECT_GT(max_difference, 0.0);
+  EXPECT_LT(max_difference, 0.05 * max_magnitude);
 }
 
 }  // namespace

@@ -26,23 +26,56 @@ constexpr int kVectorsPerBlock = KvBlockLayout::kBlockTokens / kLanes;
 // running several (head, dimension-vector) chains at once, never from splitting one.
 constexpr int kValueChains = 8;
 
-// scores[16b + t] = (q · k_{16b+t}) / sqrt(head_dim) for the whole block; positions ≥ num_keys get −∞.
-void block_scores(const float* query, const float* block, int valid, const KvBlockLayout& layout, int kv_head,
-                  float divisor, float* scores) {
+// Scores of kHeads query heads against kBlocks blocks of 16 keys: kHeads · kBlocks independent fma chains over
+// the head dimension, interleaved so the FMA latency is hidden (a single chain would wait ~4 cycles per step).
+// scores[h][16b + t] = (q_h · k_{16b+t}) / sqrt(head_dim); positions ≥ num_keys get −∞.
+template <int kHeads, int kBlocks>
+void score_chains(const float* const* queries, float* const* head_scores, const float* const* blocks,
+                  int first_block, int num_keys, const KvBlockLayout& layout, int kv_head, float divisor) {
   const Tag d;
   using V = hn::Vec<Tag>;
-  V acc[kVectorsPerBlock];
-  for (auto& a : acc) a = hn::Zero(d);
+  V acc[kHeads][kBlocks][kVectorsPerBlock];
+  for (auto& head : acc) {
+    for (auto& block : head) {
+      for (auto& a : block) a = hn::Zero(d);
+    }
+  }
   for (int dim = 0; dim < layout.head_dim; ++dim) {
-    const V q = hn::Set(d, query[dim]);
-    const float* keys = layout.key(block, 0, kv_head, dim);
-    for (int v = 0; v < kVectorsPerBlock; ++v) acc[v] = hn::MulAdd(q, hn::LoadU(d, keys + v * kLanes), acc[v]);
+    V keys[kBlocks][kVectorsPerBlock];
+    for (int b = 0; b < kBlocks; ++b) {
+      const float* key_row = layout.key(blocks[first_block + b], 0, kv_head, dim);
+      for (int v = 0; v < kVectorsPerBlock; ++v) keys[b][v] = hn::LoadU(d, key_row + v * kLanes);
+    }
+    for (int h = 0; h < kHeads; ++h) {
+      const V q = hn::Set(d, queries[h][dim]);
+      for (int b = 0; b < kBlocks; ++b) {
+        for (int v = 0; v < kVectorsPerBlock; ++v) acc[h][b][v] = hn::MulAdd(q, keys[b][v], acc[h][b][v]);
+      }
+    }
   }
   const V divisor_vector = hn::Set(d, divisor);
   const V minus_infinity = hn::Set(d, -std::numeric_limits<float>::infinity());
-  for (int v = 0; v < kVectorsPerBlock; ++v) {
-    const auto valid_lanes = hn::FirstN(d, static_cast<size_t>(std::clamp(valid - v * kLanes, 0, kLanes)));
-    hn::StoreU(hn::IfThenElse(valid_lanes, hn::Div(acc[v], divisor_vector), minus_infinity), d, scores + v * kLanes);
+  for (int b = 0; b < kBlocks; ++b) {
+    const int first = (first_block + b) * KvBlockLayout::kBlockTokens;
+    for (int v = 0; v < kVectorsPerBlock; ++v) {
+      const int valid = std::clamp(num_keys - first - v * kLanes, 0, kLanes);
+      const auto valid_lanes = hn::FirstN(d, static_cast<size_t>(valid));
+      for (int h = 0; h < kHeads; ++h) {
+        hn::StoreU(hn::IfThenElse(valid_lanes, hn::Div(acc[h][b][v], divisor_vector), minus_infinity), d,
+                   head_scores[h] + first + v * kLanes);
+      }
+    }
+  }
+}
+
+template <int kBlocks>
+void score_chains_for(int heads, const float* const* queries, float* const* head_scores, const float* const* blocks,
+                      int first_block, int num_keys, const KvBlockLayout& layout, int kv_head, float divisor) {
+  switch (heads) {
+    case 1: return score_chains<1, kBlocks>(queries, head_scores, blocks, first_block, num_keys, layout, kv_head, divisor);
+    case 2: return score_chains<2, kBlocks>(queries, head_scores, blocks, first_block, num_keys, layout, kv_head, divisor);
+    case 3: return score_chains<3, kBlocks>(queries, head_scores, blocks, first_block, num_keys, layout, kv_head, divisor);
+    default: return score_chains<4, kBlocks>(queries, head_scores, blocks, first_block, num_keys, layout, kv_head, divisor);
   }
 }
 
@@ -68,6 +101,31 @@ void softmax_in_lanes(float* scores, int padded) {
   for (int i = 0; i < padded; i += kLanes) hn::StoreU(hn::Div(hn::LoadU(d, scores + i), total), d, scores + i);
 }
 
+// A set of value-sum chains run side by side: chain c accumulates Σ_j probabilities[c][j] · v_j[value_offset[c] …].
+struct ValueChains {
+  const float* probabilities[kValueChains];
+  int value_offset[kValueChains];
+  float* out[kValueChains];
+};
+
+template <int kCount>
+void value_chains(const ValueChains& chunk, const float* const* blocks, int num_keys, const KvBlockLayout& layout,
+                  int kv_head) {
+  const Tag d;
+  using V = hn::Vec<Tag>;
+  V acc[kCount];
+  for (auto& a : acc) a = hn::Zero(d);
+  for (int j = 0; j < num_keys; ++j) {
+    const float* value_row = layout.value_row(blocks[j / KvBlockLayout::kBlockTokens], j % KvBlockLayout::kBlockTokens,
+                                              kv_head);
+    for (int c = 0; c < kCount; ++c) {
+      acc[c] = hn::MulAdd(hn::Set(d, chunk.probabilities[c][j]), hn::LoadU(d, value_row + chunk.value_offset[c]),
+                          acc[c]);
+    }
+  }
+  for (int c = 0; c < kCount; ++c) hn::StoreU(acc[c], d, chunk.out[c]);
+}
+
 void attend_group(const AttentionGroup& group, const float* const* blocks, int num_keys, const KvBlockLayout& layout,
                   float* scores) {
   constexpr int kBlock = KvBlockLayout::kBlockTokens;
@@ -75,38 +133,43 @@ void attend_group(const AttentionGroup& group, const float* const* blocks, int n
   const int padded = num_blocks * kBlock;
   const int head_dim = layout.head_dim;
   const float divisor = std::sqrt(static_cast<float>(head_dim));
-  for (int h = 0; h < group.group_size; ++h) {
-    float* head_scores = scores + static_cast<std::size_t>(h) * padded;
-    for (int b = 0; b < num_blocks; ++b) {
-      block_scores(group.queries + h * head_dim, blocks[b], num_keys - b * kBlock, layout, group.kv_head, divisor,
-                   head_scores + b * kBlock);
+  for (int first_head = 0; first_head < group.group_size; first_head += 4) {
+    const int heads = std::min(4, group.group_size - first_head);
+    const float* queries[4];
+    float* head_scores[4];
+    for (int h = 0; h < heads; ++h) {
+      queries[h] = group.queries + (first_head + h) * head_dim;
+      head_scores[h] = scores + static_cast<std::size_t>(first_head + h) * padded;
     }
-    softmax_in_lanes(head_scores, padded);
+    int b = 0;
+    for (; b + 2 <= num_blocks; b += 2) {
+      score_chains_for<2>(heads, queries, head_scores, blocks, b, num_keys, layout, group.kv_head, divisor);
+    }
+    if (b < num_blocks) score_chains_for<1>(heads, queries, head_scores, blocks, b, num_keys, layout, group.kv_head, divisor);
+    for (int h = 0; h < heads; ++h) softmax_in_lanes(head_scores[h], padded);
   }
 
   // out[h][dim] = Σ_j p[h][j] · v_j[dim], chains over j; vector chains over full vectors of dim, scalar fma after.
-  const Tag d;
-  using V = hn::Vec<Tag>;
   const int vectors_per_head = head_dim / kLanes;
   const int chains = group.group_size * vectors_per_head;
   for (int first = 0; first < chains; first += kValueChains) {
     const int count = std::min(kValueChains, chains - first);
-    V acc[kValueChains];
-    for (auto& a : acc) a = hn::Zero(d);
-    for (int j = 0; j < num_keys; ++j) {
-      const float* block = blocks[j / kBlock];
-      const float* value_row = layout.value_row(block, j % kBlock, group.kv_head);
-      for (int c = 0; c < count; ++c) {
-        const int h = (first + c) / vectors_per_head;
-        const int v = (first + c) % vectors_per_head;
-        const V p = hn::Set(d, scores[static_cast<std::size_t>(h) * padded + j]);
-        acc[c] = hn::MulAdd(p, hn::LoadU(d, value_row + v * kLanes), acc[c]);
-      }
-    }
+    ValueChains chunk;
     for (int c = 0; c < count; ++c) {
       const int h = (first + c) / vectors_per_head;
-      const int v = (first + c) % vectors_per_head;
-      hn::StoreU(acc[c], d, group.out + h * head_dim + v * kLanes);
+      chunk.probabilities[c] = scores + static_cast<std::size_t>(h) * padded;
+      chunk.value_offset[c] = ((first + c) % vectors_per_head) * kLanes;
+      chunk.out[c] = group.out + h * head_dim + chunk.value_offset[c];
+    }
+    switch (count) {
+      case 1: value_chains<1>(chunk, blocks, num_keys, layout, group.kv_head); break;
+      case 2: value_chains<2>(chunk, blocks, num_keys, layout, group.kv_head); break;
+      case 3: value_chains<3>(chunk, blocks, num_keys, layout, group.kv_head); break;
+      case 4: value_chains<4>(chunk, blocks, num_keys, layout, group.kv_head); break;
+      case 5: value_chains<5>(chunk, blocks, num_keys, layout, group.kv_head); break;
+      case 6: value_chains<6>(chunk, blocks, num_keys, layout, group.kv_head); break;
+      case 7: value_chains<7>(chunk, blocks, num_keys, layout, group.kv_head); break;
+      default: value_chains<kValueChains>(chunk, blocks, num_keys, layout, group.kv_head); break;
     }
   }
   for (int h = 0; h < group.group_size; ++h) {
