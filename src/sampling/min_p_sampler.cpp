@@ -16,7 +16,8 @@ MinPSampler::MinPSampler(float min_p) : min_p_(min_p) {
 
 void MinPSampler::apply(std::span<float> logits, const SamplingContext& /*context*/) const {
   if (min_p_ == 0.0f) return;
-  const std::vector<float> probabilities = softmax_probabilities(logits);
+  thread_local std::vector<float> probabilities;  // reused: see softmax_probabilities in probabilities.h
+  softmax_probabilities(logits, probabilities);
   const float threshold = min_p_ * *std::max_element(probabilities.begin(), probabilities.end());
   for (size_t id = 0; id < logits.size(); ++id) {
     if (probabilities[id] < threshold) logits[id] = -std::numeric_limits<float>::infinity();

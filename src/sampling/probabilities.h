@@ -15,4 +15,9 @@ namespace minigen {
 // or the largest is +inf or NaN.
 std::vector<float> softmax_probabilities(std::span<const float> logits);
 
+// The same, written into `probabilities` (resized to logits.size(), its capacity reused). The per-token callers keep
+// one buffer per thread: a fresh 151,665-float vector every token costs more in page faults and zeroing than the
+// softmax itself.
+void softmax_probabilities(std::span<const float> logits, std::vector<float>& probabilities);
+
 }  // namespace minigen

@@ -44,5 +44,16 @@ TEST(SoftmaxProbabilitiesTest, RejectsRowsWithNothingLeft) {
   EXPECT_THROW(softmax_probabilities(std::vector<float>{std::numeric_limits<float>::infinity(), 0.0f}), Error);
 }
 
+TEST(SoftmaxProbabilitiesTest, FillsAReusedBufferLikeAFreshOne) {
+  // A buffer left longer and full of stale values by an earlier row: it is resized and every entry rewritten.
+  const std::vector<float> logits = {0.0f, kMinusInfinity, std::log(3.0f)};
+  std::vector<float> reused(9, 123.0f);
+  softmax_probabilities(logits, reused);
+  EXPECT_EQ(reused, softmax_probabilities(logits));
+  EXPECT_EQ(reused[1], 0.0f);
+  EXPECT_NEAR(reused[0], 0.25f, 1e-7);
+  EXPECT_NEAR(reused[2], 0.75f, 1e-7);
+}
+
 }  // namespace
 }  // namespace minigen

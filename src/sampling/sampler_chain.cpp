@@ -28,9 +28,14 @@ SamplerChain::SamplerChain(const SamplingParams& params) : params_(params) {
 
 void SamplerChain::filter(std::span<float> logits, const SamplingContext& context) const {
   if (logits.empty()) throw Error("cannot sample from an empty row of logits");
-  for (size_t id = 0; id < logits.size(); ++id) {
-    // A NaN would silently break every comparison below (sorting, thresholds, argmax), so it stops here.
-    if (std::isnan(logits[id])) throw Error("logit of token " + std::to_string(id) + " is NaN");
+  // A NaN would silently break every comparison below (sorting, thresholds, argmax), so it stops here. The first
+  // loop has no early exit so that it vectorises; only a row that has a NaN pays for finding where.
+  bool has_nan = false;
+  for (const float logit : logits) has_nan |= std::isnan(logit);
+  if (has_nan) {
+    for (size_t id = 0; id < logits.size(); ++id) {
+      if (std::isnan(logits[id])) throw Error("logit of token " + std::to_string(id) + " is NaN");
+    }
   }
   for (const Stage& stage : stages_) {
     std::visit([&](const auto& sampler) { sampler.apply(logits, context); }, stage);

@@ -1,6 +1,7 @@
 #include "sampling/token_choice.h"
 
 #include <algorithm>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -19,17 +20,33 @@ int draw_from_softmax(std::span<const float> logits, double uniform) {
   if (!(uniform >= 0.0 && uniform < 1.0)) {
     throw Error("draw_from_softmax needs a uniform number in [0, 1), got " + std::to_string(uniform));
   }
-  const std::vector<float> probabilities = softmax_probabilities(logits);
+  // Removed tokens (−inf) have probability exactly 0: they add nothing to either sum below and are never returned.
+  // So the draw runs over the survivors alone, kept in increasing id order, which gives the same sums and the same
+  // token as walking the whole row, while after top-k 50 it touches 50 entries instead of 151,665. The buffers are
+  // reused per thread, for the reason given in probabilities.h.
+  thread_local std::vector<int> survivor_ids;
+  thread_local std::vector<float> survivor_logits;
+  thread_local std::vector<float> probabilities;
+  survivor_ids.clear();
+  survivor_logits.clear();
+  for (size_t id = 0; id < logits.size(); ++id) {
+    if (logits[id] == -std::numeric_limits<float>::infinity()) continue;
+    survivor_ids.push_back(static_cast<int>(id));
+    survivor_logits.push_back(logits[id]);
+  }
+  // With no survivor the row is empty or all −inf, and the softmax of the whole row throws the error that says so.
+  softmax_probabilities(survivor_logits.empty() ? logits : std::span<const float>(survivor_logits), probabilities);
+
   double total = 0.0;
   for (const float probability : probabilities) total += probability;
   const double target = uniform * total;
 
   double cumulative = 0.0;
   int last_possible_id = -1;
-  for (size_t id = 0; id < probabilities.size(); ++id) {
-    if (probabilities[id] == 0.0f) continue;
-    cumulative += probabilities[id];
-    last_possible_id = static_cast<int>(id);
+  for (size_t index = 0; index < probabilities.size(); ++index) {
+    if (probabilities[index] == 0.0f) continue;  // an exp that underflowed: as impossible as a removed token
+    cumulative += probabilities[index];
+    last_possible_id = survivor_ids[index];
     if (cumulative > target) return last_possible_id;
   }
   // Reached only when uniform · total rounds up to the total itself (uniform a hair below 1).

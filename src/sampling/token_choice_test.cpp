@@ -55,5 +55,14 @@ TEST(DrawFromSoftmaxTest, RejectsBadInput) {
   EXPECT_THROW(draw_from_softmax(std::vector<float>{kMinusInfinity}, 0.5), Error);
 }
 
+TEST(DrawFromSoftmaxTest, UnderflowedTokensAreNeverDrawn) {
+  // exp(−200) underflows to 0 in float: id 1 has probability exactly 0, like the removed id 2, so u = 0.5 lands on
+  // id 3 (the second half) and nothing ever lands on ids 1 or 2.
+  const std::vector<float> logits = {0.0f, -200.0f, kMinusInfinity, 0.0f};
+  EXPECT_EQ(draw_from_softmax(logits, 0.0), 0);
+  EXPECT_EQ(draw_from_softmax(logits, 0.5), 3);
+  EXPECT_EQ(draw_from_softmax(logits, std::nextafter(1.0, 0.0)), 3);
+}
+
 }  // namespace
 }  // namespace minigen

@@ -58,5 +58,16 @@ TEST(TopKSamplerTest, RejectsNegativeK) {
   EXPECT_EQ(TopKSampler(50).name(), "top-k(50)");
 }
 
+TEST(TopKSamplerTest, AscendingRowKeepsTheLastK) {
+  // Every logit beats the running bar, the worst case for the k-th-largest buffer: ids 990…999 stay.
+  std::vector<float> logits(1000);
+  for (size_t id = 0; id < logits.size(); ++id) logits[id] = static_cast<float>(id) * 0.01f;
+  const std::vector<float> original = logits;
+  TopKSampler(10).apply(logits, {});
+  for (size_t id = 0; id < logits.size(); ++id) {
+    EXPECT_EQ(logits[id], id >= 990 ? original[id] : kMinusInfinity) << id;
+  }
+}
+
 }  // namespace
 }  // namespace minigen

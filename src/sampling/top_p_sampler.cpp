@@ -1,10 +1,14 @@
 #include "sampling/top_p_sampler.h"
 
 #include <algorithm>
+#include <cmath>
+#include <functional>
 #include <limits>
+#include <string>
 #include <vector>
 
 #include "core/error.h"
+#include "sampling/descending_sort.h"
 #include "sampling/probabilities.h"
 #include "sampling/shortest_decimal.h"
 
@@ -48,6 +52,30 @@ int llama_cpp_kept_count(std::span<const float> descending_probabilities, float 
   return static_cast<int>(descending_probabilities.size());
 }
 
+// Keeps the first `kept_count` tokens in the order "logit descending, equal logits by increasing id" (what a stable
+// sort of the ids gives) and removes the others, knowing only the candidates' logits sorted largest first. The kept
+// tokens are those above the boundary logit, then the lowest ids among those equal to it.
+void keep_first_in_order(std::span<float> logits, std::span<const float> descending_logits, size_t kept_count) {
+  const float boundary = descending_logits[kept_count - 1];
+  const auto [tied_begin, tied_end] =
+      std::equal_range(descending_logits.begin(), descending_logits.end(), boundary, std::greater<float>());
+  const size_t above_boundary = static_cast<size_t>(tied_begin - descending_logits.begin());
+  const size_t tied_count = static_cast<size_t>(tied_end - tied_begin);
+  // Everything below the boundary goes; a select, so that it vectorises over the whole vocabulary.
+  for (float& logit : logits) logit = logit < boundary ? kMinusInfinity : logit;
+  // Ties at the boundary are cut only when the kept count ends inside them, which continuous logits rarely do.
+  size_t tied_places_left = kept_count - above_boundary;
+  if (tied_places_left == tied_count) return;
+  for (float& logit : logits) {
+    if (logit != boundary) continue;
+    if (tied_places_left > 0) {
+      --tied_places_left;
+    } else {
+      logit = kMinusInfinity;
+    }
+  }
+}
+
 }  // namespace
 
 int top_p_kept_count(std::span<const float> descending_probabilities, float top_p, TopPRule rule) {
@@ -69,20 +97,30 @@ TopPSampler::TopPSampler(float top_p, TopPRule rule) : top_p_(top_p), rule_(rule
 void TopPSampler::apply(std::span<float> logits, const SamplingContext& /*context*/) const {
   if (top_p_ >= 1.0f) return;
   // Tokens already removed have probability exactly 0 and add nothing to any cumulative sum, so only the remaining
-  // candidates are sorted: after top-k that is k tokens instead of the whole vocabulary.
-  std::vector<int> candidates;
+  // candidates take part: after top-k that is k values instead of the whole vocabulary.
+  // Scratch kept per thread: allocating two vocabulary-sized vectors every token cost more (page faults, copies
+  // while growing) than the sort itself. A row is sampled start to finish on one thread, so nothing is shared.
+  thread_local std::vector<float> descending_logits;
+  thread_local std::vector<float> descending_probabilities;
+  descending_logits.clear();
   for (size_t id = 0; id < logits.size(); ++id) {
-    if (logits[id] != kMinusInfinity) candidates.push_back(static_cast<int>(id));
+    if (logits[id] == kMinusInfinity) continue;
+    // NaN would make the sort's comparisons meaningless; the chain has rejected it already, this guards direct use.
+    if (std::isnan(logits[id])) throw Error("top-p: logit of token " + std::to_string(id) + " is NaN");
+    descending_logits.push_back(logits[id]);
   }
-  std::stable_sort(candidates.begin(), candidates.end(),
-                   [&logits](int left, int right) { return logits[left] > logits[right]; });
-  std::vector<float> descending_logits(candidates.size());
-  for (size_t index = 0; index < candidates.size(); ++index) descending_logits[index] = logits[candidates[index]];
-  const std::vector<float> descending_probabilities = softmax_probabilities(descending_logits);
+  // Only the values are sorted, not the ids: the boundary rules see nothing but the sequence of probabilities, and
+  // tied logits have equal probabilities, so that sequence is the same whichever tied id comes first. Plain values
+  // are what lets VQSort do the work (descending_sort.h): 0.55 ms for 151,665 logits, where std::stable_sort of the
+  // ids through a comparator took 16.5 ms. The ids only matter at the boundary, and keep_first_in_order settles those.
+  // Every candidate is sorted, not just a head that could survive: softmax accumulates its sum in this order, and
+  // another order could round that sum differently and move a probability, hence a kept count, by an ulp.
+  sort_descending(descending_logits);
+  softmax_probabilities(descending_logits, descending_probabilities);
 
   const int kept_count = top_p_kept_count(descending_probabilities, top_p_, rule_);
-  for (size_t index = static_cast<size_t>(kept_count); index < candidates.size(); ++index)
-    logits[candidates[index]] = kMinusInfinity;
+  if (static_cast<size_t>(kept_count) == descending_logits.size()) return;
+  keep_first_in_order(logits, descending_logits, static_cast<size_t>(kept_count));
 }
 
 std::string TopPSampler::name() const {
