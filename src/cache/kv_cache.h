@@ -8,32 +8,33 @@
 #include <cstddef>
 #include <vector>
 
+#include "cache/kv_sequence.h"
 #include "model/config.h"
 #include "ops/kv_block.h"
 
 namespace minigen {
 
-class KvCache {
+class KvCache : public KvSequence {
  public:
   // Reserves room for `capacity_tokens` positions up front; grows (doubling) if a forward call needs more.
   KvCache(const ModelConfig& config, int capacity_tokens);
 
-  int length() const { return length_; }
+  int length() const override { return length_; }
   int capacity() const { return capacity_; }
-  const KvBlockLayout& layout() const { return layout_; }
+  const KvBlockLayout& layout() const override { return layout_; }
 
   // Stores K and V rows ([kv_head][head_dim]) of `position` (< capacity) in `layer`.
-  void write(int layer, int position, const float* key_row, const float* value_row);
+  void write(int layer, int position, const float* key_row, const float* value_row) override;
   // Element `index` of the key / value row of `position` (index = kv_head · head_dim + d).
   float key_at(int layer, int position, int index) const;
   float value_at(int layer, int position, int index) const;
   // The blocks holding positions [0, positions) of `layer`, for the attention kernel.
-  void block_pointers(int layer, int positions, std::vector<const float*>& blocks) const;
+  void block_pointers(int layer, int positions, std::vector<const float*>& blocks) const override;
 
   // Makes room for positions [length, length + count) before a forward call writes them.
-  void reserve_for(int count);
+  void reserve_for(int count) override;
   // The forward call wrote `count` new positions; they become part of the cached prefix.
-  void advance(int count);
+  void advance(int count) override;
   // Forget every position (the no-cache path starts from an empty cache at every step).
   void clear() { length_ = 0; }
 

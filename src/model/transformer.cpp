@@ -62,7 +62,7 @@ void Transformer::lay_out_tokens(std::span<const ForwardRow> rows) {
   const ModelConfig& config = model_.config;
   token_row_.clear();
   token_position_.clear();
-  std::set<const KvCache*> caches_seen;
+  std::set<const KvSequence*> caches_seen;
   for (std::size_t r = 0; r < rows.size(); ++r) {
     const ForwardRow& row = rows[r];
     if (row.cache == nullptr) throw Error("forward: row " + std::to_string(r) + " has no KV cache");
@@ -173,7 +173,7 @@ void Transformer::attention_block(const LayerWeights& layer, const PackedLayer& 
   // Query heads h·g … h·g + g − 1 read kv head h (g = q_heads / kv_heads): GQA without materialising repeat_kv.
   row_blocks_.resize(rows.size());
   for (std::size_t r = 0; r < rows.size(); ++r) {
-    const KvCache& cache = *rows[r].cache;
+    const KvSequence& cache = *rows[r].cache;
     cache.block_pointers(layer_index, cache.length() + static_cast<int>(rows[r].tokens.size()), row_blocks_[r]);
   }
   const int group_size = config.num_q_heads / config.num_kv_heads;

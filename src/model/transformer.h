@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "cache/kv_cache.h"
+#include "cache/kv_sequence.h"
 #include "model/model.h"
 #include "model/packed_weights.h"
 #include "ops/matmul.h"
@@ -20,7 +21,7 @@
 namespace minigen {
 
 struct ForwardRow {
-  KvCache* cache = nullptr;     // K and V of this call's tokens are appended at positions cache->length(), …
+  KvSequence* cache = nullptr;  // K and V of this call's tokens are appended at positions cache->length(), …
   std::span<const int> tokens;  // token ids to feed, at least one
   bool all_logits = false;      // logits for every fed position (tests, the oracle) or only for the last one
 };
