@@ -1,0 +1,186 @@
+#include "serve/scheduler.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <span>
+
+#include "core/error.h"
+
+namespace minigen {
+
+Scheduler::Scheduler(Transformer& transformer, BlockPool& pool, SchedulerOptions options)
+    : transformer_(transformer), pool_(pool), options_(options) {
+  if (options_.max_running < 1) throw Error("max_running must be at least 1");
+  if (options_.token_budget < 1) throw Error("the per-step token budget must be at least 1");
+}
+
+uint64_t Scheduler::add(SequenceRequest request) {
+  const ModelConfig& config = transformer_.model().config;
+  if (request.prompt.empty()) throw Error("the prompt is empty");
+  if (request.max_new_tokens < 1) throw Error("max_tokens must be at least 1");
+  for (int id : request.prompt) {
+    if (id < 0 || id >= config.vocab_size) throw Error("prompt token id " + std::to_string(id) + " is outside the vocabulary");
+  }
+  const int64_t total = static_cast<int64_t>(request.prompt.size()) + request.max_new_tokens;
+  if (total > config.max_position_embeddings) {
+    throw Error("prompt (" + std::to_string(request.prompt.size()) + " tokens) + max_tokens (" +
+                std::to_string(request.max_new_tokens) + ") exceeds the model's context of " +
+                std::to_string(config.max_position_embeddings) + " tokens");
+  }
+  const int64_t blocks = (total + BlockPool::kBlockTokens - 1) / BlockPool::kBlockTokens;
+  if (blocks > pool_.total_blocks()) {
+    throw Error("the request needs " + std::to_string(blocks) + " KV blocks (" + std::to_string(total) +
+                " tokens) but the whole KV cache has " + std::to_string(pool_.total_blocks()) + " blocks (" +
+                std::to_string(pool_.total_blocks() * BlockPool::kBlockTokens) + " tokens)");
+  }
+  auto sequence = std::make_unique<Sequence>(Sequence{next_id_++, request, SamplerChain(request.sampling),
+                                                      request.prompt, 0, std::make_unique<PagedKvSequence>(pool_)});
+  const uint64_t id = sequence->id;
+  waiting_.push_back(std::move(sequence));
+  return id;
+}
+
+void Scheduler::cancel(uint64_t id) {
+  if (running_.erase(id) > 0) return;  // destroying the sequence releases its blocks
+  std::erase_if(waiting_, [id](const std::unique_ptr<Sequence>& s) { return s->id == id; });
+}
+
+void Scheduler::preempt(uint64_t id) {
+  auto found = running_.find(id);
+  std::unique_ptr<Sequence> sequence = std::move(found->second);
+  running_.erase(found);
+  sequence->kv->release();  // recomputed later from its tokens: prompt + what it generated so far
+  waiting_.push_front(std::move(sequence));
+  ++counters_.preemptions;
+}
+
+// Finds `count` positions' worth of blocks for `sequence`, preempting the newest running sequences if the pool is
+// short. Returns false when `sequence` itself was the newest and got preempted.
+bool Scheduler::make_room(Sequence& sequence, int count) {
+  const int needed = sequence.kv->blocks_needed(count);
+  while (pool_.available_blocks() < needed) {
+    const uint64_t newest = running_.rbegin()->first;
+    preempt(newest);
+    if (newest == sequence.id) return false;
+  }
+  sequence.kv->reserve_for(count);
+  return true;
+}
+
+bool Scheduler::try_admit(Sequence& sequence, int& budget) {
+  const int total = static_cast<int>(sequence.tokens.size());
+  if (sequence.kv->length() == 0) {
+    // Borrow every cached full block of the known tokens, leaving at least the last one to compute.
+    counters_.prefix_cached_tokens += sequence.kv->attach_prefix(sequence.tokens, total - 1);
+  }
+  const int count = std::min(total - sequence.kv->length(), budget);
+  if (sequence.kv->blocks_needed(count) > pool_.available_blocks()) {
+    sequence.kv->release();  // do not sit on borrowed blocks while waiting
+    return false;
+  }
+  sequence.kv->reserve_for(count);
+  budget -= count;
+  return true;
+}
+
+SequenceToken Scheduler::sample(Sequence& sequence, const float* logits) {
+  const int vocab = transformer_.model().config.vocab_size;
+  row_logits_.assign(logits, logits + vocab);
+  const SamplingContext context{sequence.tokens, sequence.request.rng_row, static_cast<uint64_t>(sequence.generated)};
+  const SampledToken chosen = sequence.sampler.sample_with_count(row_logits_, context);  // filters in place
+  SequenceToken out;
+  out.sequence = sequence.id;
+  out.token = chosen.token;
+  out.step = sequence.generated;
+  out.kept_candidates = chosen.kept_count;
+  if (sequence.request.top_candidates > 0) {
+    // The distribution the token was drawn from: softmax over the kept (finite) logits, in double for reporting.
+    double max_logit = -std::numeric_limits<double>::infinity();
+    for (float v : row_logits_) max_logit = std::max(max_logit, static_cast<double>(v));
+    double sum = 0;
+    for (float v : row_logits_) sum += std::isfinite(v) ? std::exp(v - max_logit) : 0.0;
+    auto probability = [&](int id) {
+      return std::isfinite(row_logits_[id]) ? static_cast<float>(std::exp(row_logits_[id] - max_logit) / sum) : 0.0f;
+    };
+    out.probability = probability(chosen.token);
+    std::vector<int> kept;
+    for (int id = 0; id < vocab; ++id) {
+      if (std::isfinite(row_logits_[id])) kept.push_back(id);
+    }
+    const int shown = std::min<int>(sequence.request.top_candidates, static_cast<int>(kept.size()));
+    std::partial_sort(kept.begin(), kept.begin() + shown, kept.end(), [&](int a, int b) {
+      return row_logits_[a] != row_logits_[b] ? row_logits_[a] > row_logits_[b] : a < b;
+    });
+    for (int i = 0; i < shown; ++i) out.top.push_back({kept[i], probability(kept[i])});
+  }
+  sequence.tokens.push_back(chosen.token);
+  ++sequence.generated;
+  ++counters_.generated_tokens;
+  if (!sequence.request.ignore_eos && chosen.token == transformer_.model().config.eos_token_id) {
+    out.finished = true;
+    out.finish_reason = "stop";
+  } else if (sequence.generated >= sequence.request.max_new_tokens) {
+    out.finished = true;
+    out.finish_reason = "length";
+  }
+  return out;
+}
+
+std::vector<SequenceToken> Scheduler::step() {
+  struct Planned {
+    Sequence* sequence;
+    int count;
+  };
+  std::vector<Planned> plan;
+  int budget = options_.token_budget;
+
+  // Running sequences, oldest first: a decode feeds its one new token; a prefill feeds a chunk of what is left.
+  std::vector<uint64_t> ids;
+  for (const auto& [id, sequence] : running_) ids.push_back(id);
+  for (uint64_t id : ids) {
+    auto found = running_.find(id);
+    if (found == running_.end()) continue;  // preempted by an older sequence's need
+    Sequence& sequence = *found->second;
+    const int remaining = static_cast<int>(sequence.tokens.size()) - sequence.kv->length();
+    const int count = remaining == 1 ? 1 : std::min(remaining, budget);  // decodes are never held back
+    if (count <= 0) continue;
+    if (!make_room(sequence, count)) continue;
+    budget -= count;
+    plan.push_back({&sequence, count});
+  }
+  // New (or preempted) sequences join while there is budget, room in the batch and blocks in the pool.
+  while (!waiting_.empty() && budget > 0 && static_cast<int>(running_.size()) < options_.max_running) {
+    Sequence& sequence = *waiting_.front();
+    const int before = budget;
+    if (!try_admit(sequence, budget)) break;
+    const uint64_t id = sequence.id;
+    running_.emplace(id, std::move(waiting_.front()));
+    waiting_.pop_front();
+    plan.push_back({running_.at(id).get(), before - budget});
+  }
+  if (plan.empty()) return {};
+
+  std::vector<ForwardRow> rows;
+  for (const Planned& p : plan) {
+    const int start = p.sequence->kv->length();
+    rows.push_back(ForwardRow{p.sequence->kv.get(), std::span<const int>(p.sequence->tokens).subspan(start, p.count),
+                              false});
+    if (p.count > 1 || start + 1 < static_cast<int>(p.sequence->tokens.size())) counters_.prefill_tokens += p.count;
+  }
+  const std::vector<float>& logits = transformer_.forward(rows);
+  ++counters_.steps;
+
+  std::vector<SequenceToken> produced;
+  const int vocab = transformer_.model().config.vocab_size;
+  for (std::size_t i = 0; i < plan.size(); ++i) {
+    Sequence& sequence = *plan[i].sequence;
+    sequence.kv->publish_full_blocks(sequence.tokens);
+    if (sequence.kv->length() < static_cast<int>(sequence.tokens.size())) continue;  // prompt not read yet
+    produced.push_back(sample(sequence, logits.data() + i * vocab));
+    if (produced.back().finished) running_.erase(sequence.id);
+  }
+  return produced;
+}
+
+}  // namespace minigen

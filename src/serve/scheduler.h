@@ -1,0 +1,109 @@
+#pragma once
+// Continuous batching over the paged KV cache (vLLM's scheduling, in miniature).
+//
+// Every step() is one forward call. It carries one token for every running sequence that is decoding, plus
+// prefill chunks of sequences still reading their prompt, under a per-step token budget; waiting sequences join
+// between steps, first come first served, borrowing whatever prefix the prefix cache already holds. When a
+// sequence needs a block and the pool has none, the newest running sequence is preempted: its blocks go back to
+// the pool and it waits at the head of the queue to be recomputed (prompt + the tokens it already generated).
+//
+// A sequence's tokens never depend on its neighbours: the forward pass is batch-invariant, recomputed or
+// prefix-cached K/V are the same bits as decoded ones, and each draw is keyed by (seed, row in its request, step).
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "cache/block_pool.h"
+#include "cache/paged_sequence.h"
+#include "model/transformer.h"
+#include "sampling/sampler_chain.h"
+
+namespace minigen {
+
+struct SequenceRequest {
+  std::vector<int> prompt;
+  int max_new_tokens = 16;
+  SamplingParams sampling;
+  uint64_t rng_row = 0;        // the sequence's index within its own request (choice index for n > 1)
+  bool ignore_eos = false;
+  int top_candidates = 0;      // report the this-many most likely kept candidates of every step (logprobs)
+};
+
+struct Candidate {
+  int token = 0;
+  float probability = 0;
+};
+
+// One generated token of one sequence.
+struct SequenceToken {
+  uint64_t sequence = 0;
+  int token = 0;
+  int step = 0;                 // 0 for the first generated token
+  float probability = 0;        // of the chosen token in the distribution it was drawn from
+  int kept_candidates = 0;
+  std::vector<Candidate> top;   // the most likely kept candidates, when asked for
+  bool finished = false;
+  std::string finish_reason;    // "stop" (eos) or "length" once finished
+};
+
+struct SchedulerOptions {
+  int max_running = 32;    // sequences in the batch at once
+  int token_budget = 256;  // tokens fed per step (decodes first, then prefill chunks)
+};
+
+struct SchedulerCounters {
+  int64_t steps = 0;
+  int64_t preemptions = 0;
+  int64_t prefill_tokens = 0;       // prompt tokens computed (prefix-cache hits excluded)
+  int64_t prefix_cached_tokens = 0; // prompt tokens taken from the prefix cache
+  int64_t generated_tokens = 0;
+};
+
+class Scheduler {
+ public:
+  Scheduler(Transformer& transformer, BlockPool& pool, SchedulerOptions options);
+
+  // Queues a sequence. Throws minigen::Error (with a message for the client) when it can never fit: prompt plus
+  // max_new_tokens beyond the model's context or beyond the whole pool.
+  uint64_t add(SequenceRequest request);
+  // Drops a sequence (finished by a stop string, or its client went away); its blocks return at once.
+  void cancel(uint64_t sequence);
+
+  // One forward call; returns the tokens it produced, in sequence order.
+  std::vector<SequenceToken> step();
+
+  bool idle() const { return running_.empty() && waiting_.empty(); }
+  int running() const { return static_cast<int>(running_.size()); }
+  int waiting() const { return static_cast<int>(waiting_.size()); }
+  const SchedulerCounters& counters() const { return counters_; }
+  const BlockPool& pool() const { return pool_; }
+
+ private:
+  struct Sequence {
+    uint64_t id;
+    SequenceRequest request;
+    SamplerChain sampler;
+    std::vector<int> tokens;  // prompt, then generated tokens
+    int generated = 0;
+    std::unique_ptr<PagedKvSequence> kv;
+  };
+
+  bool try_admit(Sequence& sequence, int& budget);
+  bool make_room(Sequence& sequence, int count);
+  void preempt(uint64_t id);
+  SequenceToken sample(Sequence& sequence, const float* logits);
+
+  Transformer& transformer_;
+  BlockPool& pool_;
+  SchedulerOptions options_;
+  uint64_t next_id_ = 1;
+  std::map<uint64_t, std::unique_ptr<Sequence>> running_;  // ordered by arrival: the newest is preempted first
+  std::deque<std::unique_ptr<Sequence>> waiting_;
+  SchedulerCounters counters_;
+  std::vector<float> row_logits_;
+};
+
+}  // namespace minigen
