@@ -1,0 +1,102 @@
+// `minigen bench` through the binary: the --quick JSON on the shipped model, and bad flags ending in one error line.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+namespace minigen {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct RunResult {
+  int exit_code;
+  std::string out;
+  std::string err;
+};
+
+std::string read_text(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream text;
+  text << in.rdbuf();
+  return text.str();
+}
+
+RunResult run_minigen(const std::string& arguments) {
+  const fs::path directory = fs::temp_directory_path() / ("minigen_bench_cli_" + std::to_string(::getpid()));
+  fs::create_directories(directory);
+  const fs::path out = directory / "stdout.txt";
+  const fs::path err = directory / "stderr.txt";
+  const std::string command =
+      std::string(MINIGEN_BINARY) + " " + arguments + " >" + out.string() + " 2>" + err.string() + " </dev/null";
+  const int status = std::system(command.c_str());
+  RunResult result{WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), read_text(out), read_text(err)};
+  fs::remove_all(directory);
+  return result;
+}
+
+TEST(BenchCli, QuickJsonOnTheShippedModelHasEveryNumber) {
+  const RunResult result = run_minigen("bench --quick -p 16 -n 8 -b 1,2 --threads 1 --json");
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const auto json = nlohmann::json::parse(result.out);
+  for (const char* key : {"system", "model", "settings", "bandwidth", "results", "bf16_drift", "elapsed_s"}) {
+    EXPECT_TRUE(json.contains(key)) << key;
+  }
+  EXPECT_FALSE(json["system"]["simd_target"].get<std::string>().empty());
+  EXPECT_GT(json["system"]["cores"].get<int>(), 0);
+  EXPECT_EQ(json["model"]["family"], "tiny");
+  EXPECT_GT(json["model"]["parameters"].get<long long>(), 0);
+  EXPECT_EQ(json["settings"]["repetitions"], 2);
+
+  ASSERT_EQ(json["results"].size(), 1u);
+  const auto& configuration = json["results"][0];
+  EXPECT_EQ(configuration["weights"], "f32");
+  EXPECT_EQ(configuration["threads"], 1);
+  EXPECT_GT(configuration["weight_bytes"].get<double>(), 0);
+  std::vector<std::string> names;
+  for (const auto& test : configuration["tests"]) {
+    names.push_back(test["name"]);
+    EXPECT_GT(test["time_ms"]["mean"].get<double>(), 0) << test["name"];
+    EXPECT_EQ(test["time_ms"]["samples"].size(), 2u) << test["name"];
+    if (test["name"] != "ttft") {
+      EXPECT_GT(test["tokens_per_second"]["mean"].get<double>(), 0) << test["name"];
+    }
+  }
+  EXPECT_EQ(names, (std::vector<std::string>{"pp16", "tg8", "b1 decode", "b2 decode", "ttft"}));
+  EXPECT_GT(configuration["tests"][3]["speedup_vs_batch1"].get<double>(), 0);
+  EXPECT_GT(configuration["bound"]["bound_tokens_per_second"].get<double>(), 0);
+  EXPECT_GT(configuration["bound"]["fraction_of_bound"].get<double>(), 0);
+  ASSERT_GE(json["bandwidth"].size(), 2u);  // the DRAM buffer and the cache-sized one
+  for (const auto& measured : json["bandwidth"]) {
+    EXPECT_GT(measured["bytes_per_second"].get<double>(), 0);
+    EXPECT_EQ(measured["checksum"], measured["expected_checksum"]);
+  }
+}
+
+// One "minigen: error: …" line naming the problem, exit code 1.
+void expect_one_error_line(const std::string& arguments, const std::string& needle) {
+  const RunResult result = run_minigen(arguments);
+  EXPECT_EQ(result.exit_code, 1) << arguments;
+  EXPECT_TRUE(result.out.empty()) << arguments;
+  EXPECT_EQ(result.err.rfind("minigen: error: ", 0), 0u) << result.err;
+  EXPECT_EQ(std::count(result.err.begin(), result.err.end(), '\n'), 1) << result.err;
+  EXPECT_NE(result.err.find(needle), std::string::npos) << arguments << "\nstderr: " << result.err;
+}
+
+TEST(BenchCli, BadFlagsGiveOneErrorLine) {
+  expect_one_error_line("bench --quick -b 1,x", "-b/--batch");
+  expect_one_error_line("bench --quick --threads 0", "--threads");
+  expect_one_error_line("bench --quick --weights f32,f16", "--weights");
+  expect_one_error_line("bench --quick -r 1.5", "--repetitions");
+  expect_one_error_line("bench --quick -p 32000 -n 1000", "context");
+  expect_one_error_line("bench --quick -m random:huge", "huge");
+  expect_one_error_line("bench --quick -m /nonexistent/model", "not found");
+}
+
+}  // namespace
+}  // namespace minigen

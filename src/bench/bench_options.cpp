@@ -1,0 +1,96 @@
+#include "bench/bench_options.h"
+
+#include <algorithm>
+#include <charconv>
+
+#include "core/error.h"
+
+namespace minigen::bench {
+namespace {
+
+std::vector<std::string_view> split_commas(std::string_view text) {
+  std::vector<std::string_view> parts;
+  std::size_t start = 0;
+  while (true) {
+    const std::size_t comma = text.find(',', start);
+    parts.push_back(text.substr(start, comma == std::string_view::npos ? std::string_view::npos : comma - start));
+    if (comma == std::string_view::npos) return parts;
+    start = comma + 1;
+  }
+}
+
+}  // namespace
+
+int parse_positive_int(std::string_view flag, std::string_view text, int max_value) {
+  int value = 0;
+  const auto [end, error] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || error != std::errc() || end != text.data() + text.size() || value < 1 || value > max_value) {
+    throw Error(std::string(flag) + " takes whole numbers from 1 to " + std::to_string(max_value) + ", got '" +
+                std::string(text) + "'");
+  }
+  return value;
+}
+
+std::vector<int> parse_positive_int_list(std::string_view flag, std::string_view text, int max_value) {
+  std::vector<int> values;
+  for (std::string_view part : split_commas(text)) values.push_back(parse_positive_int(flag, part, max_value));
+  return values;
+}
+
+std::vector<WeightType> parse_weight_type_list(std::string_view text) {
+  std::vector<WeightType> types;
+  for (std::string_view part : split_commas(text)) {
+    WeightType type = WeightType::kF32;
+    try {
+      type = parse_weight_type(part);
+    } catch (const Error&) {
+      throw Error("--weights takes f32 and bf16, comma-separated, got '" + std::string(part) + "'");
+    }
+    if (std::find(types.begin(), types.end(), type) == types.end()) types.push_back(type);
+  }
+  return types;
+}
+
+BenchOptions bench_options_from_flags(const BenchFlagValues& flags, int default_threads) {
+  BenchOptions options;
+  options.quick = flags.quick;
+  options.no_cache = flags.no_cache;
+  if (flags.quick) {
+    options.prompt_tokens = 64;
+    options.generate_tokens = 16;
+    options.batch_sizes = {1, 4};
+    options.repetitions = 2;
+    options.dram_buffer_bytes = std::size_t{512} << 20;
+    options.bandwidth_runs = 3;
+  }
+  // Limits beyond any sensible run, so that a typo (-n 1000000000) is an error rather than an hour of waiting.
+  if (flags.prompt_tokens) options.prompt_tokens = parse_positive_int("-p/--prompt", *flags.prompt_tokens, 1 << 20);
+  if (flags.generate_tokens) options.generate_tokens = parse_positive_int("-n/--gen", *flags.generate_tokens, 1 << 20);
+  if (flags.batch_sizes) options.batch_sizes = parse_positive_int_list("-b/--batch", *flags.batch_sizes, 4096);
+  options.thread_counts = flags.threads ? parse_positive_int_list("--threads", *flags.threads, 1024)
+                                        : std::vector<int>{std::max(1, default_threads)};
+  if (flags.weights) options.weight_types = parse_weight_type_list(*flags.weights);
+  if (flags.repetitions) options.repetitions = parse_positive_int("-r/--repetitions", *flags.repetitions, 1000);
+  return options;
+}
+
+void validate_for_model(const BenchOptions& options, const ModelConfig& config) {
+  const int context = config.max_position_embeddings;
+  // pp and tg use their own empty caches; the longest sequence is the no-cache run's P + N − 1 tokens, and the
+  // prompt plus the generated tokens is what a user asks the model to hold.
+  if (static_cast<long long>(options.prompt_tokens) + options.generate_tokens > context) {
+    throw Error("-p " + std::to_string(options.prompt_tokens) + " plus -n " + std::to_string(options.generate_tokens) +
+                " tokens exceed the model's context of " + std::to_string(context) + " tokens");
+  }
+  if (static_cast<long long>(options.batch_prompt_tokens) + options.generate_tokens > context) {
+    throw Error("the batch tests' " + std::to_string(options.batch_prompt_tokens) + "-token prefix plus -n " +
+                std::to_string(options.generate_tokens) + " tokens exceed the model's context of " +
+                std::to_string(context) + " tokens");
+  }
+  if (config.vocab_size <= kFirstOrdinaryTokenId) {
+    throw Error("the model's vocabulary of " + std::to_string(config.vocab_size) +
+                " tokens has no room for prompt tokens above the special ids");
+  }
+}
+
+}  // namespace minigen::bench

@@ -1,0 +1,60 @@
+#pragma once
+// What `minigen bench` measures, as plain data, and the checks that turn bad flags into one clear error.
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "model/config.h"
+#include "ops/weight_type.h"
+
+namespace minigen::bench {
+
+// The minigen vocabularies begin with 36 added tokens (tokenizer/minimind_vocab_layout.h); the bench's prompt
+// ids stay above them so that no chat-control token is fed.
+inline constexpr int kFirstOrdinaryTokenId = 36;
+
+struct BenchOptions {
+  int prompt_tokens = 512;                      // pp P, TTFT and the no-cache prompt
+  int generate_tokens = 128;                    // tg N, and the decode steps of every batch test
+  std::vector<int> batch_sizes = {1, 8, 32};    // rows of the batch decode tests
+  std::vector<int> thread_counts;               // one pool per entry
+  std::vector<WeightType> weight_types = {WeightType::kF32};
+  bool no_cache = false;                        // also generate without the cache (slow: P·N + N(N−1)/2 tokens)
+  int repetitions = 5;                          // measured runs per test, after one warm-up run
+  bool quick = false;
+  int batch_prompt_tokens = 16;                 // each batch row's prefix, prefilled before the timed steps
+  std::size_t dram_buffer_bytes = std::size_t{1} << 30;  // far beyond any last-level cache
+  int bandwidth_runs = 5;                       // the best of these is the bandwidth
+};
+
+// The flags as typed. Numbers arrive as text so that every bad value — "x", "0", "1,,2" — becomes one
+// minigen::Error naming the flag, like all bad input in minigen (CLI11's own messages span two lines).
+struct BenchFlagValues {
+  std::optional<std::string> prompt_tokens;
+  std::optional<std::string> generate_tokens;
+  std::optional<std::string> batch_sizes;
+  std::optional<std::string> threads;
+  std::optional<std::string> weights;
+  std::optional<std::string> repetitions;
+  bool no_cache = false;
+  bool quick = false;
+};
+
+// Flags given win; the rest are the defaults, or the smaller --quick defaults (P 64, N 16, b 1,4, 2 repetitions,
+// a 512 MiB DRAM buffer). `default_threads` is used when --threads is not given.
+BenchOptions bench_options_from_flags(const BenchFlagValues& flags, int default_threads);
+
+// Throws minigen::Error when a prompt plus its generated tokens would not fit the model's context, or the
+// vocabulary is too small to hold prompt tokens that are not special tokens.
+void validate_for_model(const BenchOptions& options, const ModelConfig& config);
+
+// "512" → 512; anything that is not a whole number in [1, max_value] is an error naming `flag`.
+int parse_positive_int(std::string_view flag, std::string_view text, int max_value);
+// "1,8,32" → {1, 8, 32}; each value as parse_positive_int.
+std::vector<int> parse_positive_int_list(std::string_view flag, std::string_view text, int max_value);
+// "f32,bf16" → {kF32, kBF16}; an unknown name is an error listing the known ones; repeats are dropped.
+std::vector<WeightType> parse_weight_type_list(std::string_view text);
+
+}  // namespace minigen::bench

@@ -1,0 +1,279 @@
+#include "bench/bench_report.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+#include "lab/lab_report.h"
+
+namespace minigen::bench {
+namespace {
+
+std::string format(const char* pattern, double value) {
+  char text[64];
+  std::snprintf(text, sizeof text, pattern, value);
+  return text;
+}
+
+// 12345.678 → "12,345.68" (decimals 2): the grouping of lab::with_thousands with a fraction.
+std::string grouped(double value, int decimals) {
+  const std::string plain = lab::fixed(std::fabs(value), decimals);
+  const std::size_t point = plain.find('.');
+  const std::string whole = plain.substr(0, point);
+  const std::string fraction = point == std::string::npos ? "" : plain.substr(point);
+  std::string text = value < 0 ? "-" : "";
+  text += lab::with_thousands(std::stoll(whole));
+  text += fraction;
+  return text;
+}
+
+std::string threads_text(int threads) { return std::to_string(threads) + (threads == 1 ? " thread" : " threads"); }
+
+std::string model_label(const ModelDescription& model) {
+  return model.family + " " + format("%.3g", static_cast<double>(model.parameters) / 1e6) + " M";
+}
+
+std::string time_unit(const TestResult& test) {
+  if (test.time_per == "token") return " ms/token";
+  if (test.time_per == "step") return " ms/step";
+  return " ms";
+}
+
+std::string versus(const TestResult& test, const ConfigurationResult& configuration) {
+  if (test.kind == "generate") return format("%.0f %% of bound", 100.0 * configuration.bound.fraction_of_bound);
+  if (test.kind == "batch_decode" && test.speedup_vs_batch1) return format("%.2f× b1", *test.speedup_vs_batch1);
+  if (test.kind == "generate_no_cache") {
+    const double wall = test.uncached_total_ms->mean / test.cached_total_ms->mean;
+    const double tokens =
+        static_cast<double>(test.forward_tokens_uncached) / static_cast<double>(test.forward_tokens_cached);
+    return format("wall %.1f× cached", wall) + format(" · forward tokens %.1f×", tokens);
+  }
+  return "";
+}
+
+nlohmann::json statistic_json(const Statistic& statistic) {
+  return {{"mean", statistic.mean}, {"stddev", statistic.stddev}, {"samples", statistic.samples}};
+}
+
+nlohmann::json test_json(const TestResult& test) {
+  nlohmann::json json = {{"name", test.name},
+                         {"kind", test.kind},
+                         {"batch_size", test.batch_size},
+                         {"tokens_per_second", test.tokens_per_second ? statistic_json(*test.tokens_per_second)
+                                                                      : nlohmann::json(nullptr)},
+                         {"time_ms", statistic_json(test.time_ms)},
+                         {"time_per", test.time_per}};
+  if (test.speedup_vs_batch1) json["speedup_vs_batch1"] = *test.speedup_vs_batch1;
+  if (test.kind == "generate_no_cache") {
+    json["cached_total_ms"] = statistic_json(*test.cached_total_ms);
+    json["uncached_total_ms"] = statistic_json(*test.uncached_total_ms);
+    json["wall_time_ratio"] = test.uncached_total_ms->mean / test.cached_total_ms->mean;
+    json["forward_tokens_cached"] = test.forward_tokens_cached;
+    json["forward_tokens_uncached"] = test.forward_tokens_uncached;
+    json["forward_token_ratio"] =
+        static_cast<double>(test.forward_tokens_uncached) / static_cast<double>(test.forward_tokens_cached);
+    json["tokens_identical"] = test.tokens_identical;
+  }
+  return json;
+}
+
+void bandwidth_lines(const BenchReport& report, std::ostringstream& out) {
+  if (report.bandwidth.empty()) return;
+  out << "memory read bandwidth (SIMD sum, each thread its own share, best of all runs; GB = 10^9 B):\n";
+  int shown_threads = 0;
+  for (const BandwidthMeasurement& measured : report.bandwidth) {
+    if (measured.threads != shown_threads) {
+      out << (shown_threads == 0 ? "" : "\n") << "  " << threads_text(measured.threads) << ":";
+      shown_threads = measured.threads;
+    }
+    out << "  " << decimal_bytes(static_cast<double>(measured.buffer_bytes)) << " buffer "
+        << format("%.1f GB/s", measured.bytes_per_second / 1e9) << " (" << measured.runs << " runs)";
+  }
+  out << "\n";
+}
+
+void bound_lines(const BenchReport& report, std::ostringstream& out) {
+  if (report.configurations.empty()) return;
+  out << "bandwidth bound of decoding (one decode step reads every weight once):\n";
+  for (const ConfigurationResult& configuration : report.configurations) {
+    const BandwidthBound& bound = configuration.bound;
+    out << "  " << weight_type_name(configuration.weight_type) << ", " << threads_text(configuration.threads)
+        << ": bound = " << format("%.1f GB/s", bound.bytes_per_second / 1e9) << " ÷ "
+        << decimal_bytes(static_cast<double>(configuration.weight_bytes)) << " = "
+        << lab::with_thousands(std::llround(bound.bound_tokens_per_second)) << " tok/s ("
+        << (bound.cache_resident ? "weights fit the cache: " : "weights stream from DRAM: ")
+        << decimal_bytes(static_cast<double>(bound.buffer_bytes)) << " buffer); " << bound.generate_test << " "
+        << lab::with_thousands(std::llround(bound.generate_tokens_per_second)) << " tok/s = "
+        << format("%.0f %% of bound", 100.0 * bound.fraction_of_bound) << "\n";
+  }
+}
+
+void no_cache_lines(const BenchReport& report, std::ostringstream& out) {
+  for (const ConfigurationResult& configuration : report.configurations) {
+    for (const TestResult& test : configuration.tests) {
+      if (test.kind != "generate_no_cache") continue;
+      out << "no cache, " << weight_type_name(configuration.weight_type) << ", "
+          << threads_text(configuration.threads) << " (P = " << report.options.prompt_tokens
+          << ", N = " << report.options.generate_tokens << "): "
+          << format("%.1f ms", test.uncached_total_ms->mean) << " vs " << format("%.1f ms", test.cached_total_ms->mean)
+          << " with the cache = " << format("%.1f×", test.uncached_total_ms->mean / test.cached_total_ms->mean)
+          << " wall time; forward tokens P·N + N(N−1)/2 = " << lab::with_thousands(test.forward_tokens_uncached)
+          << " vs P + N − 1 = " << lab::with_thousands(test.forward_tokens_cached) << " = "
+          << format("%.1f×", static_cast<double>(test.forward_tokens_uncached) /
+                                 static_cast<double>(test.forward_tokens_cached))
+          << "; tokens " << (test.tokens_identical ? "identical" : "DIFFER") << "\n";
+    }
+  }
+}
+
+void drift_line(const BenchReport& report, std::ostringstream& out) {
+  if (!report.drift) return;
+  const DriftResult& drift = *report.drift;
+  out << "bf16 drift (prefill of " << drift.prompt_tokens << " tokens, bf16 vs f32 weights): max |Δ logit| = "
+      << lab::exact_or_scientific(drift.max_abs_logit_difference) << " over "
+      << lab::with_thousands(drift.logits_compared) << " logits; last-position argmax "
+      << (drift.f32_last_argmax == drift.bf16_last_argmax ? "agrees" : "differs") << " (" << drift.f32_last_argmax
+      << (drift.f32_last_argmax == drift.bf16_last_argmax ? " = " : " vs ") << drift.bf16_last_argmax
+      << "); greedy tokens identical " << drift.greedy_identical << " of " << drift.greedy_tokens;
+  if (drift.first_divergence >= 0) out << " (first difference at token " << drift.first_divergence << ")";
+  out << "\n";
+}
+
+}  // namespace
+
+std::string mean_plus_minus(const Statistic& statistic, int decimals) {
+  return grouped(statistic.mean, decimals) + " ± " + grouped(statistic.stddev, decimals);
+}
+
+std::string decimal_bytes(double bytes) {
+  if (bytes < 1e3) return format("%.0f B", bytes);
+  if (bytes < 1e6) return format("%.3g kB", bytes / 1e3);
+  if (bytes < 1e9) return format("%.3g MB", bytes / 1e6);
+  return format("%.3g GB", bytes / 1e9);
+}
+
+std::string render_table(const BenchReport& report) {
+  std::ostringstream out;
+  out << "| model | weights | threads | test | t/s (mean ± sd) | time (mean ± sd) | vs |\n"
+      << "|---|---|---:|---|---:|---:|---|\n";
+  const std::string model = model_label(report.model);
+  for (const ConfigurationResult& configuration : report.configurations) {
+    for (const TestResult& test : configuration.tests) {
+      out << "| " << model << " | " << weight_type_name(configuration.weight_type) << " | " << configuration.threads
+          << " | " << test.name << " | "
+          << (test.tokens_per_second ? mean_plus_minus(*test.tokens_per_second, 2) : std::string("—")) << " | "
+          << mean_plus_minus(test.time_ms, 3) << time_unit(test) << " | " << versus(test, configuration) << " |\n";
+    }
+  }
+  return out.str();
+}
+
+std::string render_text(const BenchReport& report) {
+  std::ostringstream out;
+  const SystemDescription& system = report.system;
+  const BenchOptions& options = report.options;
+  out << "cpu       " << system.cpu_model << " · " << system.cores << " cores · SIMD " << system.simd_target;
+  if (!system.openblas_coretype.empty()) out << " · OPENBLAS_CORETYPE=" << system.openblas_coretype;
+  out << "\nmodel     " << report.model.source << " · " << report.model.family << " · "
+      << lab::with_thousands(static_cast<long long>(report.model.parameters)) << " parameters · context "
+      << lab::with_thousands(report.model.context) << "\nweights   ";
+  std::vector<WeightType> shown;
+  for (const ConfigurationResult& configuration : report.configurations) {
+    if (std::find(shown.begin(), shown.end(), configuration.weight_type) != shown.end()) continue;
+    out << (shown.empty() ? "" : " · ") << weight_type_name(configuration.weight_type) << " "
+        << decimal_bytes(static_cast<double>(configuration.weight_bytes)) << " ("
+        << lab::with_thousands(static_cast<long long>(configuration.weight_bytes)) << " B)";
+    shown.push_back(configuration.weight_type);
+  }
+  out << " read per decode step\nsettings  pp " << options.prompt_tokens << " · tg " << options.generate_tokens
+      << " · batch decode";
+  for (std::size_t i = 0; i < options.batch_sizes.size(); ++i) out << (i == 0 ? " b" : ", b") << options.batch_sizes[i];
+  out << " (" << options.generate_tokens << " steps after a " << options.batch_prompt_tokens
+      << "-token prefix per row) · " << options.repetitions << " repetitions after 1 warm-up · mean ± sample sd\n\n"
+      << render_table(report) << "\n";
+  bandwidth_lines(report, out);
+  bound_lines(report, out);
+  no_cache_lines(report, out);
+  drift_line(report, out);
+  out << "elapsed " << lab::fixed(report.elapsed_s, 1) << " s\n";
+  return out.str();
+}
+
+nlohmann::json report_json(const BenchReport& report) {
+  const BenchOptions& options = report.options;
+  std::vector<std::string> weight_names;
+  for (WeightType type : options.weight_types) weight_names.emplace_back(weight_type_name(type));
+  nlohmann::json json = {
+      {"system",
+       {{"cpu_model", report.system.cpu_model},
+        {"cores", report.system.cores},
+        {"simd_target", report.system.simd_target},
+        {"openblas_coretype", report.system.openblas_coretype.empty() ? nlohmann::json(nullptr)
+                                                                      : nlohmann::json(report.system.openblas_coretype)}}},
+      {"model",
+       {{"source", report.model.source},
+        {"family", report.model.family},
+        {"parameters", report.model.parameters},
+        {"context", report.model.context},
+        {"vocab_size", report.model.vocab_size}}},
+      {"settings",
+       {{"prompt_tokens", options.prompt_tokens},
+        {"generate_tokens", options.generate_tokens},
+        {"batch_sizes", options.batch_sizes},
+        {"threads", options.thread_counts},
+        {"weights", weight_names},
+        {"no_cache", options.no_cache},
+        {"repetitions", options.repetitions},
+        {"quick", options.quick},
+        {"batch_prompt_tokens", options.batch_prompt_tokens},
+        {"dram_buffer_bytes", options.dram_buffer_bytes},
+        {"bandwidth_runs", options.bandwidth_runs}}},
+      {"bandwidth", nlohmann::json::array()},
+      {"results", nlohmann::json::array()},
+      {"bf16_drift", nullptr},
+      {"elapsed_s", report.elapsed_s},
+  };
+  for (const BandwidthMeasurement& measured : report.bandwidth) {
+    json["bandwidth"].push_back({{"threads", measured.threads},
+                                 {"buffer_bytes", measured.buffer_bytes},
+                                 {"bytes_per_second", measured.bytes_per_second},
+                                 {"runs", measured.runs},
+                                 {"passes_per_run", measured.passes_per_run},
+                                 {"checksum", measured.checksum},
+                                 {"expected_checksum", measured.expected_checksum}});
+  }
+  for (const ConfigurationResult& configuration : report.configurations) {
+    nlohmann::json tests = nlohmann::json::array();
+    for (const TestResult& test : configuration.tests) tests.push_back(test_json(test));
+    const BandwidthBound& bound = configuration.bound;
+    json["results"].push_back({{"weights", weight_type_name(configuration.weight_type)},
+                               {"threads", configuration.threads},
+                               {"weight_bytes", configuration.weight_bytes},
+                               {"tests", tests},
+                               {"bound",
+                                {{"bytes_per_second", bound.bytes_per_second},
+                                 {"buffer_bytes", bound.buffer_bytes},
+                                 {"cache_resident", bound.cache_resident},
+                                 {"bound_tokens_per_second", bound.bound_tokens_per_second},
+                                 {"generate_test", bound.generate_test},
+                                 {"generate_tokens_per_second", bound.generate_tokens_per_second},
+                                 {"fraction_of_bound", bound.fraction_of_bound}}}});
+  }
+  if (report.drift) {
+    const DriftResult& drift = *report.drift;
+    json["bf16_drift"] = {{"prompt_tokens", drift.prompt_tokens},
+                          {"threads", drift.threads},
+                          {"max_abs_logit_difference", drift.max_abs_logit_difference},
+                          {"logits_compared", drift.logits_compared},
+                          {"f32_last_argmax", drift.f32_last_argmax},
+                          {"bf16_last_argmax", drift.bf16_last_argmax},
+                          {"last_argmax_agrees", drift.f32_last_argmax == drift.bf16_last_argmax},
+                          {"greedy_tokens", drift.greedy_tokens},
+                          {"greedy_identical", drift.greedy_identical},
+                          {"first_divergence", drift.first_divergence}};
+  }
+  return json;
+}
+
+}  // namespace minigen::bench

@@ -1,0 +1,107 @@
+#include "bench/bench_report.h"
+
+#include <gtest/gtest.h>
+
+namespace minigen::bench {
+namespace {
+
+TestResult test_of(std::string name, std::string kind, std::vector<double> tokens_per_second,
+                   std::vector<double> time_ms, std::string time_per) {
+  TestResult test;
+  test.name = std::move(name);
+  test.kind = std::move(kind);
+  if (!tokens_per_second.empty()) test.tokens_per_second = summarize(std::move(tokens_per_second));
+  test.time_ms = summarize(std::move(time_ms));
+  test.time_per = std::move(time_per);
+  return test;
+}
+
+// A report with round numbers, as the runner would fill it for -p 16 -n 8 -b 2 --no-cache.
+BenchReport fixed_report() {
+  BenchReport report;
+  report.system = {"Test CPU 3000", 2, "AVX2", ""};
+  report.model = {"models/minigen-tiny-sft", "tiny", 4'852'224, 32768, 6400};
+  report.options.prompt_tokens = 16;
+  report.options.generate_tokens = 8;
+  report.options.batch_sizes = {2};
+  report.options.thread_counts = {2};
+  report.options.no_cache = true;
+  report.options.repetitions = 2;
+  ConfigurationResult configuration;
+  configuration.weight_type = WeightType::kF32;
+  configuration.threads = 2;
+  configuration.weight_bytes = 19'400'000;
+  configuration.tests.push_back(test_of("pp16", "prompt", {1000, 3000}, {8, 8}, "call"));
+  configuration.tests.push_back(test_of("tg8", "generate", {2300, 2320}, {0.4, 0.4}, "token"));
+  TestResult batch = test_of("b2 decode", "batch_decode", {4389, 4389}, {0.456, 0.456}, "step");
+  batch.batch_size = 2;
+  batch.speedup_vs_batch1 = 1.9;
+  configuration.tests.push_back(batch);
+  configuration.tests.push_back(test_of("ttft", "ttft", {}, {8.5, 8.5}, "call"));
+  TestResult uncached = test_of("tg8 no-cache", "generate_no_cache", {100, 100}, {10, 10}, "token");
+  uncached.cached_total_ms = summarize({5, 5});
+  uncached.uncached_total_ms = summarize({80, 80});
+  uncached.forward_tokens_cached = 23;    // 16 + 8 − 1
+  uncached.forward_tokens_uncached = 156; // 16·8 + 8·7/2
+  configuration.tests.push_back(uncached);
+  configuration.bound = {54.1e9, 19'400'000, true, 54.1e9 / 19.4e6, "tg8", 2310, 2310 / (54.1e9 / 19.4e6)};
+  report.configurations.push_back(configuration);
+  BandwidthMeasurement measured;
+  measured.buffer_bytes = 19'400'000;
+  measured.threads = 2;
+  measured.runs = 5;
+  measured.passes_per_run = 3;
+  measured.bytes_per_second = 54.1e9;
+  report.bandwidth.push_back(measured);
+  return report;
+}
+
+TEST(BenchReport, MarkdownTableInTheMannerOfLlamaBench) {
+  EXPECT_EQ(render_table(fixed_report()),
+            "| model | weights | threads | test | t/s (mean ± sd) | time (mean ± sd) | vs |\n"
+            "|---|---|---:|---|---:|---:|---|\n"
+            "| tiny 4.85 M | f32 | 2 | pp16 | 2,000.00 ± 1,414.21 | 8.000 ± 0.000 ms |  |\n"
+            "| tiny 4.85 M | f32 | 2 | tg8 | 2,310.00 ± 14.14 | 0.400 ± 0.000 ms/token | 83 % of bound |\n"
+            "| tiny 4.85 M | f32 | 2 | b2 decode | 4,389.00 ± 0.00 | 0.456 ± 0.000 ms/step | 1.90× b1 |\n"
+            "| tiny 4.85 M | f32 | 2 | ttft | — | 8.500 ± 0.000 ms |  |\n"
+            "| tiny 4.85 M | f32 | 2 | tg8 no-cache | 100.00 ± 0.00 | 10.000 ± 0.000 ms/token | wall 16.0× cached · "
+            "forward tokens 6.8× |\n");
+}
+
+TEST(BenchReport, TextShowsTheBoundArithmetic) {
+  const std::string text = render_text(fixed_report());
+  EXPECT_NE(text.find("cpu       Test CPU 3000 · 2 cores · SIMD AVX2\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("f32, 2 threads: bound = 54.1 GB/s ÷ 19.4 MB = 2,789 tok/s"), std::string::npos) << text;
+  EXPECT_NE(text.find("tg8 2,310 tok/s = 83 % of bound"), std::string::npos) << text;
+  EXPECT_NE(text.find("2 threads:  19.4 MB buffer 54.1 GB/s (5 runs)"), std::string::npos) << text;
+  EXPECT_NE(text.find("forward tokens P·N + N(N−1)/2 = 156 vs P + N − 1 = 23 = 6.8×"), std::string::npos) << text;
+  EXPECT_EQ(text.find("bf16 drift"), std::string::npos);  // only when bf16 was measured
+}
+
+TEST(BenchReport, JsonHoldsEveryNumber) {
+  const nlohmann::json json = report_json(fixed_report());
+  EXPECT_EQ(json["model"]["parameters"], 4852224);
+  EXPECT_EQ(json["system"]["openblas_coretype"], nullptr);
+  const nlohmann::json& tests = json["results"][0]["tests"];
+  ASSERT_EQ(tests.size(), 5u);
+  EXPECT_EQ(tests[0]["name"], "pp16");
+  EXPECT_EQ(tests[0]["tokens_per_second"]["mean"], 2000.0);
+  EXPECT_EQ(tests[0]["tokens_per_second"]["samples"], (std::vector<double>{1000, 3000}));
+  EXPECT_EQ(tests[2]["speedup_vs_batch1"], 1.9);
+  EXPECT_EQ(tests[3]["tokens_per_second"], nullptr);
+  EXPECT_EQ(tests[4]["wall_time_ratio"], 16.0);
+  EXPECT_EQ(tests[4]["forward_tokens_uncached"], 156);
+  EXPECT_EQ(json["results"][0]["bound"]["generate_test"], "tg8");
+  EXPECT_EQ(json["bandwidth"][0]["bytes_per_second"], 54.1e9);
+  EXPECT_EQ(json["bf16_drift"], nullptr);
+}
+
+TEST(BenchReport, NumberFormats) {
+  EXPECT_EQ(decimal_bytes(512), "512 B");
+  EXPECT_EQ(decimal_bytes(19'398'656), "19.4 MB");
+  EXPECT_EQ(decimal_bytes(1 << 30), "1.07 GB");
+  EXPECT_EQ(mean_plus_minus(summarize({12345.675, 12345.675}), 1), "12,345.7 ± 0.0");
+}
+
+}  // namespace
+}  // namespace minigen::bench
