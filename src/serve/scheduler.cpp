@@ -16,6 +16,15 @@ Scheduler::Scheduler(Transformer& transformer, BlockPool& pool, SchedulerOptions
 }
 
 uint64_t Scheduler::add(SequenceRequest request) {
+  check(request);
+  auto sequence = std::make_unique<Sequence>(Sequence{next_id_++, request, SamplerChain(request.sampling),
+                                                      request.prompt, 0, std::make_unique<PagedKvSequence>(pool_)});
+  const uint64_t id = sequence->id;
+  waiting_.push_back(std::move(sequence));
+  return id;
+}
+
+void Scheduler::check(const SequenceRequest& request) const {
   const ModelConfig& config = transformer_.model().config;
   if (request.prompt.empty()) throw Error("the prompt is empty");
   if (request.max_new_tokens < 1) throw Error("max_tokens must be at least 1");
@@ -34,11 +43,7 @@ uint64_t Scheduler::add(SequenceRequest request) {
                 " tokens) but the whole KV cache has " + std::to_string(pool_.total_blocks()) + " blocks (" +
                 std::to_string(pool_.total_blocks() * BlockPool::kBlockTokens) + " tokens)");
   }
-  auto sequence = std::make_unique<Sequence>(Sequence{next_id_++, request, SamplerChain(request.sampling),
-                                                      request.prompt, 0, std::make_unique<PagedKvSequence>(pool_)});
-  const uint64_t id = sequence->id;
-  waiting_.push_back(std::move(sequence));
-  return id;
+  request.sampling.validate();
 }
 
 void Scheduler::cancel(uint64_t id) {
@@ -70,7 +75,7 @@ bool Scheduler::make_room(Sequence& sequence, int count) {
 
 bool Scheduler::try_admit(Sequence& sequence, int& budget) {
   const int total = static_cast<int>(sequence.tokens.size());
-  if (sequence.kv->length() == 0) {
+  if (sequence.kv->length() == 0 && sequence.request.use_cache) {
     // Borrow every cached full block of the known tokens, leaving at least the last one to compute.
     counters_.prefix_cached_tokens += sequence.kv->attach_prefix(sequence.tokens, total - 1);
   }
@@ -175,10 +180,14 @@ std::vector<SequenceToken> Scheduler::step() {
   const int vocab = transformer_.model().config.vocab_size;
   for (std::size_t i = 0; i < plan.size(); ++i) {
     Sequence& sequence = *plan[i].sequence;
-    sequence.kv->publish_full_blocks(sequence.tokens);
+    if (sequence.request.use_cache) sequence.kv->publish_full_blocks(sequence.tokens);
     if (sequence.kv->length() < static_cast<int>(sequence.tokens.size())) continue;  // prompt not read yet
     produced.push_back(sample(sequence, logits.data() + i * vocab));
-    if (produced.back().finished) running_.erase(sequence.id);
+    if (produced.back().finished) {
+      running_.erase(sequence.id);
+    } else if (!sequence.request.use_cache) {
+      sequence.kv->release();  // no cache: the next step feeds every token again, as MiniMind with use_cache=False
+    }
   }
   return produced;
 }

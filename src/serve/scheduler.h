@@ -30,6 +30,8 @@ struct SequenceRequest {
   uint64_t rng_row = 0;        // the sequence's index within its own request (choice index for n > 1)
   bool ignore_eos = false;
   int top_candidates = 0;      // report the this-many most likely kept candidates of every step (logprobs)
+  // false: forget the K/V after every token, so each step re-feeds the whole sequence (the no-cache cost, live).
+  bool use_cache = true;
 };
 
 struct Candidate {
@@ -69,6 +71,8 @@ class Scheduler {
   // Queues a sequence. Throws minigen::Error (with a message for the client) when it can never fit: prompt plus
   // max_new_tokens beyond the model's context or beyond the whole pool.
   uint64_t add(SequenceRequest request);
+  // The same checks without queueing; safe from any thread (reads only the model's shape and the pool's size).
+  void check(const SequenceRequest& request) const;
   // Drops a sequence (finished by a stop string, or its client went away); its blocks return at once.
   void cancel(uint64_t sequence);
 

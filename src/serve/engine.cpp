@@ -1,0 +1,219 @@
+#include "serve/engine.h"
+
+#include <algorithm>
+#include <utility>
+
+#include "core/error.h"
+#include "tokenizer/stream_decoder.h"
+
+namespace minigen {
+
+using Clock = std::chrono::steady_clock;
+
+bool JobStream::next(JobEvent& event, std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mutex_);
+  if (!ready_.wait_for(lock, timeout, [this] { return !events_.empty(); })) return false;
+  event = std::move(events_.front());
+  events_.pop_front();
+  return true;
+}
+
+void JobStream::push(JobEvent event) {
+  {
+    std::lock_guard lock(mutex_);
+    if (event.finished) ++finished_choices_;
+    events_.push_back(std::move(event));
+  }
+  ready_.notify_all();
+}
+
+Engine::Engine(Transformer& transformer, BlockPool& pool, const Tokenizer& tokenizer, SchedulerOptions options,
+               int max_waiting_jobs)
+    : transformer_(transformer), tokenizer_(tokenizer), scheduler_(transformer, pool, options), pool_(pool),
+      max_waiting_jobs_(max_waiting_jobs) {
+  status_.kv_blocks_total = pool.total_blocks();
+  thread_ = std::thread([this] { run(); });
+}
+
+Engine::~Engine() {
+  {
+    std::lock_guard lock(mutex_);
+    stopping_ = true;
+  }
+  work_.notify_all();
+  thread_.join();
+}
+
+std::shared_ptr<JobStream> Engine::submit(Job job) {
+  if (job.choices < 1) throw Error("n must be at least 1");
+  SequenceRequest check = job.settings;
+  check.prompt = job.prompt;
+  scheduler_.check(check);  // throws the client's error before anything is queued
+  auto stream = std::make_shared<JobStream>();
+  stream->choices_ = job.choices;
+  stream->prompt_tokens_ = static_cast<int>(job.prompt.size());
+  stream->submitted_ = Clock::now();
+  {
+    std::lock_guard lock(mutex_);
+    if (static_cast<int>(incoming_.size()) + status_.waiting >= max_waiting_jobs_) {
+      ++status_.jobs_rejected;
+      throw EngineBusy("the server is at capacity: " + std::to_string(max_waiting_jobs_) +
+                       " requests are already waiting; retry later");
+    }
+    ++status_.jobs_submitted;
+    incoming_.emplace_back(std::move(job), stream);
+  }
+  work_.notify_all();
+  return stream;
+}
+
+void Engine::cancel(const std::shared_ptr<JobStream>& stream) {
+  stream->cancelled_ = true;
+  {
+    std::lock_guard lock(mutex_);
+    cancelled_.push_back(stream);
+  }
+  work_.notify_all();
+}
+
+EngineStatus Engine::status() const {
+  std::lock_guard lock(mutex_);
+  return status_;
+}
+
+bool Engine::emit(Choice& choice, const SequenceToken& token) {
+  JobEvent event;
+  event.choice = choice.index;
+  event.token = token.token;
+  event.probability = token.probability;
+  event.kept_candidates = token.kept_candidates;
+  event.top = token.top;
+  std::string text = choice.decoder->push(token.token);
+  if (token.finished) text += choice.decoder->finish();
+  bool stopped = false;
+  if (choice.stop.empty()) {
+    event.text = std::move(text);
+  } else {
+    // Stop strings may span tokens: keep the text, send only what can no longer be the start of a stop string.
+    choice.text += text;
+    std::size_t cut = std::string::npos;
+    for (const std::string& stop : choice.stop) {
+      const std::size_t from = choice.emitted > stop.size() ? choice.emitted - stop.size() : 0;
+      const std::size_t found = choice.text.find(stop, from);
+      if (found != std::string::npos) cut = std::min(cut, found);
+    }
+    std::size_t send_until = choice.text.size();
+    if (cut != std::string::npos) {
+      send_until = cut;
+      stopped = true;
+    } else if (!token.finished) {
+      std::size_t hold = 0;
+      for (const std::string& stop : choice.stop) hold = std::max(hold, stop.size() - 1);
+      send_until = choice.text.size() > hold ? choice.text.size() - hold : 0;
+      // Never split a UTF-8 character: back up to the start of one.
+      while (send_until > choice.emitted && send_until < choice.text.size() &&
+             (static_cast<unsigned char>(choice.text[send_until]) & 0xC0) == 0x80) {
+        --send_until;
+      }
+    }
+    send_until = std::max(send_until, choice.emitted);
+    event.text = choice.text.substr(choice.emitted, send_until - choice.emitted);
+    choice.emitted = send_until;
+  }
+  if (stopped) {
+    event.finished = true;
+    event.finish_reason = "stop";
+    scheduler_.cancel(token.sequence);
+  } else if (token.finished) {
+    event.finished = true;
+    event.finish_reason = token.finish_reason;
+  }
+  const bool finished = event.finished;
+  choice.stream->push(std::move(event));
+  return finished;
+}
+
+void Engine::run() {
+  while (true) {
+    std::deque<std::pair<Job, std::shared_ptr<JobStream>>> incoming;
+    std::vector<std::shared_ptr<JobStream>> cancelled;
+    {
+      std::unique_lock lock(mutex_);
+      work_.wait(lock, [this] {
+        return stopping_ || !incoming_.empty() || !cancelled_.empty() || !scheduler_.idle();
+      });
+      if (stopping_) return;
+      incoming.swap(incoming_);
+      cancelled.swap(cancelled_);
+    }
+    for (const auto& stream : cancelled) {
+      std::erase_if(choices_, [&](std::pair<uint64_t, Choice>& entry) {
+        if (entry.second.stream != stream) return false;
+        scheduler_.cancel(entry.first);  // blocks return to the pool now
+        return true;
+      });
+    }
+    for (auto& [job, stream] : incoming) {
+      if (stream->cancelled_) continue;
+      for (int i = 0; i < job.choices; ++i) {
+        SequenceRequest request = job.settings;
+        request.prompt = job.prompt;
+        request.rng_row = static_cast<uint64_t>(i);
+        Choice choice{stream, i, job.stop, {}, 0, std::make_unique<StreamDecoder>(tokenizer_, true)};
+        try {
+          choices_.emplace_back(scheduler_.add(std::move(request)), std::move(choice));
+        } catch (const std::exception& error) {
+          JobEvent failed;
+          failed.choice = i;
+          failed.finished = true;
+          failed.finish_reason = "error";
+          failed.error = error.what();
+          stream->push(std::move(failed));
+        }
+      }
+    }
+
+    std::vector<SequenceToken> produced;
+    try {
+      produced = scheduler_.step();
+    } catch (const std::exception& error) {
+      // Should not happen (requests are checked on submit); fail every open choice rather than the server.
+      for (auto& [sequence, choice] : choices_) {
+        scheduler_.cancel(sequence);
+        JobEvent failed;
+        failed.choice = choice.index;
+        failed.finished = true;
+        failed.finish_reason = "error";
+        failed.error = error.what();
+        choice.stream->push(std::move(failed));
+      }
+      choices_.clear();
+    }
+    for (const SequenceToken& token : produced) {
+      auto found = std::find_if(choices_.begin(), choices_.end(),
+                                [&](const auto& entry) { return entry.first == token.sequence; });
+      if (found == choices_.end()) continue;
+      if (emit(found->second, token)) choices_.erase(found);  // eos, length or a stop string
+    }
+
+    const auto now = Clock::now();
+    std::lock_guard lock(mutex_);
+    status_.running = scheduler_.running();
+    status_.waiting = scheduler_.waiting();
+    status_.kv_blocks_used = pool_.referenced_blocks();
+    status_.kv_blocks_cached = pool_.cached_blocks();
+    status_.prefix_lookups = pool_.lookups();
+    status_.prefix_hits = pool_.hits();
+    status_.counters = scheduler_.counters();
+    rate_window_.emplace_back(now, status_.counters.generated_tokens);
+    while (rate_window_.size() > 2 && now - rate_window_.front().first > std::chrono::seconds(5)) {
+      rate_window_.pop_front();
+    }
+    const double seconds = std::chrono::duration<double>(now - rate_window_.front().first).count();
+    status_.generated_tokens_per_second =
+        seconds > 0 ? static_cast<double>(status_.counters.generated_tokens - rate_window_.front().second) / seconds
+                    : 0.0;
+  }
+}
+
+}  // namespace minigen

@@ -1,0 +1,134 @@
+#pragma once
+// The serving engine: one thread that owns the scheduler and runs step() while there is work, and a thread-safe
+// front door for the HTTP handlers — submit a job, read its events as they come, cancel it.
+//
+// A job is one API request: a prompt and n choices. Each choice is one scheduler sequence with rng row = its
+// index, so choice i of a request draws the same tokens whatever else the server is doing.
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "serve/scheduler.h"
+#include "tokenizer/bpe_tokenizer.h"
+
+namespace minigen {
+
+struct Job {
+  std::vector<int> prompt;
+  SequenceRequest settings;  // everything but prompt and rng_row
+  int choices = 1;
+  std::vector<std::string> stop;  // generation of a choice ends before the first of these strings
+};
+
+// One event of one choice: new text (with the token that completed it), or the end of the choice.
+struct JobEvent {
+  int choice = 0;
+  int token = -1;            // −1 for the final event of a choice when it carries no token
+  std::string text;          // newly completed UTF-8 text (may be empty while a character is incomplete)
+  float probability = 0;
+  int kept_candidates = 0;
+  std::vector<Candidate> top;
+  bool finished = false;
+  std::string finish_reason;  // "stop", "length", or "error"
+  std::string error;
+};
+
+// The event queue of one job, shared by the engine (writer) and an HTTP handler (reader).
+class JobStream {
+ public:
+  // Waits up to `timeout` for the next event; false on timeout.
+  bool next(JobEvent& event, std::chrono::milliseconds timeout);
+  int prompt_tokens() const { return prompt_tokens_; }
+  std::chrono::steady_clock::time_point submitted() const { return submitted_; }
+
+ private:
+  friend class Engine;
+  void push(JobEvent event);
+
+  std::mutex mutex_;
+  std::condition_variable ready_;
+  std::deque<JobEvent> events_;
+  int choices_ = 1;
+  std::atomic<int> finished_choices_{0};
+  int prompt_tokens_ = 0;
+  std::chrono::steady_clock::time_point submitted_;
+  std::atomic<bool> cancelled_{false};
+};
+
+struct EngineStatus {
+  int running = 0;
+  int waiting = 0;            // sequences queued in the scheduler plus jobs not yet handed to it
+  int kv_blocks_total = 0;
+  int kv_blocks_used = 0;     // referenced by a sequence
+  int kv_blocks_cached = 0;   // in the prefix cache (referenced or not)
+  int64_t prefix_lookups = 0;
+  int64_t prefix_hits = 0;
+  SchedulerCounters counters;
+  int64_t jobs_submitted = 0;
+  int64_t jobs_rejected = 0;
+  double generated_tokens_per_second = 0;  // over the last few seconds
+};
+
+struct EngineBusy : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+class StreamDecoder;
+
+class Engine {
+ public:
+  Engine(Transformer& transformer, BlockPool& pool, const Tokenizer& tokenizer, SchedulerOptions options,
+         int max_waiting_jobs);
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  // Queues a job. Throws minigen::Error for a job that can never run (the message is for the client), and
+  // EngineBusy when max_waiting_jobs are already waiting.
+  std::shared_ptr<JobStream> submit(Job job);
+  // The client went away: its sequences are dropped and their blocks freed before the next step.
+  void cancel(const std::shared_ptr<JobStream>& stream);
+
+  EngineStatus status() const;
+  const Transformer& transformer() const { return transformer_; }
+
+ private:
+  struct Choice {
+    std::shared_ptr<JobStream> stream;
+    int index;
+    std::vector<std::string> stop;
+    std::string text;        // decoded so far (kept only when there are stop strings)
+    std::size_t emitted = 0; // bytes of `text` already sent
+    std::unique_ptr<StreamDecoder> decoder;
+  };
+  void run();
+  // Sends a token's text to its stream; true when the choice is finished.
+  bool emit(Choice& choice, const SequenceToken& token);
+
+  Transformer& transformer_;
+  const Tokenizer& tokenizer_;
+  Scheduler scheduler_;
+  BlockPool& pool_;
+  const int max_waiting_jobs_;
+
+  mutable std::mutex mutex_;
+  std::condition_variable work_;
+  std::deque<std::pair<Job, std::shared_ptr<JobStream>>> incoming_;
+  std::vector<std::shared_ptr<JobStream>> cancelled_;
+  bool stopping_ = false;
+  EngineStatus status_;  // published by the engine thread after every step
+  std::deque<std::pair<std::chrono::steady_clock::time_point, int64_t>> rate_window_;
+
+  std::vector<std::pair<uint64_t, Choice>> choices_;  // engine thread only
+  std::thread thread_;
+};
+
+}  // namespace minigen

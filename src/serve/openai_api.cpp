@@ -1,0 +1,233 @@
+#include "serve/openai_api.h"
+
+#include <chrono>
+#include <cmath>
+
+#include "tokenizer/chat_template.h"
+
+namespace minigen {
+namespace {
+
+using nlohmann::json;
+
+const json* field(const json& body, const char* name) {
+  const auto found = body.find(name);
+  return found == body.end() || found->is_null() ? nullptr : &*found;
+}
+
+double number_field(const json& body, const char* name, double fallback, double low, double high,
+                    bool low_inclusive = true) {
+  const json* value = field(body, name);
+  if (value == nullptr) return fallback;
+  if (!value->is_number()) throw ApiError(400, std::string("'") + name + "' must be a number", name);
+  const double number = value->get<double>();
+  const bool above = low_inclusive ? number >= low : number > low;
+  if (!std::isfinite(number) || !above || number > high) {
+    throw ApiError(400,
+                   std::string("'") + name + "' must be in " + (low_inclusive ? "[" : "(") + json(low).dump() +
+                       ", " + json(high).dump() + "], got " + value->dump(),
+                   name);
+  }
+  return number;
+}
+
+int integer_field(const json& body, const char* name, int fallback, int low, int high) {
+  const json* value = field(body, name);
+  if (value == nullptr) return fallback;
+  if (!value->is_number_integer()) throw ApiError(400, std::string("'") + name + "' must be an integer", name);
+  const int64_t number = value->get<int64_t>();
+  if (number < low || number > high) {
+    throw ApiError(400,
+                   std::string("'") + name + "' must be in [" + std::to_string(low) + ", " + std::to_string(high) +
+                       "], got " + std::to_string(number),
+                   name);
+  }
+  return static_cast<int>(number);
+}
+
+bool bool_field(const json& body, const char* name, bool fallback) {
+  const json* value = field(body, name);
+  if (value == nullptr) return fallback;
+  if (!value->is_boolean()) throw ApiError(400, std::string("'") + name + "' must be true or false", name);
+  return value->get<bool>();
+}
+
+std::string token_text(const Tokenizer& tokenizer, int token) {
+  return tokenizer.decode(std::span<const int>(&token, 1), false);
+}
+
+json logprob_entry(const JobEvent& event, const Tokenizer& tokenizer) {
+  json top = json::array();
+  for (const Candidate& candidate : event.top) {
+    top.push_back({{"token", token_text(tokenizer, candidate.token)},
+                   {"token_id", candidate.token},
+                   {"logprob", candidate.probability > 0 ? std::log(candidate.probability) : -1e30},
+                   {"probability", candidate.probability}});
+  }
+  return {{"token", token_text(tokenizer, event.token)},
+          {"token_id", event.token},
+          {"logprob", event.probability > 0 ? std::log(event.probability) : -1e30},
+          {"probability", event.probability},
+          {"kept_candidates", event.kept_candidates},
+          {"top_logprobs", top}};
+}
+
+int64_t unix_seconds() {
+  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+}  // namespace
+
+json error_body(const std::string& message, const std::string& type, const std::string& param) {
+  return {{"error", {{"message", message}, {"type", type}, {"param", param.empty() ? json() : json(param)},
+                     {"code", json()}}}};
+}
+
+ApiRequest parse_api_request(Endpoint endpoint, const std::string& body_text, const Tokenizer& tokenizer) {
+  json body;
+  try {
+    body = json::parse(body_text);
+  } catch (const json::exception& error) {
+    throw ApiError(400, std::string("the request body is not valid JSON: ") + error.what());
+  }
+  if (!body.is_object()) throw ApiError(400, "the request body must be a JSON object");
+
+  ApiRequest request;
+  request.endpoint = endpoint;
+  Job& job = request.job;
+  if (endpoint == Endpoint::kChatCompletions) {
+    const json* messages = field(body, "messages");
+    if (messages == nullptr || !messages->is_array() || messages->empty()) {
+      throw ApiError(400, "'messages' must be a non-empty array of {role, content}", "messages");
+    }
+    std::vector<ChatMessage> chat;
+    for (const json& message : *messages) {
+      if (!message.is_object() || !message.contains("role") || !message["role"].is_string() ||
+          !message.contains("content") || !message["content"].is_string()) {
+        throw ApiError(400, "every message needs a string 'role' and a string 'content'", "messages");
+      }
+      const std::string role = message["role"];
+      if (role != "system" && role != "user" && role != "assistant") {
+        throw ApiError(400, "message role must be system, user or assistant, got '" + role + "'", "messages");
+      }
+      chat.push_back({role, message["content"]});
+    }
+    job.prompt = tokenizer.encode(render_chatml(chat, /*add_generation_prompt=*/true, /*enable_thinking=*/false));
+  } else {
+    const json* prompt = field(body, "prompt");
+    if (prompt == nullptr || !prompt->is_string()) throw ApiError(400, "'prompt' must be a string", "prompt");
+    job.prompt = encode_base_prompt(tokenizer, prompt->get<std::string>());
+  }
+
+  SequenceRequest& settings = job.settings;
+  settings.max_new_tokens = integer_field(body, endpoint == Endpoint::kChatCompletions && field(body, "max_completion_tokens")
+                                                    ? "max_completion_tokens" : "max_tokens",
+                                          endpoint == Endpoint::kChatCompletions ? 256 : 16, 1, 1 << 20);
+  settings.sampling.temperature = static_cast<float>(number_field(body, "temperature", 0.85, 0.0, 2.0));
+  settings.sampling.greedy = settings.sampling.temperature == 0.0f;
+  settings.sampling.top_p = static_cast<float>(number_field(body, "top_p", 0.85, 0.0, 1.0, false));
+  settings.sampling.top_k = integer_field(body, "top_k", 50, 0, 1 << 20);
+  settings.sampling.min_p = static_cast<float>(number_field(body, "min_p", 0.0, 0.0, 1.0));
+  settings.sampling.repetition_penalty =
+      static_cast<float>(number_field(body, "repetition_penalty", 1.0, 0.0, 10.0, false));
+  const json* seed = field(body, "seed");
+  if (seed != nullptr && !seed->is_number_integer()) throw ApiError(400, "'seed' must be an integer", "seed");
+  settings.sampling.seed = seed != nullptr ? static_cast<uint64_t>(seed->get<int64_t>()) : 0;
+  settings.use_cache = bool_field(body, "use_cache", true);
+  settings.ignore_eos = bool_field(body, "ignore_eos", false);
+  job.choices = integer_field(body, "n", 1, 1, 16);
+  request.stream = bool_field(body, "stream", false);
+
+  if (const json* stop = field(body, "stop")) {
+    if (stop->is_string()) {
+      job.stop.push_back(*stop);
+    } else if (stop->is_array() && stop->size() <= 4) {
+      for (const json& entry : *stop) {
+        if (!entry.is_string()) throw ApiError(400, "'stop' must be a string or an array of up to 4 strings", "stop");
+        job.stop.push_back(entry);
+      }
+    } else {
+      throw ApiError(400, "'stop' must be a string or an array of up to 4 strings", "stop");
+    }
+    for (const std::string& s : job.stop) {
+      if (s.empty()) throw ApiError(400, "stop strings must not be empty", "stop");
+    }
+  }
+  // logprobs: an integer (completions, OpenAI's legacy form) or a bool with top_logprobs (chat).
+  if (const json* logprobs = field(body, "logprobs")) {
+    if (logprobs->is_boolean()) {
+      request.logprobs = logprobs->get<bool>();
+      request.top_logprobs = integer_field(body, "top_logprobs", 0, 0, 20);
+    } else if (logprobs->is_number_integer()) {
+      request.top_logprobs = integer_field(body, "logprobs", 0, 0, 20);
+      request.logprobs = true;
+    } else {
+      throw ApiError(400, "'logprobs' must be a boolean or an integer", "logprobs");
+    }
+  }
+  // The engine needs at least one candidate to report the chosen token's probability.
+  settings.top_candidates = request.logprobs ? std::max(1, request.top_logprobs) : 0;
+  try {
+    settings.sampling.validate();
+  } catch (const std::exception& error) {
+    throw ApiError(400, error.what());
+  }
+  return request;
+}
+
+json completion_response(const ApiRequest& request, const std::string& id, const std::string& model,
+                         const std::vector<ChoiceResult>& choices, int prompt_tokens, const Tokenizer& tokenizer) {
+  const bool chat = request.endpoint == Endpoint::kChatCompletions;
+  json out_choices = json::array();
+  int completion_tokens = 0;
+  for (std::size_t i = 0; i < choices.size(); ++i) {
+    const ChoiceResult& result = choices[i];
+    json choice = {{"index", i}, {"finish_reason", result.finish_reason}};
+    if (chat) {
+      choice["message"] = {{"role", "assistant"}, {"content", result.text}};
+    } else {
+      choice["text"] = result.text;
+    }
+    json logprobs;
+    if (request.logprobs) {
+      json content = json::array();
+      for (const JobEvent& event : result.tokens) content.push_back(logprob_entry(event, tokenizer));
+      logprobs = {{"content", content}};
+    }
+    choice["logprobs"] = logprobs;
+    completion_tokens += static_cast<int>(result.tokens.size());
+    out_choices.push_back(choice);
+  }
+  return {{"id", id},
+          {"object", chat ? "chat.completion" : "text_completion"},
+          {"created", unix_seconds()},
+          {"model", model},
+          {"choices", out_choices},
+          {"usage",
+           {{"prompt_tokens", prompt_tokens},
+            {"completion_tokens", completion_tokens},
+            {"total_tokens", prompt_tokens + completion_tokens}}}};
+}
+
+json stream_chunk(const ApiRequest& request, const std::string& id, const std::string& model, const JobEvent& event,
+                  const Tokenizer& tokenizer) {
+  const bool chat = request.endpoint == Endpoint::kChatCompletions;
+  json choice = {{"index", event.choice},
+                 {"finish_reason", event.finished ? json(event.finish_reason) : json()}};
+  if (chat) {
+    choice["delta"] = event.text.empty() && event.finished ? json::object() : json{{"content", event.text}};
+  } else {
+    choice["text"] = event.text;
+  }
+  choice["logprobs"] = request.logprobs && event.token >= 0
+                           ? json{{"content", json::array({logprob_entry(event, tokenizer)})}}
+                           : json();
+  return {{"id", id},
+          {"object", chat ? "chat.completion.chunk" : "text_completion"},
+          {"created", unix_seconds()},
+          {"model", model},
+          {"choices", json::array({choice})}};
+}
+
+}  // namespace minigen

@@ -1,0 +1,53 @@
+#pragma once
+// The OpenAI-compatible request and response bodies: JSON in, a validated Job out; events in, JSON out.
+// Every check a client can fail raises ApiError with an HTTP status and a message naming the field, so the server
+// answers 400 with OpenAI's error shape instead of crashing or guessing.
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "serve/engine.h"
+#include "tokenizer/bpe_tokenizer.h"
+
+namespace minigen {
+
+struct ApiError : std::runtime_error {
+  ApiError(int status_code, const std::string& message, std::string parameter = "")
+      : std::runtime_error(message), status(status_code), param(std::move(parameter)) {}
+  int status;
+  std::string param;
+};
+
+enum class Endpoint { kCompletions, kChatCompletions };
+
+struct ApiRequest {
+  Endpoint endpoint = Endpoint::kCompletions;
+  Job job;
+  bool stream = false;
+  bool logprobs = false;
+  int top_logprobs = 0;
+};
+
+// Parses and validates a request body (malformed JSON, wrong types and out-of-range values throw ApiError 400).
+// Chat messages are rendered with minigen's ChatML template; a completion prompt is bos + text.
+ApiRequest parse_api_request(Endpoint endpoint, const std::string& body, const Tokenizer& tokenizer);
+
+nlohmann::json error_body(const std::string& message, const std::string& type, const std::string& param);
+
+// Everything a finished (non-streaming) response needs, gathered from the job's events.
+struct ChoiceResult {
+  std::string text;
+  std::string finish_reason;
+  std::vector<JobEvent> tokens;  // one per generated token, for logprobs
+};
+
+nlohmann::json completion_response(const ApiRequest& request, const std::string& id, const std::string& model,
+                                   const std::vector<ChoiceResult>& choices, int prompt_tokens,
+                                   const Tokenizer& tokenizer);
+// One SSE chunk for one event.
+nlohmann::json stream_chunk(const ApiRequest& request, const std::string& id, const std::string& model,
+                            const JobEvent& event, const Tokenizer& tokenizer);
+
+}  // namespace minigen
