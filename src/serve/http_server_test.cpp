@@ -1,0 +1,252 @@
+// minigen serve over real HTTP on loopback: the API's answers, its 4xx errors, streaming, and what a vanishing
+// client or a full queue does to the server.
+#include "serve/http_server.h"
+
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <algorithm>
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "cache/block_pool.h"
+#include "model/model_loader.h"
+
+namespace minigen {
+namespace {
+
+using nlohmann::json;
+
+// The shipped chat model behind a server on a free loopback port.
+struct LiveServer {
+  explicit LiveServer(int max_queue = 64, int blocks = 256)
+      : loaded(load_model(minigen_home() / "models" / "minigen-tiny-sft")), threads(2),
+        transformer(*loaded.model, threads), pool(loaded.model->config, blocks),
+        engine(transformer, pool, *loaded.tokenizer, {8, 64}, max_queue),
+        server(engine, *loaded.tokenizer, "minigen-tiny-sft") {
+    port = server.bind("127.0.0.1", 0);
+    thread = std::thread([this] { server.serve(); });
+    httplib::Client probe("127.0.0.1", port);
+    for (int i = 0; i < 200 && !probe.Get("/health"); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  ~LiveServer() {
+    server.stop();
+    thread.join();
+  }
+  httplib::Client client() const {
+    httplib::Client c("127.0.0.1", port);
+    c.set_read_timeout(60, 0);
+    return c;
+  }
+  // Waits until the engine has nothing running or waiting.
+  EngineStatus settled() const {
+    EngineStatus status = engine.status();
+    for (int i = 0; i < 500 && (status.running > 0 || status.waiting > 0); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      status = engine.status();
+    }
+    return status;
+  }
+
+  LoadedModel loaded;
+  ThreadPool threads;
+  Transformer transformer;
+  BlockPool pool;
+  Engine engine;
+  HttpServer server;
+  int port = 0;
+  std::thread thread;
+};
+
+json post(const LiveServer& server, const std::string& path, const json& body, int expected_status) {
+  auto result = server.client().Post(path, body.dump(), "application/json");
+  EXPECT_TRUE(result) << path;
+  if (!result) return json();
+  EXPECT_EQ(result->status, expected_status) << result->body;
+  return json::parse(result->body);
+}
+
+// POST whose response body is handed to `receiver` piece by piece (returning false hangs up).
+httplib::Result post_streaming(const LiveServer& server, const std::string& path, const json& body,
+                               const std::function<bool(const char*, std::size_t)>& receiver) {
+  httplib::Request request;
+  request.method = "POST";
+  request.path = path;
+  request.body = body.dump();
+  request.set_header("Content-Type", "application/json");
+  request.content_receiver = [&](const char* data, std::size_t size, uint64_t, uint64_t) {
+    return receiver(data, size);
+  };
+  return server.client().send(request);
+}
+
+TEST(HttpServer, GreedyChatAnswerIsTheSameAloneAndAmongConcurrentRequests) {
+  LiveServer server;
+  const json request = {{"messages", {{{"role", "user"}, {"content", "What does 'computer' mean?"}}}},
+                        {"temperature", 0}, {"max_tokens", 40}};
+  const json alone = post(server, "/v1/chat/completions", request, 200);
+  const std::string text = alone["choices"][0]["message"]["content"];
+  EXPECT_FALSE(text.empty());
+  EXPECT_EQ(alone["object"], "chat.completion");
+  EXPECT_EQ(alone["usage"]["completion_tokens"].get<int>() + alone["usage"]["prompt_tokens"].get<int>(),
+            alone["usage"]["total_tokens"].get<int>());
+  // Eight at once, four of them sampled with seeds: the greedy ones must match the lone answer exactly.
+  std::vector<std::thread> clients;
+  std::vector<std::string> answers(8);
+  for (int i = 0; i < 8; ++i) {
+    clients.emplace_back([&, i] {
+      json body = request;
+      if (i % 2 == 1) body["temperature"] = 1.0, body["seed"] = i;
+      answers[i] = post(server, "/v1/chat/completions", body, 200)["choices"][0]["message"]["content"];
+    });
+  }
+  for (auto& client : clients) client.join();
+  for (int i = 0; i < 8; i += 2) EXPECT_EQ(answers[i], text) << i;
+  // Same seed, same answer: sampled request 1 again, alone.
+  json again = request;
+  again["temperature"] = 1.0;
+  again["seed"] = 1;
+  EXPECT_EQ(post(server, "/v1/chat/completions", again, 200)["choices"][0]["message"]["content"], answers[1]);
+  EXPECT_EQ(server.settled().kv_blocks_used, 0);
+}
+
+TEST(HttpServer, BadRequestsGet400WithAnOpenAiErrorBody) {
+  LiveServer server;
+  auto client = server.client();
+  auto malformed = client.Post("/v1/completions", "{not json", "application/json");
+  ASSERT_TRUE(malformed);
+  EXPECT_EQ(malformed->status, 400);
+  EXPECT_EQ(json::parse(malformed->body)["error"]["type"], "invalid_request_error");
+  const std::vector<std::pair<json, std::string>> cases = {
+      {{{"prompt", 7}}, "prompt"},
+      {{{"prompt", "x"}, {"temperature", -1}}, "temperature"},
+      {{{"prompt", "x"}, {"top_p", 0}}, "top_p"},
+      {{{"prompt", "x"}, {"max_tokens", "ten"}}, "max_tokens"},
+      {{{"prompt", "x"}, {"n", 0}}, "n"},
+      {{{"prompt", "x"}, {"stop", {1, 2}}}, "stop"},
+      {{{"prompt", "x"}, {"logprobs", 21}}, "logprobs"},
+      {{{"prompt", "x"}, {"stream", "yes"}}, "stream"},
+  };
+  for (const auto& [body, param] : cases) {
+    const json error = post(server, "/v1/completions", body, 400);
+    EXPECT_EQ(error["error"]["param"], param) << body.dump();
+  }
+  const json chat = post(server, "/v1/chat/completions", {{"messages", {{{"role", "robot"}, {"content", "hi"}}}}}, 400);
+  EXPECT_EQ(chat["error"]["param"], "messages");
+  // Beyond the context: the model's context is 32,768 tokens.
+  const json too_long = post(server, "/v1/completions", {{"prompt", "x"}, {"max_tokens", 40000}}, 400);
+  EXPECT_NE(too_long["error"]["message"].get<std::string>().find("context"), std::string::npos);
+  // Larger than the whole KV pool (256 blocks = 4,096 tokens) is refused up front.
+  const json too_big = post(server, "/v1/completions", {{"prompt", "x"}, {"max_tokens", 5000}}, 400);
+  EXPECT_NE(too_big["error"]["message"].get<std::string>().find("KV"), std::string::npos);
+  auto missing = client.Get("/v1/nothing");
+  ASSERT_TRUE(missing);
+  EXPECT_EQ(missing->status, 404);
+}
+
+TEST(HttpServer, StreamEndsWithDoneAndLogprobsCarryTheKeptCandidates) {
+  LiveServer server;
+  const json body = {{"prompt", "The LORD is my shepherd"}, {"max_tokens", 12}, {"stream", true}, {"seed", 5},
+                     {"logprobs", 3}, {"n", 2}, {"ignore_eos", true}};
+  std::string received;
+  auto result = post_streaming(server, "/v1/completions", body, [&](const char* data, std::size_t size) {
+    received.append(data, size);
+    return true;
+  });
+  ASSERT_TRUE(result);
+  EXPECT_EQ(result->status, 200);
+  EXPECT_EQ(received.substr(received.size() - 14), "data: [DONE]\n\n");
+  int chunks = 0, finished = 0;
+  std::size_t at = 0;
+  while ((at = received.find("data: {", at)) != std::string::npos) {
+    const std::size_t end = received.find("\n\n", at);
+    const json chunk = json::parse(received.substr(at + 6, end - at - 6));
+    const json& choice = chunk["choices"][0];
+    if (!choice["finish_reason"].is_null()) {
+      ++finished;
+    } else {
+      const json& entry = choice["logprobs"]["content"][0];
+      EXPECT_GT(entry["probability"].get<double>(), 0.0);
+      EXPECT_LE(entry["top_logprobs"].size(), 3u);
+      EXPECT_GE(entry["kept_candidates"].get<int>(), 1);
+    }
+    ++chunks;
+    at = end;
+  }
+  EXPECT_EQ(finished, 2);      // n = 2 choices, each ending with its 12th token ("length")
+  EXPECT_EQ(chunks, 2 * 12);  // one chunk per token
+}
+
+TEST(HttpServer, ClientThatDisconnectsMidStreamFreesItsBlocks) {
+  LiveServer server;
+  const json body = {{"prompt", "In the beginning"}, {"max_tokens", 2000}, {"stream", true}, {"ignore_eos", true}};
+  int chunks = 0;
+  auto result = post_streaming(server, "/v1/completions", body,
+                               [&](const char*, std::size_t) { return ++chunks < 5; });  // hang up early
+  EXPECT_FALSE(result);  // the client aborted
+  const EngineStatus status = server.settled();
+  EXPECT_EQ(status.running, 0);
+  EXPECT_EQ(status.kv_blocks_used, 0);
+  EXPECT_LT(status.counters.generated_tokens, 2000);
+}
+
+TEST(HttpServer, StopStringsEndTheAnswerBeforeTheStopText) {
+  LiveServer server;
+  const json free_run = post(server, "/v1/completions", {{"prompt", "The LORD"}, {"max_tokens", 30},
+                                                           {"temperature", 0}, {"ignore_eos", true}}, 200);
+  const std::string text = free_run["choices"][0]["text"];
+  ASSERT_GE(text.size(), 12u);
+  const std::string stop = text.substr(8, 3);
+  const json stopped = post(server, "/v1/completions", {{"prompt", "The LORD"}, {"max_tokens", 30}, {"temperature", 0},
+                                                          {"ignore_eos", true}, {"stop", stop}}, 200);
+  EXPECT_EQ(stopped["choices"][0]["text"], text.substr(0, text.find(stop)));
+  EXPECT_EQ(stopped["choices"][0]["finish_reason"], "stop");
+}
+
+TEST(HttpServer, MetricsAndModelsDescribeTheServer) {
+  LiveServer server;
+  auto client = server.client();
+  auto metrics = client.Get("/metrics");
+  ASSERT_TRUE(metrics);
+  EXPECT_NE(metrics->body.find("minigen_kv_blocks_total 256\n"), std::string::npos);
+  EXPECT_NE(metrics->body.find("# TYPE minigen_prefix_cache_hit_rate gauge"), std::string::npos);
+  auto models = client.Get("/v1/models");
+  ASSERT_TRUE(models);
+  EXPECT_EQ(json::parse(models->body)["data"][0]["id"], "minigen-tiny-sft");
+}
+
+}  // namespace
+}  // namespace minigen
+
+namespace minigen {
+namespace {
+
+// Beyond capacity (8 running, a queue of 1) the server answers 429 with a clear message instead of piling up.
+TEST(HttpServer, BeyondCapacityRequestsGet429) {
+  LiveServer server(/*max_queue=*/1);
+  const json body = {{"prompt", "In the beginning"}, {"max_tokens", 300}, {"ignore_eos", true}};
+  std::vector<int> statuses(14, 0);
+  std::vector<std::thread> clients;
+  for (int i = 0; i < 14; ++i) {
+    clients.emplace_back([&, i] {
+      auto result = server.client().Post("/v1/completions", body.dump(), "application/json");
+      statuses[i] = result ? result->status : -1;
+      if (result && result->status == 429) {
+        EXPECT_NE(json::parse(result->body)["error"]["message"].get<std::string>().find("capacity"),
+                  std::string::npos);
+      }
+    });
+  }
+  for (auto& client : clients) client.join();
+  EXPECT_GE(std::count(statuses.begin(), statuses.end(), 429), 1);
+  EXPECT_GE(std::count(statuses.begin(), statuses.end(), 200), 1);
+  EXPECT_EQ(std::count(statuses.begin(), statuses.end(), 200) + std::count(statuses.begin(), statuses.end(), 429), 14);
+  EXPECT_EQ(server.settled().kv_blocks_used, 0);
+}
+
+}  // namespace
+}  // namespace minigen
