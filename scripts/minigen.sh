@@ -14,8 +14,8 @@ case "$command_name" in
   *) echo "usage: bash scripts/minigen.sh run|test" >&2; exit 2 ;;
 esac
 
-packages=(build-essential cmake ninja-build pkg-config libgtest-dev libgmock-dev libbenchmark-dev libhwy-dev
-  libcli11-dev nlohmann-json3-dev libicu-dev zlib1g-dev gnuplot-nox)
+packages=(build-essential cmake ninja-build pkg-config libgtest-dev libgmock-dev libbenchmark-dev libopenblas-dev
+  libhwy-dev libcpp-httplib-dev libcli11-dev nlohmann-json3-dev libicu-dev zlib1g-dev gnuplot-nox chromium)
 missing=()
 for package in "${packages[@]}"; do
   dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")
