@@ -31,11 +31,15 @@ ThreadPool::~ThreadPool() {
 
 int ThreadPool::default_thread_count() { return std::max(1u, std::thread::hardware_concurrency()); }
 
-void ThreadPool::run_share(int share_index) {
+void ThreadPool::run_claimed_shares() {
   const int64_t shares = num_threads();
-  const int64_t begin = count_ * share_index / shares;
-  const int64_t end = count_ * (share_index + 1) / shares;
-  if (begin < end) trampoline_(context_, begin, end);
+  for (int share = next_share_.fetch_add(1, std::memory_order_acq_rel); share < shares;
+       share = next_share_.fetch_add(1, std::memory_order_acq_rel)) {
+    const int64_t begin = count_ * share / shares;
+    const int64_t end = count_ * (share + 1) / shares;
+    if (begin < end) trampoline_(context_, begin, end);
+    finished_shares_.fetch_add(1, std::memory_order_acq_rel);
+  }
 }
 
 void ThreadPool::run(int64_t count, Trampoline trampoline, void* context) {
@@ -47,13 +51,15 @@ void ThreadPool::run(int64_t count, Trampoline trampoline, void* context) {
   trampoline_ = trampoline;
   context_ = context;
   count_ = count;
-  pending_workers_.store(static_cast<int>(workers_.size()), std::memory_order_relaxed);
+  finished_shares_.store(0, std::memory_order_relaxed);
+  next_share_.store(0, std::memory_order_release);
   // seq_cst pairs with the worker's seq_cst increment of sleeping_workers_: either we see it asleep and wake it,
   // or its wait() sees the new generation.
   generation_.fetch_add(1);
   if (sleeping_workers_.load() > 0) generation_.notify_all();
-  run_share(0);
-  for (int spins = 0; pending_workers_.load(std::memory_order_acquire) != 0; ++spins) {
+  run_claimed_shares();
+  const int shares = num_threads();
+  for (int spins = 0; finished_shares_.load(std::memory_order_acquire) != shares; ++spins) {
     if (spins < kSpinsBeforeYield) {
       cpu_relax();
     } else {
@@ -62,7 +68,7 @@ void ThreadPool::run(int64_t count, Trampoline trampoline, void* context) {
   }
 }
 
-void ThreadPool::worker_loop(int worker_index) {
+void ThreadPool::worker_loop(int /*worker_index*/) {
   uint64_t seen_generation = 0;
   while (true) {
     uint64_t generation = generation_.load(std::memory_order_acquire);
@@ -79,8 +85,7 @@ void ThreadPool::worker_loop(int worker_index) {
     }
     seen_generation = generation;
     if (stopping_.load()) return;
-    run_share(worker_index);
-    pending_workers_.fetch_sub(1, std::memory_order_release);
+    run_claimed_shares();
   }
 }
 

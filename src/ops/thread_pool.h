@@ -6,6 +6,9 @@
 // cost well under a microsecond: idle workers spin on a generation counter for a short while before they sleep
 // (futex via std::atomic::wait), and the caller spins until its helpers are done. Spinning is bounded, so an
 // oversubscribed machine (tests running side by side) degrades to sleeping instead of burning a core.
+// Shares are claimed, not assigned: whoever is free takes the next unclaimed share, so when a worker is not
+// scheduled (another process holds its core) the caller runs that share itself instead of waiting a time slice.
+// Which thread computes a share never changes its result.
 #include <atomic>
 #include <cstdint>
 #include <thread>
@@ -25,7 +28,7 @@ class ThreadPool {
   int num_threads() const { return static_cast<int>(workers_.size()) + 1; }
 
   // Calls body(begin, end) on disjoint sub-ranges covering [0, count), share i = [count·i/n, count·(i+1)/n) for
-  // n threads; the caller runs share 0. Returns when all are done. Not re-entrant.
+  // n threads, each share run by whichever thread claims it first. Returns when all are done. Not re-entrant.
   template <class Body>
   void parallel_for(int64_t count, Body&& body) {
     using Decayed = std::remove_reference_t<Body>;
@@ -38,7 +41,7 @@ class ThreadPool {
  private:
   using Trampoline = void (*)(void* context, int64_t begin, int64_t end);
   void run(int64_t count, Trampoline trampoline, void* context);
-  void run_share(int share_index);
+  void run_claimed_shares();
   void worker_loop(int worker_index);
 
   std::vector<std::thread> workers_;
@@ -47,7 +50,10 @@ class ThreadPool {
   void* context_ = nullptr;
   int64_t count_ = 0;
   std::atomic<uint64_t> generation_{0};
-  std::atomic<int> pending_workers_{0};
+  // The next share to claim; reset to 0 (release) after the job fields are written, so a claim that succeeds sees
+  // them. Stays ≥ the share count between jobs, so a late worker's claim fails.
+  std::atomic<int> next_share_{1 << 30};
+  std::atomic<int> finished_shares_{0};
   std::atomic<int> sleeping_workers_{0};
   std::atomic<bool> stopping_{false};
 };
