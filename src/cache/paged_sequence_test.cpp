@@ -13,13 +13,8 @@
 namespace minigen {
 namespace {
 
-ModelConfig tiny_shape() {
-  ModelConfig config;
-  config.num_layers = 4;
-  config.num_kv_heads = 2;
-  config.head_dim = 32;
-  return config;
-}
+// The tiny family's KV shape: 4 layers, 2 kv heads × 32.
+ModelConfig tiny_shape() { return testing::test_config("tiny"); }
 
 TEST(BlockPool, BlockBytesAndBudget) {
   // 2 × 4 layers × 16 positions × 2 kv heads × 32 × 4 bytes = 32,768 bytes per block.
