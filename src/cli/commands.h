@@ -19,5 +19,6 @@ CommandAction add_tokenizer_command(CLI::App& app);
 CommandAction add_lab_command(CLI::App& app);
 CommandAction add_bench_command(CLI::App& app);
 CommandAction add_serve_command(CLI::App& app);
+CommandAction add_bench_serve_command(CLI::App& app);
 
 }  // namespace minigen::cli

@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
   add(minigen::cli::add_lab_command);
   add(minigen::cli::add_bench_command);
   add(minigen::cli::add_serve_command);
+  add(minigen::cli::add_bench_serve_command);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -38,6 +38,7 @@ class Transformer {
   const Model& model() const { return model_; }
   WeightType weight_type() const { return packed_.type; }
   int threads() const { return pool_.num_threads(); }
+  ThreadPool& pool() const { return pool_; }  // for work beside the forward pass (e.g. sampling many rows)
   // Bytes of weights one decode step reads: every packed matrix once, plus the norms.
   std::size_t weight_bytes() const;
 

@@ -199,7 +199,7 @@ void Engine::run() {
     const auto now = Clock::now();
     std::lock_guard lock(mutex_);
     status_.running = scheduler_.running();
-    status_.waiting = scheduler_.waiting();
+    status_.waiting = scheduler_.waiting() + static_cast<int>(incoming_.size());
     status_.kv_blocks_used = pool_.referenced_blocks();
     status_.kv_blocks_cached = pool_.cached_blocks();
     status_.prefix_lookups = pool_.lookups();

@@ -2,7 +2,11 @@
 
 #include <httplib.h>
 
+#include <sys/socket.h>
+
 #include <atomic>
+#include <cstdint>
+#include <iomanip>
 #include <sstream>
 
 #include "core/error.h"
@@ -33,8 +37,14 @@ std::string next_request_id(const char* prefix) {
 
 std::string metrics_text(const EngineStatus& status) {
   std::ostringstream out;
+  out << std::setprecision(17);  // counters beyond a million must not turn into 1.23457e+06
   auto metric = [&](const char* name, const char* type, const char* help, double value) {
-    out << "# HELP " << name << ' ' << help << "\n# TYPE " << name << ' ' << type << '\n' << name << ' ' << value << '\n';
+    out << "# HELP " << name << ' ' << help << "\n# TYPE " << name << ' ' << type << '\n' << name << ' ';
+    if (value == static_cast<double>(static_cast<int64_t>(value))) {
+      out << static_cast<int64_t>(value) << '\n';
+    } else {
+      out << value << '\n';
+    }
   };
   metric("minigen_requests_running", "gauge", "Sequences in the running batch.", status.running);
   metric("minigen_requests_waiting", "gauge", "Sequences and requests waiting to be scheduled.", status.waiting);
@@ -71,6 +81,14 @@ HttpServer::HttpServer(Engine& engine, const Tokenizer& tokenizer, std::string m
   // One thread per open connection: a streaming request holds its thread until the last token.
   server_->new_task_queue = [] { return new httplib::ThreadPool(128); };
   server_->set_payload_max_length(8u << 20);
+  // Debian's compiled cpp-httplib listens with a backlog of 5: a burst of clients overflows the accept queue and
+  // waits for TCP's 1 s retransmit. Keep the socket (the callback replaces httplib's defaults, so set
+  // SO_REUSEADDR here too) and listen again with the system's maximum once bound.
+  server_->set_socket_options([this](socket_t socket) {
+    int yes = 1;
+    ::setsockopt(socket, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+    listening_socket_ = socket;
+  });
   add_routes();
 }
 
@@ -79,6 +97,7 @@ HttpServer::~HttpServer() { stop(); }
 int HttpServer::bind(const std::string& host, int port) {
   const int bound = port == 0 ? server_->bind_to_any_port(host) : (server_->bind_to_port(host, port) ? port : -1);
   if (bound <= 0) throw Error("cannot listen on " + host + ":" + std::to_string(port));
+  if (listening_socket_ >= 0) ::listen(listening_socket_, SOMAXCONN);
   return bound;
 }
 

@@ -35,6 +35,7 @@ class HttpServer {
   const Tokenizer& tokenizer_;
   std::string model_name_;
   std::unique_ptr<httplib::Server> server_;
+  int listening_socket_ = -1;
 };
 
 // The Prometheus text of an engine status (exposed for tests).

@@ -91,9 +91,10 @@ bool Scheduler::try_admit(Sequence& sequence, int& budget) {
 
 SequenceToken Scheduler::sample(Sequence& sequence, const float* logits) {
   const int vocab = transformer_.model().config.vocab_size;
-  row_logits_.assign(logits, logits + vocab);
+  thread_local std::vector<float> row_logits;  // sample() runs on the pool's threads, one sequence each
+  row_logits.assign(logits, logits + vocab);
   const SamplingContext context{sequence.tokens, sequence.request.rng_row, static_cast<uint64_t>(sequence.generated)};
-  const SampledToken chosen = sequence.sampler.sample_with_count(row_logits_, context);  // filters in place
+  const SampledToken chosen = sequence.sampler.sample_with_count(row_logits, context);  // filters in place
   SequenceToken out;
   out.sequence = sequence.id;
   out.token = chosen.token;
@@ -102,26 +103,25 @@ SequenceToken Scheduler::sample(Sequence& sequence, const float* logits) {
   if (sequence.request.top_candidates > 0) {
     // The distribution the token was drawn from: softmax over the kept (finite) logits, in double for reporting.
     double max_logit = -std::numeric_limits<double>::infinity();
-    for (float v : row_logits_) max_logit = std::max(max_logit, static_cast<double>(v));
+    for (float v : row_logits) max_logit = std::max(max_logit, static_cast<double>(v));
     double sum = 0;
-    for (float v : row_logits_) sum += std::isfinite(v) ? std::exp(v - max_logit) : 0.0;
+    for (float v : row_logits) sum += std::isfinite(v) ? std::exp(v - max_logit) : 0.0;
     auto probability = [&](int id) {
-      return std::isfinite(row_logits_[id]) ? static_cast<float>(std::exp(row_logits_[id] - max_logit) / sum) : 0.0f;
+      return std::isfinite(row_logits[id]) ? static_cast<float>(std::exp(row_logits[id] - max_logit) / sum) : 0.0f;
     };
     out.probability = probability(chosen.token);
     std::vector<int> kept;
     for (int id = 0; id < vocab; ++id) {
-      if (std::isfinite(row_logits_[id])) kept.push_back(id);
+      if (std::isfinite(row_logits[id])) kept.push_back(id);
     }
     const int shown = std::min<int>(sequence.request.top_candidates, static_cast<int>(kept.size()));
     std::partial_sort(kept.begin(), kept.begin() + shown, kept.end(), [&](int a, int b) {
-      return row_logits_[a] != row_logits_[b] ? row_logits_[a] > row_logits_[b] : a < b;
+      return row_logits[a] != row_logits[b] ? row_logits[a] > row_logits[b] : a < b;
     });
     for (int i = 0; i < shown; ++i) out.top.push_back({kept[i], probability(kept[i])});
   }
   sequence.tokens.push_back(chosen.token);
   ++sequence.generated;
-  ++counters_.generated_tokens;
   if (!sequence.request.ignore_eos && chosen.token == transformer_.model().config.eos_token_id) {
     out.finished = true;
     out.finish_reason = "stop";
@@ -171,19 +171,32 @@ std::vector<SequenceToken> Scheduler::step() {
     const int start = p.sequence->kv->length();
     rows.push_back(ForwardRow{p.sequence->kv.get(), std::span<const int>(p.sequence->tokens).subspan(start, p.count),
                               false});
-    if (p.count > 1 || start + 1 < static_cast<int>(p.sequence->tokens.size())) counters_.prefill_tokens += p.count;
+    const bool decode = p.count == 1 && start + 1 == static_cast<int>(p.sequence->tokens.size()) &&
+                        p.sequence->generated > 0;
+    if (!decode) counters_.prefill_tokens += p.count;
   }
   const std::vector<float>& logits = transformer_.forward(rows);
   ++counters_.steps;
 
-  std::vector<SequenceToken> produced;
+  // Sequences whose every known token is now cached draw their next token. Each draw depends only on its own
+  // sequence (counter-based randomness), so they run side by side on the pool.
+  std::vector<Planned*> ready;
+  for (Planned& p : plan) {
+    if (p.sequence->request.use_cache) p.sequence->kv->publish_full_blocks(p.sequence->tokens);
+    if (p.sequence->kv->length() == static_cast<int>(p.sequence->tokens.size())) ready.push_back(&p);
+  }
+  std::vector<SequenceToken> produced(ready.size());
   const int vocab = transformer_.model().config.vocab_size;
-  for (std::size_t i = 0; i < plan.size(); ++i) {
-    Sequence& sequence = *plan[i].sequence;
-    if (sequence.request.use_cache) sequence.kv->publish_full_blocks(sequence.tokens);
-    if (sequence.kv->length() < static_cast<int>(sequence.tokens.size())) continue;  // prompt not read yet
-    produced.push_back(sample(sequence, logits.data() + i * vocab));
-    if (produced.back().finished) {
+  transformer_.pool().parallel_for(static_cast<int64_t>(ready.size()), [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      const std::size_t row = static_cast<std::size_t>(ready[i] - plan.data());
+      produced[i] = sample(*ready[i]->sequence, logits.data() + row * vocab);
+    }
+  });
+  for (std::size_t i = 0; i < ready.size(); ++i) {
+    Sequence& sequence = *ready[i]->sequence;
+    ++counters_.generated_tokens;
+    if (produced[i].finished) {
       running_.erase(sequence.id);
     } else if (!sequence.request.use_cache) {
       sequence.kv->release();  // no cache: the next step feeds every token again, as MiniMind with use_cache=False

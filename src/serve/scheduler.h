@@ -107,7 +107,6 @@ class Scheduler {
   std::map<uint64_t, std::unique_ptr<Sequence>> running_;  // ordered by arrival: the newest is preempted first
   std::deque<std::unique_ptr<Sequence>> waiting_;
   SchedulerCounters counters_;
-  std::vector<float> row_logits_;
 };
 
 }  // namespace minigen
