@@ -9,33 +9,18 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/run_binary_test_util.h"
+
 namespace minigen {
 namespace {
 
 namespace fs = std::filesystem;
 
-struct RunResult {
-  int exit_code;
-  std::string out;
-  std::string err;
-};
-
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+using testing::RunResult;
 
 RunResult run_minigen(const std::string& arguments) {
   const fs::path directory = fs::temp_directory_path() / ("minigen_bench_cli_" + std::to_string(::getpid()));
-  fs::create_directories(directory);
-  const fs::path out = directory / "stdout.txt";
-  const fs::path err = directory / "stderr.txt";
-  const std::string command =
-      std::string(MINIGEN_BINARY) + " " + arguments + " >" + out.string() + " 2>" + err.string() + " </dev/null";
-  const int status = std::system(command.c_str());
-  RunResult result{WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), read_text(out), read_text(err)};
+  RunResult result = testing::run_minigen(arguments, directory);
   fs::remove_all(directory);
   return result;
 }

@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli/run_binary_test_util.h"
 #include "model/model_loader.h"
 
 namespace minigen {
@@ -16,18 +17,8 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct RunResult {
-  int exit_code;
-  std::string out;
-  std::string err;
-};
-
-std::string read_file(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+using testing::read_text_file;
+using testing::RunResult;
 
 class Cli : public ::testing::Test {
  protected:
@@ -41,15 +32,7 @@ class Cli : public ::testing::Test {
   }
   static void TearDownTestSuite() { fs::remove_all(work_dir()); }
 
-  static RunResult run(const std::string& arguments) {
-    const fs::path out = work_dir() / "stdout.txt";
-    const fs::path err = work_dir() / "stderr.txt";
-    const std::string command =
-        std::string(MINIGEN_BINARY) + " " + arguments + " >" + out.string() + " 2>" + err.string() + " </dev/null";
-    const int status = std::system(command.c_str());
-    return RunResult{WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), read_file(out),
-                     read_file(err)};
-  }
+  static RunResult run(const std::string& arguments) { return testing::run_minigen(arguments, work_dir()); }
 
   // A bad input must exit non-zero (not by a signal) with one "minigen: error: …" line that mentions `needle`.
   static void expect_clear_error(const std::string& arguments, const std::string& needle) {
@@ -192,7 +175,7 @@ TEST_F(Cli, BadModelFilesGiveOneClearError) {
   expect_clear_error("generate -m " + broken.string() + " -p hi", "JSON");
 
   fresh_copy();
-  auto config = nlohmann::json::parse(read_file(tiny_model() / "config.json"));
+  auto config = nlohmann::json::parse(read_text_file(tiny_model() / "config.json"));
   config["intermediate_size"] = 1024;  // the tensors say 832
   std::ofstream(broken / "config.json") << config.dump();
   expect_clear_error("generate -m " + broken.string() + " -p hi", "shape");
