@@ -3,7 +3,7 @@
 //
 // Work is split by output index only, never inside a reduction, so the thread count cannot change a result bit.
 // A tiny model's layer is a few tens of microseconds of work cut into five or so parallel jobs, so dispatch must
-// cost well under a microsecond: idle workers spin on a generation counter for a short while before they sleep
+// cost about a microsecond: idle workers spin on a generation counter for a short while before they sleep
 // (futex via std::atomic::wait), and the caller spins until its helpers are done. Spinning is bounded, so an
 // oversubscribed machine (tests running side by side) degrades to sleeping instead of burning a core.
 // Shares are claimed, not assigned: whoever is free takes the next unclaimed share, so when a worker is not

@@ -21,7 +21,6 @@ bool JobStream::next(JobEvent& event, std::chrono::milliseconds timeout) {
 void JobStream::push(JobEvent event) {
   {
     std::lock_guard lock(mutex_);
-    if (event.finished) ++finished_choices_;
     events_.push_back(std::move(event));
   }
   ready_.notify_all();
@@ -50,7 +49,6 @@ std::shared_ptr<JobStream> Engine::submit(Job job) {
   check.prompt = job.prompt;
   scheduler_.check(check);  // throws the client's error before anything is queued
   auto stream = std::make_shared<JobStream>();
-  stream->choices_ = job.choices;
   stream->prompt_tokens_ = static_cast<int>(job.prompt.size());
   stream->submitted_ = Clock::now();
   {

@@ -56,8 +56,6 @@ class JobStream {
   std::mutex mutex_;
   std::condition_variable ready_;
   std::deque<JobEvent> events_;
-  int choices_ = 1;
-  std::atomic<int> finished_choices_{0};
   int prompt_tokens_ = 0;
   std::chrono::steady_clock::time_point submitted_;
   std::atomic<bool> cancelled_{false};
