@@ -49,7 +49,7 @@ int run_chat(const ChatFlags& flags) {
     }
     history.push_back({"user", line});
     const std::vector<std::vector<int>> prompts = {
-        tokenizer.encode(render_chatml(history, /*add_generation_prompt=*/true, flags.thinking))};
+        encode_chatml(tokenizer, history, /*add_generation_prompt=*/true, flags.thinking)};
     StreamDecoder decoder(tokenizer, /*skip_special_tokens=*/true);
     GenerateResult result;
     try {

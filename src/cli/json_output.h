@@ -1,14 +1,13 @@
 #pragma once
 #include <string>
 
-#include <nlohmann/json.hpp>
+#include "core/json_text.h"
 
 namespace minigen::cli {
 
-// JSON text for stdout. Token text can hold bytes that are not UTF-8 (a model may stop inside a character);
-// they are written as U+FFFD instead of aborting the whole report.
+// JSON text for stdout, indented (see core/json_text.h for why invalid UTF-8 never aborts it).
 inline std::string to_json_text(const nlohmann::json& value, int indent = 2) {
-  return value.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace);
+  return minigen::to_json_text(value, indent);
 }
 
 }  // namespace minigen::cli

@@ -23,7 +23,7 @@ std::vector<int> PromptFlags::encode(const Tokenizer& tokenizer) const {
     std::vector<ChatMessage> messages;
     if (!system.empty()) messages.push_back({"system", system});
     messages.push_back({"user", chat});
-    return tokenizer.encode(render_chatml(messages, /*add_generation_prompt=*/true, thinking));
+    return encode_chatml(tokenizer, messages, /*add_generation_prompt=*/true, thinking);
   }
   std::string raw = text;
   if (!file.empty()) {

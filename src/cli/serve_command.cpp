@@ -1,15 +1,18 @@
 // `minigen serve`: the OpenAI-compatible HTTP server with continuous batching over a paged KV cache.
-#include <csignal>
-#include <cstdio>
-#include <iostream>
+#include <pthread.h>
+#include <signal.h>
 
-#include "cache/block_pool.h"
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <thread>
+
 #include "cli/command_context.h"
 #include "cli/commands.h"
 #include "core/error.h"
 #include "serve/byte_size.h"
-#include "serve/engine.h"
-#include "serve/http_server.h"
+#include "serve/server_stack.h"
 
 namespace minigen::cli {
 namespace {
@@ -22,36 +25,27 @@ struct ServeFlags {
   int max_batch = 32;
   int token_budget = 256;
   int max_queue = 256;
+  std::string api_key;
+  std::string cors_origin;
+  double drain_timeout_s = 10;
+  double request_timeout_s = 10;
+  double idle_timeout_s = 5;
+  int max_connections = 512;
 };
 
-HttpServer* running_server = nullptr;
-
-void stop_on_signal(int) {
-  if (running_server != nullptr) running_server->stop();
+std::chrono::milliseconds to_milliseconds(double seconds) {
+  return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000.0));
 }
 
-int run_serve_command(const ServeFlags& flags) {
-  const std::size_t budget = parse_byte_size(flags.kv_budget);
-  LoadedModel loaded = flags.model.load();
+void print_capacity(const ServerStack& stack, const LoadedModel& loaded, const ServeFlags& flags, int port) {
   const ModelConfig& config = loaded.model->config;
-  const int blocks = BlockPool::blocks_for_budget(config, budget);
-  if (blocks < 1) {
-    throw Error("--kv-budget " + flags.kv_budget + " is smaller than one KV block (" +
-                std::to_string(BlockPool::bytes_per_block(config)) + " bytes)");
-  }
-  ThreadPool pool(flags.model.thread_count());
-  Transformer transformer(*loaded.model, pool, flags.model.weight_type());
-  BlockPool blocks_pool(config, blocks);
-  Engine engine(transformer, blocks_pool, *loaded.tokenizer, {flags.max_batch, flags.token_budget}, flags.max_queue);
-  HttpServer server(engine, *loaded.tokenizer, loaded.path.filename().string());
-  const int port = server.bind(flags.host, flags.port);
-
+  const int blocks = stack.blocks().total_blocks();
   // Capacity, the way vLLM reports it: the KV cache in tokens, and how many requests of a given length fit at once.
   const int64_t tokens = static_cast<int64_t>(blocks) * BlockPool::kBlockTokens;
   std::fprintf(stderr, "[minigen] model %s: %d layers, %d kv heads × %d, weights %s (%.1f MB), %d threads\n",
                loaded.path.string().c_str(), config.num_layers, config.num_kv_heads, config.head_dim,
-               std::string(weight_type_name(transformer.weight_type())).c_str(), transformer.weight_bytes() / 1e6,
-               pool.num_threads());
+               std::string(weight_type_name(stack.transformer().weight_type())).c_str(),
+               stack.transformer().weight_bytes() / 1e6, stack.transformer().pool().num_threads());
   std::fprintf(stderr, "[minigen] KV cache: %d blocks × %d tokens = %lld tokens (%.1f MiB, %zu bytes per block)\n",
                blocks, BlockPool::kBlockTokens, static_cast<long long>(tokens),
                static_cast<double>(blocks) * BlockPool::bytes_per_block(config) / (1024.0 * 1024.0),
@@ -61,13 +55,81 @@ int run_serve_command(const ServeFlags& flags) {
     std::fprintf(stderr, "[minigen] maximum concurrency for %d tokens per request: %.2fx\n", length,
                  static_cast<double>(blocks) / per_request);
   }
-  std::fprintf(stderr, "[minigen] batch up to %d sequences, %d tokens per step, queue %d; listening on http://%s:%d\n",
-               flags.max_batch, flags.token_budget, flags.max_queue, flags.host.c_str(), port);
-  running_server = &server;
-  std::signal(SIGINT, stop_on_signal);
-  std::signal(SIGTERM, stop_on_signal);
-  server.serve();
-  running_server = nullptr;
+  std::fprintf(stderr,
+               "[minigen] batch up to %d sequences, %d tokens per step, queue %d, %d connections; API key %s; "
+               "listening on http://%s:%d\n",
+               flags.max_batch, flags.token_budget, flags.max_queue, flags.max_connections,
+               stack.options().api.api_key.empty() ? "off" : "on", flags.host.c_str(), port);
+}
+
+// SIGTERM or SIGINT: drain — stop accepting, let requests in progress finish for --drain-timeout, fail the rest,
+// exit 0. A second signal exits at once. Signals are taken by sigtimedwait on this thread (blocked everywhere
+// else), so the drain runs as ordinary code rather than inside a signal handler.
+void watch_signals(const sigset_t& signals, ServerStack& stack, std::chrono::milliseconds drain_timeout,
+                   const std::atomic<bool>& finished) {
+  using Clock = std::chrono::steady_clock;
+  const timespec tick{0, 100'000'000};
+  int first = 0;
+  Clock::time_point deadline;
+  bool failed_rest = false;
+  while (!finished.load()) {
+    const int signal = ::sigtimedwait(&signals, nullptr, &tick);
+    if (signal > 0 && first != 0) {
+      std::fprintf(stderr, "[minigen] second signal (%d): exiting now\n", signal);
+      std::_Exit(128 + signal);
+    }
+    if (signal > 0) {
+      first = signal;
+      deadline = Clock::now() + drain_timeout;
+      std::fprintf(stderr, "[minigen] signal %d: draining (no new connections; %.1f s for requests in progress)\n",
+                   signal, drain_timeout.count() / 1000.0);
+      stack.begin_drain();
+    }
+    if (first != 0 && !failed_rest && Clock::now() >= deadline) {
+      std::fprintf(stderr, "[minigen] drain deadline reached: failing the %lld request(s) still in progress\n",
+                   static_cast<long long>(stack.api().http_stats().workers_busy));
+      stack.finish_drain();
+      failed_rest = true;
+    }
+    if (failed_rest && Clock::now() >= deadline + std::chrono::seconds(5)) stack.stop();  // a stuck write
+  }
+}
+
+int run_serve_command(const ServeFlags& flags) {
+  // Before any thread starts, so that every thread inherits the mask and only the watcher takes the signals.
+  sigset_t signals;
+  sigemptyset(&signals);
+  sigaddset(&signals, SIGINT);
+  sigaddset(&signals, SIGTERM);
+  pthread_sigmask(SIG_BLOCK, &signals, nullptr);
+
+  ServeOptions options;
+  options.threads = flags.model.thread_count();
+  options.kv_budget_bytes = parse_byte_size(flags.kv_budget);
+  options.max_batch = flags.max_batch;
+  options.token_budget = flags.token_budget;
+  options.max_queue = flags.max_queue;
+  options.weight_type = flags.model.weight_type();
+  options.api.api_key = flags.api_key;
+  if (options.api.api_key.empty()) {
+    if (const char* key = std::getenv("MINIGEN_API_KEY")) options.api.api_key = key;
+  }
+  options.api.cors_origin = flags.cors_origin;
+  options.api.http.request_timeout = to_milliseconds(flags.request_timeout_s);
+  options.api.http.idle_timeout = to_milliseconds(flags.idle_timeout_s);
+  options.api.http.max_connections = flags.max_connections;
+
+  LoadedModel loaded = flags.model.load();
+  ServerStack stack(*loaded.model, *loaded.tokenizer, loaded.path.filename().string(), options);
+  const int port = stack.bind(flags.host, flags.port);
+  print_capacity(stack, loaded, flags, port);
+
+  std::atomic<bool> finished{false};
+  std::thread watcher(
+      [&] { watch_signals(signals, stack, to_milliseconds(flags.drain_timeout_s), finished); });
+  stack.serve();
+  finished.store(true);
+  watcher.join();
   std::fprintf(stderr, "[minigen] stopped\n");
   return 0;
 }
@@ -79,7 +141,9 @@ CommandAction add_serve_command(CLI::App& app) {
   CLI::App* command = app.add_subcommand(
       "serve", "OpenAI-compatible HTTP server: continuous batching over a paged KV cache, streaming, /metrics, web page");
   flags->model.add_to(*command);
-  command->add_option("--host", flags->host, "address to listen on")->default_val("127.0.0.1");
+  command->add_option("--host", flags->host,
+                      "address to listen on; a loopback address answers only requests addressed to localhost")
+      ->default_val("127.0.0.1");
   command->add_option("--port", flags->port, "port (0: any free port)")->default_val(8080)->check(CLI::Range(0, 65535));
   command->add_option("--kv-budget", flags->kv_budget, "memory for the KV cache pool, e.g. 256MiB, 1GiB")
       ->default_val("256MiB");
@@ -92,6 +156,25 @@ CommandAction add_serve_command(CLI::App& app) {
   command->add_option("--max-queue", flags->max_queue, "requests allowed to wait; beyond it the answer is 429")
       ->default_val(256)
       ->check(CLI::Range(1, 1 << 20));
+  command->add_option("--api-key", flags->api_key,
+                      "require 'Authorization: Bearer KEY' on every /v1/* route (default: $MINIGEN_API_KEY)");
+  command->add_option("--cors-origin", flags->cors_origin,
+                      "allow browser pages from this origin (or *) to call the API; off by default");
+  command->add_option("--drain-timeout", flags->drain_timeout_s,
+                      "seconds requests in progress may take to finish after SIGTERM/SIGINT")
+      ->default_val(10)
+      ->check(CLI::Range(0.0, 3600.0));
+  command->add_option("--request-timeout", flags->request_timeout_s,
+                      "seconds a client has to send a whole request (line, headers and body); 408 after")
+      ->default_val(10)
+      ->check(CLI::Range(0.1, 3600.0));
+  command->add_option("--idle-timeout", flags->idle_timeout_s, "seconds an idle keep-alive connection stays open")
+      ->default_val(5)
+      ->check(CLI::Range(0.1, 3600.0));
+  command->add_option("--max-connections", flags->max_connections,
+                      "open connections at most; when full, the one waiting longest for its request is closed")
+      ->default_val(512)
+      ->check(CLI::Range(2, 100000));
   return [flags] { return run_serve_command(*flags); };
 }
 

@@ -113,7 +113,7 @@ std::vector<int> LabContext::base_prompt_of_length(int tokens) const {
 
 std::vector<int> LabContext::chat_prompt(std::string_view user_message) const {
   const std::vector<ChatMessage> messages = {{"user", std::string(user_message)}};
-  return sft_.tokenizer->encode(render_chatml(messages, /*add_generation_prompt=*/true, /*enable_thinking=*/false));
+  return encode_chatml(*sft_.tokenizer, messages, /*add_generation_prompt=*/true, /*enable_thinking=*/false);
 }
 
 const std::vector<std::string>& LabContext::chat_messages() {

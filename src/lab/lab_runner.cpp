@@ -4,6 +4,7 @@
 #include <functional>
 
 #include "core/error.h"
+#include "core/json_text.h"
 #include "lab/gnuplot_plot.h"
 #include "lab/lab_report.h"
 #include "lab/lab_sections.h"
@@ -109,8 +110,7 @@ LabOutcome run_lab(const LabOptions& options, std::ostream& progress) {
   // report.md last: once it exists, everything it shows exists too.
   outcome.report_json = options.out_dir / "report.json";
   outcome.report_markdown = options.out_dir / "report.md";
-  write_file_atomically(outcome.report_json,
-                        report_json(report).dump(1, ' ', false, nlohmann::json::error_handler_t::replace) + "\n");
+  write_file_atomically(outcome.report_json, to_json_text(report_json(report), 1) + "\n");
   write_file_atomically(outcome.report_markdown, render_markdown(report));
   for (std::size_t i = 0; i < report.sections.size(); ++i) {
     for (const std::string& line : report.sections[i].summary) {

@@ -1,6 +1,7 @@
 #include "ops/thread_pool.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace minigen {
 namespace {
@@ -38,8 +39,17 @@ void ThreadPool::run_claimed_shares() {
        share = next_share_.fetch_add(1, std::memory_order_acq_rel)) {
     const int64_t begin = count_ * share / shares;
     const int64_t end = count_ * (share + 1) / shares;
-    if (begin < end) trampoline_(context_, begin, end);
+    if (begin < end) run_share(begin, end);
     finished_shares_.fetch_add(1, std::memory_order_acq_rel);
+  }
+}
+
+void ThreadPool::run_share(int64_t begin, int64_t end) {
+  try {
+    trampoline_(context_, begin, end);
+  } catch (...) {
+    // An exception must not leave a worker thread (std::terminate); the caller rethrows it after the join.
+    if (!failed_.exchange(true, std::memory_order_acq_rel)) first_error_ = std::current_exception();
   }
 }
 
@@ -52,6 +62,8 @@ void ThreadPool::run(int64_t count, Trampoline trampoline, void* context) {
   trampoline_ = trampoline;
   context_ = context;
   count_ = count;
+  failed_.store(false, std::memory_order_relaxed);
+  first_error_ = nullptr;
   finished_shares_.store(0, std::memory_order_relaxed);
   next_share_.store(0, std::memory_order_release);
   // seq_cst pairs with the worker's seq_cst increment of sleeping_workers_: either we see it asleep and wake it,
@@ -67,6 +79,8 @@ void ThreadPool::run(int64_t count, Trampoline trampoline, void* context) {
       std::this_thread::yield();
     }
   }
+  // The acquire load of the last finished share orders first_error_'s write before this read.
+  if (failed_.load(std::memory_order_acquire)) std::rethrow_exception(std::exchange(first_error_, nullptr));
 }
 
 void ThreadPool::worker_loop(int /*worker_index*/) {

@@ -9,8 +9,12 @@
 // Shares are claimed, not assigned: whoever is free takes the next unclaimed share, so when a worker is not
 // scheduled (another process holds its core) the caller runs that share itself instead of waiting a time slice.
 // Which thread computes a share never changes its result.
+//
+// An exception thrown by the body on any thread is caught there and rethrown by parallel_for on the calling thread
+// once every share has finished (the first one wins), so a failing job fails its caller, never the process.
 #include <atomic>
 #include <cstdint>
+#include <exception>
 #include <thread>
 #include <type_traits>
 #include <vector>
@@ -28,7 +32,8 @@ class ThreadPool {
   int num_threads() const { return static_cast<int>(workers_.size()) + 1; }
 
   // Calls body(begin, end) on disjoint sub-ranges covering [0, count), share i = [count·i/n, count·(i+1)/n) for
-  // n threads, each share run by whichever thread claims it first. Returns when all are done. Not re-entrant.
+  // n threads, each share run by whichever thread claims it first. Returns when all are done; rethrows the first
+  // exception a share threw. Not re-entrant.
   template <class Body>
   void parallel_for(int64_t count, Body&& body) {
     using Decayed = std::remove_reference_t<Body>;
@@ -42,6 +47,7 @@ class ThreadPool {
   using Trampoline = void (*)(void* context, int64_t begin, int64_t end);
   void run(int64_t count, Trampoline trampoline, void* context);
   void run_claimed_shares();
+  void run_share(int64_t begin, int64_t end);
   void worker_loop(int worker_index);
 
   std::vector<std::thread> workers_;
@@ -54,6 +60,8 @@ class ThreadPool {
   // them. Stays ≥ the share count between jobs, so a late worker's claim fails.
   std::atomic<int> next_share_{1 << 30};
   std::atomic<int> finished_shares_{0};
+  std::atomic<bool> failed_{false};
+  std::exception_ptr first_error_;  // written once, by the share that set failed_
   std::atomic<int> sleeping_workers_{0};
   std::atomic<bool> stopping_{false};
 };

@@ -4,6 +4,8 @@
 
 #include <atomic>
 #include <chrono>
+#include <stdexcept>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -35,6 +37,28 @@ TEST(ThreadPool, BackToBackJobsAndWakeUpsAfterSleep) {
     pool.parallel_for(10, [&](int64_t begin, int64_t end) { total += end - begin; });
   }
   EXPECT_EQ(total.load(), 5000 * 4 + 30);
+}
+
+// A body that throws on a worker thread must not terminate the process: every share still runs, the caller gets
+// the exception, and the pool works normally afterwards.
+TEST(ThreadPool, ExceptionOnAnyShareReachesTheCallerAndThePoolKeepsWorking) {
+  ThreadPool pool(3);
+  for (int failing_share = 0; failing_share < 3; ++failing_share) {
+    std::atomic<int> shares_run{0};
+    try {
+      pool.parallel_for(3, [&](int64_t begin, int64_t) {
+        ++shares_run;
+        if (begin == failing_share) throw std::runtime_error("share " + std::to_string(begin) + " failed");
+      });
+      ADD_FAILURE() << "parallel_for returned normally";
+    } catch (const std::runtime_error& error) {
+      EXPECT_EQ(std::string(error.what()), "share " + std::to_string(failing_share) + " failed");
+    }
+    EXPECT_EQ(shares_run.load(), 3);
+  }
+  std::atomic<int64_t> total{0};
+  pool.parallel_for(100, [&](int64_t begin, int64_t end) { total += end - begin; });
+  EXPECT_EQ(total.load(), 100);
 }
 
 TEST(ThreadPool, SingleThreadRunsInline) {

@@ -7,6 +7,13 @@
 
 namespace minigen {
 
+// Dividing logits by a temperature of 1e-39 (or by a repetition penalty of 1e-38) overflows them to ±inf, after
+// which no softmax is defined. Below these bounds the distribution is argmax for all practical purposes anyway
+// (vLLM clamps temperatures below 0.01 for the same reason); use greedy decoding instead.
+inline constexpr float kMinTemperature = 0.01f;
+inline constexpr float kMinRepetitionPenalty = 0.01f;
+inline constexpr float kMaxRepetitionPenalty = 100.0f;
+
 struct SamplingParams {
   float temperature = 0.85f;
   int top_k = 50;                   // 0 turns top-k off

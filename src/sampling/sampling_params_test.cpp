@@ -70,6 +70,21 @@ TEST(SamplingParamsTest, GreedyAcceptsAndIgnoresNonPositiveTemperature) {
   EXPECT_TRUE(SamplingParams{}.applies_temperature());
 }
 
+TEST(SamplingParamsTest, TemperaturesAndPenaltiesThatOverflowLogitsAreRejected) {
+  EXPECT_EQ(ValidationMessage({.temperature = 1e-39f}),
+            "--temperature must be at least 0.01 (smaller ones overflow the logits; use --greedy for argmax), got "
+            "1e-39");
+  EXPECT_EQ(ValidationMessage({.temperature = 0.0099f, .greedy = true}),
+            "--temperature must be at least 0.01 (smaller ones overflow the logits; use --greedy for argmax), got "
+            "0.0099");
+  EXPECT_EQ(ValidationMessage({.repetition_penalty = 1e-38f}),
+            "--repetition-penalty must be in [0.01, 100] (1 turns it off), got 1e-38");
+  EXPECT_EQ(ValidationMessage({.repetition_penalty = 101.0f}),
+            "--repetition-penalty must be in [0.01, 100] (1 turns it off), got 101");
+  EXPECT_EQ(ValidationMessage({.temperature = 0.01f, .repetition_penalty = 0.01f}), "");
+  EXPECT_EQ(ValidationMessage({.temperature = 0.01f, .repetition_penalty = 100.0f}), "");
+}
+
 TEST(SamplingParamsTest, BoundariesThatAreAllowed) {
   EXPECT_EQ(ValidationMessage({.top_k = 0, .top_p = 1.0f, .min_p = 1.0f}), "");
   EXPECT_EQ(ValidationMessage({.min_p = 0.0f, .repetition_penalty = 0.5f}), "");

@@ -10,6 +10,20 @@ namespace minigen {
 
 using Clock = std::chrono::steady_clock;
 
+namespace {
+
+JobEvent failed_event(int choice, const std::string& message, int status) {
+  JobEvent event;
+  event.choice = choice;
+  event.finished = true;
+  event.finish_reason = "error";
+  event.error = message;
+  event.error_status = status;
+  return event;
+}
+
+}  // namespace
+
 bool JobStream::next(JobEvent& event, std::chrono::milliseconds timeout) {
   std::unique_lock lock(mutex_);
   if (!ready_.wait_for(lock, timeout, [this] { return !events_.empty(); })) return false;
@@ -74,12 +88,24 @@ void Engine::cancel(const std::shared_ptr<JobStream>& stream) {
   work_.notify_all();
 }
 
+void Engine::fail_all(const std::string& reason) {
+  {
+    std::lock_guard lock(mutex_);
+    fail_all_reason_ = reason;
+  }
+  work_.notify_all();
+}
+
 EngineStatus Engine::status() const {
   std::lock_guard lock(mutex_);
   return status_;
 }
 
 bool Engine::emit(Choice& choice, const SequenceToken& token) {
+  if (token.finish_reason == "error") {  // this draw failed; the rest of the batch carries on
+    choice.stream->push(failed_event(choice.index, token.error, 500));
+    return true;
+  }
   JobEvent event;
   event.choice = choice.index;
   event.token = token.token;
@@ -135,14 +161,28 @@ void Engine::run() {
   while (true) {
     std::deque<std::pair<Job, std::shared_ptr<JobStream>>> incoming;
     std::vector<std::shared_ptr<JobStream>> cancelled;
+    std::string failure;
     {
       std::unique_lock lock(mutex_);
       work_.wait(lock, [this] {
-        return stopping_ || !incoming_.empty() || !cancelled_.empty() || !scheduler_.idle();
+        return stopping_ || !incoming_.empty() || !cancelled_.empty() || !fail_all_reason_.empty() ||
+               !scheduler_.idle();
       });
       if (stopping_) return;
       incoming.swap(incoming_);
       cancelled.swap(cancelled_);
+      failure.swap(fail_all_reason_);
+    }
+    if (!failure.empty()) {
+      for (auto& [sequence, choice] : choices_) {
+        scheduler_.cancel(sequence);
+        choice.stream->push(failed_event(choice.index, failure, 503));
+      }
+      choices_.clear();
+      for (auto& [job, stream] : incoming) {
+        for (int i = 0; i < job.choices; ++i) stream->push(failed_event(i, failure, 503));
+      }
+      incoming.clear();
     }
     for (const auto& stream : cancelled) {
       std::erase_if(choices_, [&](std::pair<uint64_t, Choice>& entry) {
@@ -161,12 +201,7 @@ void Engine::run() {
         try {
           choices_.emplace_back(scheduler_.add(std::move(request)), std::move(choice));
         } catch (const std::exception& error) {
-          JobEvent failed;
-          failed.choice = i;
-          failed.finished = true;
-          failed.finish_reason = "error";
-          failed.error = error.what();
-          stream->push(std::move(failed));
+          stream->push(failed_event(i, error.what(), 500));
         }
       }
     }
@@ -178,12 +213,7 @@ void Engine::run() {
       // Should not happen (requests are checked on submit); fail every open choice rather than the server.
       for (auto& [sequence, choice] : choices_) {
         scheduler_.cancel(sequence);
-        JobEvent failed;
-        failed.choice = choice.index;
-        failed.finished = true;
-        failed.finish_reason = "error";
-        failed.error = error.what();
-        choice.stream->push(std::move(failed));
+        choice.stream->push(failed_event(choice.index, error.what(), 500));
       }
       choices_.clear();
     }

@@ -39,6 +39,7 @@ struct JobEvent {
   bool finished = false;
   std::string finish_reason;  // "stop", "length", or "error"
   std::string error;
+  int error_status = 500;     // the HTTP status an error maps to (503 when the server is shutting down)
 };
 
 // The event queue of one job, shared by the engine (writer) and an HTTP handler (reader).
@@ -94,6 +95,8 @@ class Engine {
   std::shared_ptr<JobStream> submit(Job job);
   // The client went away: its sequences are dropped and their blocks freed before the next step.
   void cancel(const std::shared_ptr<JobStream>& stream);
+  // Ends every job, queued or running, with an error event carrying `reason` (HTTP 503): the end of a drain.
+  void fail_all(const std::string& reason);
 
   EngineStatus status() const;
   const Transformer& transformer() const { return transformer_; }
@@ -121,6 +124,7 @@ class Engine {
   std::condition_variable work_;
   std::deque<std::pair<Job, std::shared_ptr<JobStream>>> incoming_;
   std::vector<std::shared_ptr<JobStream>> cancelled_;
+  std::string fail_all_reason_;  // set by fail_all, handled by the engine thread
   bool stopping_ = false;
   EngineStatus status_;  // published by the engine thread after every step
   std::deque<std::pair<std::chrono::steady_clock::time_point, int64_t>> rate_window_;

@@ -167,12 +167,6 @@ json drain_json(const DrainResult& drain) {
   return {{"drained", drain.drained}, {"seconds", drain.seconds}, {"kv_blocks_used", drain.kv_blocks_used}};
 }
 
-int pool_blocks(const ModelConfig& config, std::size_t budget_bytes) {
-  const int blocks = BlockPool::blocks_for_budget(config, budget_bytes);
-  if (blocks < 1) throw Error("the KV budget is smaller than one KV block");
-  return blocks;
-}
-
 }  // namespace
 
 double percentile(std::vector<double> values, double p) {
@@ -560,30 +554,15 @@ json report_json(const LoadTestReport& report) {
 
 LocalServer::LocalServer(const Model& model, const Tokenizer& tokenizer, std::string model_name,
                          LocalServerOptions options)
-    : pool_(options.threads > 0 ? options.threads : ThreadPool::default_thread_count()),
-      transformer_(model, pool_, options.weight_type),
-      blocks_(model.config, pool_blocks(model.config, options.kv_budget_bytes)),
-      engine_(transformer_, blocks_, tokenizer, SchedulerOptions{options.max_batch, options.token_budget},
-              options.max_queue),
-      server_(engine_, tokenizer, std::move(model_name)) {
-  const int port = server_.bind("127.0.0.1", 0);
+    : stack_(model, tokenizer, std::move(model_name), std::move(options)) {
+  const int port = stack_.bind("127.0.0.1", 0);
   url_ = "http://127.0.0.1:" + std::to_string(port);
-  thread_ = std::thread([this] { server_.serve(); });
-  // httplib ignores stop() until its listen loop has begun; waiting for an answer also keeps the destructor safe.
-  httplib::Client client = make_client(url_);
-  const Clock::time_point start = Clock::now();
-  while (Clock::now() - start < std::chrono::seconds(10)) {
-    const httplib::Result result = client.Get("/health");
-    if (result && result->status == 200) return;
-    std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
-  server_.stop();
-  thread_.join();
-  throw Error("the in-process server on " + url_ + " did not answer /health within 10 s");
+  // Bound and listening already: clients queue in the backlog until the loop begins.
+  thread_ = std::thread([this] { stack_.serve(); });
 }
 
 LocalServer::~LocalServer() {
-  server_.stop();
+  stack_.stop();
   if (thread_.joinable()) thread_.join();
 }
 

@@ -18,12 +18,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cache/block_pool.h"
-#include "model/transformer.h"
-#include "ops/thread_pool.h"
-#include "ops/weight_type.h"
-#include "serve/engine.h"
-#include "serve/http_server.h"
+#include "serve/server_stack.h"
 
 namespace minigen::load_test {
 
@@ -180,14 +175,7 @@ nlohmann::json report_json(const LoadTestReport& report);
 
 // ---- a server in this process ----
 
-struct LocalServerOptions {
-  int threads = 0;                 // 0: one per core
-  std::size_t kv_budget_bytes = 256u << 20;
-  int max_batch = 32;
-  int token_budget = 256;
-  int max_queue = 256;
-  WeightType weight_type = WeightType::kF32;
-};
+using LocalServerOptions = ServeOptions;
 
 // What `minigen serve` assembles, listening on a free port of 127.0.0.1 from a thread of its own, so that the
 // load test needs no second process. The constructor returns once /health answers.
@@ -199,15 +187,11 @@ class LocalServer {
   LocalServer& operator=(const LocalServer&) = delete;
 
   const std::string& url() const { return url_; }
-  int threads() const { return pool_.num_threads(); }
-  int kv_blocks() const { return blocks_.total_blocks(); }
+  int threads() { return stack_.threads().num_threads(); }
+  int kv_blocks() const { return stack_.blocks().total_blocks(); }
 
  private:
-  ThreadPool pool_;
-  Transformer transformer_;
-  BlockPool blocks_;
-  Engine engine_;
-  HttpServer server_;
+  ServerStack stack_;
   std::string url_;
   std::thread thread_;
 };

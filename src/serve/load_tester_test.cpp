@@ -2,6 +2,7 @@
 // shipped model: no errors, every stream that was not cancelled ends with [DONE], no KV block leaks, the prefix
 // cache is used. No timing assertions: the machine running the tests may be busy.
 #include "serve/load_tester.h"
+#include "serve/metrics.h"
 
 #include <gtest/gtest.h>
 
@@ -72,7 +73,7 @@ TEST(LoadTestPrometheus, ReadsTheServersOwnMetrics) {
   status.prefix_lookups = 40;
   status.prefix_hits = 10;
   status.counters.prefix_cached_tokens = 160;
-  const std::map<std::string, double> metrics = parse_prometheus_text(metrics_text(status));
+  const std::map<std::string, double> metrics = parse_prometheus_text(metrics_text(status, http::ServerStats{.connections_open = 3}));
   EXPECT_EQ(metrics.at("minigen_requests_running"), 2);
   EXPECT_EQ(metrics.at("minigen_requests_waiting"), 5);
   EXPECT_EQ(metrics.at("minigen_kv_blocks_used"), 7);
@@ -80,6 +81,7 @@ TEST(LoadTestPrometheus, ReadsTheServersOwnMetrics) {
   EXPECT_EQ(metrics.at("minigen_prefix_cache_hits_total"), 10);
   EXPECT_EQ(metrics.at("minigen_prefix_cache_hit_rate"), 0.25);
   EXPECT_EQ(metrics.at("minigen_prompt_tokens_cached_total"), 160);
+  EXPECT_EQ(metrics.at("minigen_http_connections_open"), 3);
 }
 
 const std::string kStream =

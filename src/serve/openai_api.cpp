@@ -3,7 +3,9 @@
 #include <chrono>
 #include <cmath>
 
+#include "sampling/shortest_decimal.h"
 #include "tokenizer/chat_template.h"
+#include "tokenizer/utf8.h"
 
 namespace minigen {
 namespace {
@@ -52,24 +54,32 @@ bool bool_field(const json& body, const char* name, bool fallback) {
   return value->get<bool>();
 }
 
-std::string token_text(const Tokenizer& tokenizer, int token) {
-  return tokenizer.decode(std::span<const int>(&token, 1), false);
+// A token's text and its raw bytes, as OpenAI's logprobs carry them: one token can hold part of a UTF-8 character
+// (the first two bytes of 长), so "token" shows such bytes as U+FFFD and "bytes" keeps them exactly; a client joins
+// the bytes of consecutive tokens to rebuild the character.
+json token_fields(const Tokenizer& tokenizer, int token) {
+  const std::string bytes = tokenizer.token_bytes(token);
+  json byte_values = json::array();
+  for (char byte : bytes) byte_values.push_back(static_cast<unsigned char>(byte));
+  return {{"token", valid_utf8(bytes)}, {"bytes", byte_values}, {"token_id", token}};
 }
+
+double log_probability(float probability) { return probability > 0 ? std::log(probability) : -1e30; }
 
 json logprob_entry(const JobEvent& event, const Tokenizer& tokenizer) {
   json top = json::array();
   for (const Candidate& candidate : event.top) {
-    top.push_back({{"token", token_text(tokenizer, candidate.token)},
-                   {"token_id", candidate.token},
-                   {"logprob", candidate.probability > 0 ? std::log(candidate.probability) : -1e30},
-                   {"probability", candidate.probability}});
+    json entry = token_fields(tokenizer, candidate.token);
+    entry["logprob"] = log_probability(candidate.probability);
+    entry["probability"] = candidate.probability;
+    top.push_back(std::move(entry));
   }
-  return {{"token", token_text(tokenizer, event.token)},
-          {"token_id", event.token},
-          {"logprob", event.probability > 0 ? std::log(event.probability) : -1e30},
-          {"probability", event.probability},
-          {"kept_candidates", event.kept_candidates},
-          {"top_logprobs", top}};
+  json entry = token_fields(tokenizer, event.token);
+  entry["logprob"] = log_probability(event.probability);
+  entry["probability"] = event.probability;
+  entry["kept_candidates"] = event.kept_candidates;
+  entry["top_logprobs"] = std::move(top);
+  return entry;
 }
 
 int64_t unix_seconds() {
@@ -85,6 +95,10 @@ json error_body(const std::string& message, const std::string& type, const std::
 }
 
 ApiRequest parse_api_request(Endpoint endpoint, const std::string& body_text, const Tokenizer& tokenizer) {
+  if (const std::size_t bad = first_invalid_utf8(body_text); bad != std::string::npos) {
+    throw ApiError(400, "the request body is not valid UTF-8 (the byte at offset " + std::to_string(bad) +
+                            " does not begin or continue a character)");
+  }
   json body;
   try {
     body = json::parse(body_text);
@@ -113,7 +127,7 @@ ApiRequest parse_api_request(Endpoint endpoint, const std::string& body_text, co
       }
       chat.push_back({role, message["content"]});
     }
-    job.prompt = tokenizer.encode(render_chatml(chat, /*add_generation_prompt=*/true, /*enable_thinking=*/false));
+    job.prompt = encode_chatml(tokenizer, chat, /*add_generation_prompt=*/true, /*enable_thinking=*/false);
   } else {
     const json* prompt = field(body, "prompt");
     if (prompt == nullptr || !prompt->is_string()) throw ApiError(400, "'prompt' must be a string", "prompt");
@@ -126,11 +140,17 @@ ApiRequest parse_api_request(Endpoint endpoint, const std::string& body_text, co
                                           endpoint == Endpoint::kChatCompletions ? 256 : 16, 1, 1 << 20);
   settings.sampling.temperature = static_cast<float>(number_field(body, "temperature", 0.85, 0.0, 2.0));
   settings.sampling.greedy = settings.sampling.temperature == 0.0f;
+  if (!settings.sampling.greedy && settings.sampling.temperature < kMinTemperature) {
+    throw ApiError(400,
+                   "'temperature' must be 0 (greedy) or at least " + shortest_decimal(kMinTemperature) +
+                       " (smaller ones overflow the logits), got " + field(body, "temperature")->dump(),
+                   "temperature");
+  }
   settings.sampling.top_p = static_cast<float>(number_field(body, "top_p", 0.85, 0.0, 1.0, false));
   settings.sampling.top_k = integer_field(body, "top_k", 50, 0, 1 << 20);
   settings.sampling.min_p = static_cast<float>(number_field(body, "min_p", 0.0, 0.0, 1.0));
   settings.sampling.repetition_penalty =
-      static_cast<float>(number_field(body, "repetition_penalty", 1.0, 0.0, 10.0, false));
+      static_cast<float>(number_field(body, "repetition_penalty", 1.0, 0.01, 10.0));
   const json* seed = field(body, "seed");
   if (seed != nullptr && !seed->is_number_integer()) throw ApiError(400, "'seed' must be an integer", "seed");
   settings.sampling.seed = seed != nullptr ? static_cast<uint64_t>(seed->get<int64_t>()) : 0;

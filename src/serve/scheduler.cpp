@@ -190,12 +190,25 @@ std::vector<SequenceToken> Scheduler::step() {
   transformer_.pool().parallel_for(static_cast<int64_t>(ready.size()), [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
       const std::size_t row = static_cast<std::size_t>(ready[i] - plan.data());
-      produced[i] = sample(*ready[i]->sequence, logits.data() + row * vocab);
+      try {
+        produced[i] = sample(*ready[i]->sequence, logits.data() + row * vocab);
+      } catch (const std::exception& error) {
+        // A draw that cannot be made (requests are validated, so this is a defence, not a path) ends this sequence
+        // alone; its neighbours in the batch carry on.
+        SequenceToken failed;
+        failed.sequence = ready[i]->sequence->id;
+        failed.token = -1;
+        failed.step = ready[i]->sequence->generated;
+        failed.finished = true;
+        failed.finish_reason = "error";
+        failed.error = error.what();
+        produced[i] = std::move(failed);
+      }
     }
   });
   for (std::size_t i = 0; i < ready.size(); ++i) {
     Sequence& sequence = *ready[i]->sequence;
-    ++counters_.generated_tokens;
+    if (produced[i].token >= 0) ++counters_.generated_tokens;
     if (produced[i].finished) {
       running_.erase(sequence.id);
     } else if (!sequence.request.use_cache) {

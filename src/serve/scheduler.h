@@ -48,7 +48,8 @@ struct SequenceToken {
   int kept_candidates = 0;
   std::vector<Candidate> top;   // the most likely kept candidates, when asked for
   bool finished = false;
-  std::string finish_reason;    // "stop" (eos) or "length" once finished
+  std::string finish_reason;    // "stop" (eos) or "length" once finished; "error" when drawing failed (token −1)
+  std::string error;            // why, for "error"
 };
 
 struct SchedulerOptions {

@@ -39,6 +39,25 @@ std::vector<int> Tokenizer::encode(std::string_view text) const {
   return ids;
 }
 
+std::vector<int> Tokenizer::encode_parts(std::span<const TextPart> parts) const {
+  std::vector<int> ids;
+  std::string plain;  // the plain text since the last added token, across part boundaries
+  const auto add_token = [&](int id) {
+    encode_ordinary_text(plain, ids);
+    plain.clear();
+    ids.push_back(id);
+  };
+  for (const TextPart& part : parts) {
+    if (part.markup) {
+      added_tokens_.split(part.text, [&](std::string_view ordinary) { plain += ordinary; }, add_token);
+    } else {
+      plain += part.text;
+    }
+  }
+  encode_ordinary_text(plain, ids);
+  return ids;
+}
+
 void Tokenizer::encode_ordinary_text(std::string_view text, std::vector<int>& ids) const {
   for (const std::string_view piece : pretokenize(text)) encode_piece(piece, ids);
 }

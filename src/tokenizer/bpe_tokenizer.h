@@ -38,6 +38,16 @@ class Tokenizer {
   ~Tokenizer();
 
   std::vector<int> encode(std::string_view text) const;
+
+  // A text in parts, where added tokens (<|im_start|>, <think>, ...) are recognised only inside markup parts: a
+  // content part is encoded as plain text even when it spells "<|im_end|>", so a user cannot forge a chat turn.
+  // Plain stretches on either side of a part boundary are encoded as one text, so when the content holds no added
+  // token the ids equal encode() of the concatenation.
+  struct TextPart {
+    std::string_view text;
+    bool markup;
+  };
+  std::vector<int> encode_parts(std::span<const TextPart> parts) const;
   std::string decode(std::span<const int> ids, bool skip_special_tokens) const;
 
   // Raw bytes of a token; an added token gives its content.

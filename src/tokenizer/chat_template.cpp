@@ -30,27 +30,43 @@ constexpr std::string_view kChatmlJinja =
     "{%- endif %}"
     "{%- endif %}";
 
-}  // namespace
-
-std::string render_chatml(std::span<const ChatMessage> messages, bool add_generation_prompt, bool enable_thinking) {
-  std::string prompt;
+// The turns as parts: the template's own text is markup (its added tokens are matched), content is plain.
+std::vector<Tokenizer::TextPart> chatml_parts(std::span<const ChatMessage> messages, bool add_generation_prompt,
+                                              bool enable_thinking) {
+  static constexpr std::string_view kRoleEnd = "\n";
+  std::vector<Tokenizer::TextPart> parts;
   for (const ChatMessage& message : messages) {
     if (message.role != "system" && message.role != "user" && message.role != "assistant") {
       throw Error("unknown chat role \"" + message.role + "\"; expected system, user or assistant");
     }
-    prompt += kTurnStart;
-    prompt += message.role;
-    prompt += '\n';
-    if (message.role == "assistant") prompt += kEmptyThinkBlock;  // past replies show no reasoning
-    prompt += message.content;
-    prompt += kTurnEnd;
+    parts.push_back({kTurnStart, true});
+    parts.push_back({message.role, true});
+    parts.push_back({kRoleEnd, true});
+    if (message.role == "assistant") parts.push_back({kEmptyThinkBlock, true});  // past replies show no reasoning
+    parts.push_back({message.content, false});
+    parts.push_back({kTurnEnd, true});
   }
   if (add_generation_prompt) {
-    prompt += kTurnStart;
-    prompt += "assistant\n";
-    prompt += enable_thinking ? kOpenThinkBlock : kEmptyThinkBlock;
+    parts.push_back({kTurnStart, true});
+    parts.push_back({"assistant\n", true});
+    parts.push_back({enable_thinking ? kOpenThinkBlock : kEmptyThinkBlock, true});
+  }
+  return parts;
+}
+
+}  // namespace
+
+std::string render_chatml(std::span<const ChatMessage> messages, bool add_generation_prompt, bool enable_thinking) {
+  std::string prompt;
+  for (const Tokenizer::TextPart& part : chatml_parts(messages, add_generation_prompt, enable_thinking)) {
+    prompt += part.text;
   }
   return prompt;
+}
+
+std::vector<int> encode_chatml(const Tokenizer& tokenizer, std::span<const ChatMessage> messages,
+                               bool add_generation_prompt, bool enable_thinking) {
+  return tokenizer.encode_parts(chatml_parts(messages, add_generation_prompt, enable_thinking));
 }
 
 std::string_view chatml_jinja_template() { return kChatmlJinja; }

@@ -24,6 +24,12 @@ struct ChatMessage {
 // Throws minigen::Error for any other role.
 std::string render_chatml(std::span<const ChatMessage> messages, bool add_generation_prompt, bool enable_thinking);
 
+// The ids of render_chatml's text, with the messages' content encoded as plain text (added tokens inside a message
+// are not matched: "<|im_end|><|im_start|>system" typed by a user stays text). Equal to encode(render_chatml(...))
+// whenever no content spells an added token.
+std::vector<int> encode_chatml(const Tokenizer& tokenizer, std::span<const ChatMessage> messages,
+                               bool add_generation_prompt, bool enable_thinking);
+
 // The same format as a Jinja template for tokenizer_config.json, for HF `transformers`' apply_chat_template
 // (thinking is switched on by passing enable_thinking=True).
 std::string_view chatml_jinja_template();

@@ -61,4 +61,28 @@ void append_utf8(std::string& out, char32_t code_point) {
   }
 }
 
+std::string valid_utf8(std::string_view bytes) {
+  std::string text;
+  text.reserve(bytes.size());
+  for (std::size_t offset = 0; offset < bytes.size();) {
+    const Utf8Step step = decode_utf8_step(bytes, offset);
+    if (step.kind == Utf8StepKind::kValid) {
+      text.append(bytes.substr(offset, step.length));
+    } else {
+      append_utf8(text, kReplacementCharacter);
+    }
+    offset += step.length;
+  }
+  return text;
+}
+
+std::size_t first_invalid_utf8(std::string_view bytes) {
+  for (std::size_t offset = 0; offset < bytes.size();) {
+    const Utf8Step step = decode_utf8_step(bytes, offset);
+    if (step.kind != Utf8StepKind::kValid) return offset;
+    offset += step.length;
+  }
+  return std::string_view::npos;
+}
+
 }  // namespace minigen

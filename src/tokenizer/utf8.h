@@ -29,4 +29,11 @@ Utf8Step decode_utf8_step(std::string_view text, std::size_t offset);
 // Appends the UTF-8 encoding of a valid scalar value.
 void append_utf8(std::string& out, char32_t code_point);
 
+// The text with every ill-formed run (a maximal subpart, as above) replaced by one U+FFFD: always valid UTF-8, so
+// it can go into JSON whatever bytes a token holds (a token may be half of a Chinese character).
+std::string valid_utf8(std::string_view bytes);
+
+// The offset of the first byte that is not part of a well-formed character, or npos when the text is valid UTF-8.
+std::size_t first_invalid_utf8(std::string_view bytes);
+
 }  // namespace minigen

@@ -64,5 +64,22 @@ TEST(Utf8Test, AppendEncodesEveryLength) {
   EXPECT_EQ(out, "a\xC3\xA9\xE4\xB8\xAD\xF0\x9F\x98\x80");
 }
 
+TEST(Utf8Test, ValidUtf8ReplacesEachIllFormedRunOnce) {
+  // The first two bytes of 长 (E9 95 BF), a stray continuation byte, then a surrogate's encoding (ED A0 80: three
+  // maximal subparts of one byte each, since ED A0 can never begin a character).
+  EXPECT_EQ(valid_utf8("a\xE9\x95"), "a\xEF\xBF\xBD");
+  EXPECT_EQ(valid_utf8("\x80z"), "\xEF\xBF\xBDz");
+  EXPECT_EQ(valid_utf8("\xED\xA0\x80"), "\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD");
+  EXPECT_EQ(valid_utf8("\xE4\xB8\xAD ok"), "\xE4\xB8\xAD ok");
+  EXPECT_EQ(valid_utf8(""), "");
+}
+
+TEST(Utf8Test, FirstInvalidByteOffset) {
+  EXPECT_EQ(first_invalid_utf8("plain \xE4\xB8\xAD"), std::string_view::npos);
+  EXPECT_EQ(first_invalid_utf8("ab\xFF" "cd"), 2u);
+  EXPECT_EQ(first_invalid_utf8("\xE4\xB8\xAD\xE4\xB8"), 3u);  // cut at the end counts as invalid
+  EXPECT_EQ(first_invalid_utf8(""), std::string_view::npos);
+}
+
 }  // namespace
 }  // namespace minigen

@@ -1,6 +1,6 @@
 // minigen serve over real HTTP on loopback: the API's answers, its 4xx errors, streaming, and what a vanishing
 // client or a full queue does to the server.
-#include "serve/http_server.h"
+#include "serve/api_server.h"
 
 #include <gtest/gtest.h>
 #include <httplib.h>
@@ -15,6 +15,7 @@
 
 #include "cache/block_pool.h"
 #include "model/model_loader.h"
+#include "serve/server_stack.h"
 
 namespace minigen {
 namespace {
@@ -23,19 +24,25 @@ using nlohmann::json;
 
 // The shipped chat model behind a server on a free loopback port.
 struct LiveServer {
-  explicit LiveServer(int max_queue = 64, int blocks = 256)
-      : loaded(load_model(minigen_home() / "models" / "minigen-tiny-sft")), threads(2),
-        transformer(*loaded.model, threads), pool(loaded.model->config, blocks),
-        engine(transformer, pool, *loaded.tokenizer, {8, 64}, max_queue),
-        server(engine, *loaded.tokenizer, "minigen-tiny-sft") {
-    port = server.bind("127.0.0.1", 0);
-    thread = std::thread([this] { server.serve(); });
-    httplib::Client probe("127.0.0.1", port);
-    for (int i = 0; i < 200 && !probe.Get("/health"); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  explicit LiveServer(int max_queue = 64, int blocks = 256, ApiServerOptions api = {})
+      : loaded(load_model(minigen_home() / "models" / "minigen-tiny-sft")),
+        stack(*loaded.model, *loaded.tokenizer, "minigen-tiny-sft", options(*loaded.model, max_queue, blocks, api)) {
+    port = stack.bind("127.0.0.1", 0);
+    thread = std::thread([this] { stack.serve(); });
   }
   ~LiveServer() {
-    server.stop();
+    stack.stop();
     thread.join();
+  }
+  static ServeOptions options(const Model& model, int max_queue, int blocks, ApiServerOptions api) {
+    ServeOptions options;
+    options.threads = 2;
+    options.kv_budget_bytes = static_cast<std::size_t>(blocks) * BlockPool::bytes_per_block(model.config);
+    options.max_batch = 8;
+    options.token_budget = 64;
+    options.max_queue = max_queue;
+    options.api = std::move(api);
+    return options;
   }
   httplib::Client client() const {
     httplib::Client c("127.0.0.1", port);
@@ -43,26 +50,22 @@ struct LiveServer {
     return c;
   }
   // Waits until the engine has nothing running or waiting.
-  EngineStatus settled() const {
-    EngineStatus status = engine.status();
+  EngineStatus settled() {
+    EngineStatus status = stack.engine().status();
     for (int i = 0; i < 500 && (status.running > 0 || status.waiting > 0); ++i) {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
-      status = engine.status();
+      status = stack.engine().status();
     }
     return status;
   }
 
   LoadedModel loaded;
-  ThreadPool threads;
-  Transformer transformer;
-  BlockPool pool;
-  Engine engine;
-  HttpServer server;
+  ServerStack stack;
   int port = 0;
   std::thread thread;
 };
 
-json post(const LiveServer& server, const std::string& path, const json& body, int expected_status) {
+json post(LiveServer& server, const std::string& path, const json& body, int expected_status) {
   auto result = server.client().Post(path, body.dump(), "application/json");
   EXPECT_TRUE(result) << path;
   if (!result) return json();
@@ -71,7 +74,7 @@ json post(const LiveServer& server, const std::string& path, const json& body, i
 }
 
 // POST whose response body is handed to `receiver` piece by piece (returning false hangs up).
-httplib::Result post_streaming(const LiveServer& server, const std::string& path, const json& body,
+httplib::Result post_streaming(LiveServer& server, const std::string& path, const json& body,
                                const std::function<bool(const char*, std::size_t)>& receiver) {
   httplib::Request request;
   request.method = "POST";
@@ -84,7 +87,7 @@ httplib::Result post_streaming(const LiveServer& server, const std::string& path
   return server.client().send(request);
 }
 
-TEST(HttpServer, GreedyChatAnswerIsTheSameAloneAndAmongConcurrentRequests) {
+TEST(ApiServer, GreedyChatAnswerIsTheSameAloneAndAmongConcurrentRequests) {
   LiveServer server;
   const json request = {{"messages", {{{"role", "user"}, {"content", "What does 'computer' mean?"}}}},
                         {"temperature", 0}, {"max_tokens", 40}};
@@ -114,7 +117,7 @@ TEST(HttpServer, GreedyChatAnswerIsTheSameAloneAndAmongConcurrentRequests) {
   EXPECT_EQ(server.settled().kv_blocks_used, 0);
 }
 
-TEST(HttpServer, BadRequestsGet400WithAnOpenAiErrorBody) {
+TEST(ApiServer, BadRequestsGet400WithAnOpenAiErrorBody) {
   LiveServer server;
   auto client = server.client();
   auto malformed = client.Post("/v1/completions", "{not json", "application/json");
@@ -148,7 +151,7 @@ TEST(HttpServer, BadRequestsGet400WithAnOpenAiErrorBody) {
   EXPECT_EQ(missing->status, 404);
 }
 
-TEST(HttpServer, StreamEndsWithDoneAndLogprobsCarryTheKeptCandidates) {
+TEST(ApiServer, StreamEndsWithDoneAndLogprobsCarryTheKeptCandidates) {
   LiveServer server;
   const json body = {{"prompt", "The LORD is my shepherd"}, {"max_tokens", 12}, {"stream", true}, {"seed", 5},
                      {"logprobs", 3}, {"n", 2}, {"ignore_eos", true}};
@@ -181,7 +184,7 @@ TEST(HttpServer, StreamEndsWithDoneAndLogprobsCarryTheKeptCandidates) {
   EXPECT_EQ(chunks, 2 * 12);  // one chunk per token
 }
 
-TEST(HttpServer, ClientThatDisconnectsMidStreamFreesItsBlocks) {
+TEST(ApiServer, ClientThatDisconnectsMidStreamFreesItsBlocks) {
   LiveServer server;
   const json body = {{"prompt", "In the beginning"}, {"max_tokens", 2000}, {"stream", true}, {"ignore_eos", true}};
   int chunks = 0;
@@ -194,7 +197,7 @@ TEST(HttpServer, ClientThatDisconnectsMidStreamFreesItsBlocks) {
   EXPECT_LT(status.counters.generated_tokens, 2000);
 }
 
-TEST(HttpServer, StopStringsEndTheAnswerBeforeTheStopText) {
+TEST(ApiServer, StopStringsEndTheAnswerBeforeTheStopText) {
   LiveServer server;
   const json free_run = post(server, "/v1/completions", {{"prompt", "The LORD"}, {"max_tokens", 30},
                                                            {"temperature", 0}, {"ignore_eos", true}}, 200);
@@ -207,7 +210,7 @@ TEST(HttpServer, StopStringsEndTheAnswerBeforeTheStopText) {
   EXPECT_EQ(stopped["choices"][0]["finish_reason"], "stop");
 }
 
-TEST(HttpServer, MetricsAndModelsDescribeTheServer) {
+TEST(ApiServer, MetricsAndModelsDescribeTheServer) {
   LiveServer server;
   auto client = server.client();
   auto metrics = client.Get("/metrics");
@@ -226,7 +229,7 @@ namespace minigen {
 namespace {
 
 // Beyond capacity (8 running, a queue of 1) the server answers 429 with a clear message instead of piling up.
-TEST(HttpServer, BeyondCapacityRequestsGet429) {
+TEST(ApiServer, BeyondCapacityRequestsGet429) {
   LiveServer server(/*max_queue=*/1);
   const json body = {{"prompt", "In the beginning"}, {"max_tokens", 300}, {"ignore_eos", true}};
   std::vector<int> statuses(14, 0);

@@ -1,0 +1,279 @@
+#include "serve/api_server.h"
+
+#include <atomic>
+#include <cctype>
+#include <chrono>
+
+#include "core/error.h"
+#include "core/json_text.h"
+#include "serve/metrics.h"
+#include "serve/web_page.h"
+
+namespace minigen {
+namespace {
+
+using nlohmann::json;
+using std::chrono::milliseconds;
+
+std::string next_request_id(const char* prefix) {
+  static std::atomic<uint64_t> counter{0};
+  return std::string(prefix) + std::to_string(++counter);
+}
+
+std::string lower(std::string_view text) {
+  std::string out(text);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// Compares every byte whatever the first difference, so the time taken does not tell how much of a key was right.
+bool constant_time_equal(std::string_view a, std::string_view b) {
+  unsigned difference = a.size() == b.size() ? 0u : 1u;
+  const std::size_t length = std::max(a.size(), b.size());
+  for (std::size_t i = 0; i < length; ++i) {
+    const auto x = static_cast<unsigned char>(i < a.size() ? a[i] : 0);
+    const auto y = static_cast<unsigned char>(i < b.size() ? b[i] : 0);
+    difference |= static_cast<unsigned>(x ^ y);
+  }
+  return difference == 0;
+}
+
+bool is_loopback_name(std::string_view host) {
+  return host == "localhost" || host == "::1" || host.substr(0, 4) == "127.";
+}
+
+// The host part of a Host header: "[::1]:8080" → "::1", "localhost:8080" → "localhost".
+std::string_view host_name(std::string_view header) {
+  if (!header.empty() && header.front() == '[') {
+    const std::size_t close = header.find(']');
+    return close == std::string_view::npos ? header : header.substr(1, close - 1);
+  }
+  return header.substr(0, header.find(':'));
+}
+
+bool is_json_content_type(const std::string* value) {
+  if (value == nullptr) return false;
+  std::string_view media_type = *value;
+  media_type = media_type.substr(0, media_type.find(';'));
+  while (!media_type.empty() && media_type.back() == ' ') media_type.remove_suffix(1);
+  return lower(media_type) == "application/json";
+}
+
+const http::Headers kSseHeaders = {{"Content-Type", "text/event-stream"},
+                                   {"Cache-Control", "no-cache"},
+                                   {"X-Accel-Buffering", "no"}};  // nginx: pass each event on at once
+
+}  // namespace
+
+ApiServer::ApiServer(Engine& engine, const Tokenizer& tokenizer, std::string model_name, ApiServerOptions options)
+    : engine_(engine), tokenizer_(tokenizer), model_name_(std::move(model_name)), options_(std::move(options)),
+      http_([this](const http::Request& request) { return route(request); },
+            [this](int status, const std::string& message) { return error(status, message); }, options_.http) {}
+
+int ApiServer::bind(const std::string& host, int port) {
+  loopback_only_ = is_loopback_name(lower(host));
+  return http_.bind(host, port);
+}
+
+http::Response ApiServer::json_response(int status, const json& body) const {
+  http::Response response;
+  response.status = status;
+  response.set("Content-Type", "application/json");
+  response.body = to_json_text(body);
+  return response;
+}
+
+http::Response ApiServer::error(int status, const std::string& message, const std::string& param,
+                                const std::string& code) const {
+  const char* type = status == 429                   ? "rate_limit_error"
+                     : status == 401                 ? "authentication_error"
+                     : status >= 500                 ? "server_error"
+                                                     : "invalid_request_error";
+  json body = error_body(message, type, param);
+  if (!code.empty()) body["error"]["code"] = code;
+  http::Response response = json_response(status, body);
+  if (status == 401) response.set("WWW-Authenticate", "Bearer");
+  return response;
+}
+
+bool ApiServer::host_allowed(const http::Request& request) const {
+  if (!loopback_only_) return true;
+  const std::string* host = request.header("host");
+  if (host == nullptr) return request.version_minor == 0;  // HTTP/1.1 requires Host; 1.0 clients may omit it
+  return is_loopback_name(lower(host_name(*host)));
+}
+
+bool ApiServer::authorized(const http::Request& request) const {
+  if (options_.api_key.empty()) return true;
+  const std::string* header = request.header("authorization");
+  if (header == nullptr || header->size() < 7 || lower(header->substr(0, 7)) != "bearer ") return false;
+  return constant_time_equal(std::string_view(*header).substr(7), options_.api_key);
+}
+
+void ApiServer::add_cors_headers(const http::Request& request, http::Headers& headers) const {
+  if (options_.cors_origin.empty()) return;
+  const std::string* origin = request.header("origin");
+  if (origin == nullptr) return;
+  if (options_.cors_origin == "*") {
+    headers.emplace_back("Access-Control-Allow-Origin", "*");
+  } else if (*origin == options_.cors_origin) {
+    headers.emplace_back("Access-Control-Allow-Origin", *origin);
+    headers.emplace_back("Vary", "Origin");
+  }
+}
+
+http::Routed ApiServer::route(const http::Request& request) {
+  http::Routed routed = [&]() -> http::Routed {
+    if (!host_allowed(request)) {
+      return error(403, "this server answers only requests addressed to localhost (Host header: '" +
+                            (request.header("host") ? *request.header("host") : std::string()) +
+                            "'); bind it to a public address with --host to serve other names");
+    }
+    struct Route {
+      const char* path;
+      const char* method;
+    };
+    static constexpr Route kRoutes[] = {{"/", "GET"},           {"/health", "GET"},
+                                        {"/metrics", "GET"},    {"/v1/models", "GET"},
+                                        {"/v1/completions", "POST"}, {"/v1/chat/completions", "POST"}};
+    const Route* found = nullptr;
+    for (const Route& route : kRoutes) {
+      if (request.path == route.path) found = &route;
+    }
+    const bool api = request.path.rfind("/v1/", 0) == 0;
+    if (request.method == "OPTIONS" && found != nullptr && !options_.cors_origin.empty()) {
+      http::Response preflight;
+      preflight.status = 204;
+      preflight.set("Access-Control-Allow-Methods", "GET, POST, OPTIONS")
+          .set("Access-Control-Allow-Headers", "Authorization, Content-Type")
+          .set("Access-Control-Max-Age", "600");
+      return preflight;
+    }
+    if (api && !authorized(request)) {
+      return error(401, "a valid API key is required: send 'Authorization: Bearer <key>'", "", "invalid_api_key");
+    }
+    if (found == nullptr) return error(404, "no route for " + request.path);
+    if (request.method != found->method) {
+      http::Response response = error(405, request.method + " is not allowed on " + request.path + "; use " +
+                                               found->method);
+      response.set("Allow", found->method);
+      return response;
+    }
+    const std::string path = request.path;
+    if (path == "/") {
+      http::Response page;
+      page.set("Content-Type", "text/html; charset=utf-8");
+      page.body = std::string(web_page_html());
+      return page;
+    }
+    if (path == "/health") return json_response(200, {{"status", "ok"}, {"model", model_name_}});
+    if (path == "/metrics") {
+      http::Response metrics;
+      metrics.set("Content-Type", "text/plain; version=0.0.4");
+      metrics.body = metrics_text(engine_.status(), http_.stats());
+      return metrics;
+    }
+    if (path == "/v1/models") {
+      return json_response(200, {{"object", "list"},
+                                 {"data", json::array({{{"id", model_name_}, {"object", "model"},
+                                                        {"owned_by", "minigen"}}})}});
+    }
+    if (!is_json_content_type(request.header("content-type"))) {
+      return error(415, "send the request body as JSON with 'Content-Type: application/json'");
+    }
+    const Endpoint endpoint = path == "/v1/completions" ? Endpoint::kCompletions : Endpoint::kChatCompletions;
+    return http::Handler([this, endpoint](const http::Request& http_request, http::ResponseWriter& writer) {
+      generate(endpoint, http_request, writer);
+    });
+  }();
+  if (auto* response = std::get_if<http::Response>(&routed)) add_cors_headers(request, response->headers);
+  return routed;
+}
+
+void ApiServer::generate(Endpoint endpoint, const http::Request& http_request, http::ResponseWriter& writer) {
+  ApiRequest request;
+  std::shared_ptr<JobStream> stream;
+  auto fail = [&](const http::Response& response) {
+    http::Response answer = response;
+    add_cors_headers(http_request, answer.headers);
+    writer.send(answer);
+  };
+  try {
+    request = parse_api_request(endpoint, http_request.body, tokenizer_);
+    stream = engine_.submit(request.job);
+  } catch (const ApiError& failure) {
+    return fail(error(failure.status, failure.what(), failure.param));
+  } catch (const EngineBusy& failure) {
+    return fail(error(429, failure.what()));
+  } catch (const Error& failure) {  // the scheduler's own checks: context, pool size
+    return fail(error(400, failure.what()));
+  }
+  if (request.stream) {
+    respond_streaming(request, stream, http_request, writer);
+  } else {
+    respond_whole(request, stream, http_request, writer);
+  }
+}
+
+void ApiServer::respond_whole(const ApiRequest& request, const std::shared_ptr<JobStream>& stream,
+                              const http::Request& http_request, http::ResponseWriter& writer) {
+  std::vector<ChoiceResult> choices(request.job.choices);
+  JobEvent event;
+  for (int finished = 0; finished < request.job.choices;) {
+    // Between steps: a client that hung up gives no other sign until the answer is written, hours of tokens later.
+    if (writer.cancelled()) {
+      engine_.cancel(stream);
+      writer.send(error(503, "the server is shutting down"));  // goes nowhere if the client has gone
+      return;
+    }
+    if (!stream->next(event, milliseconds(100))) continue;
+    if (event.finished) ++finished;
+    if (!event.error.empty()) {
+      engine_.cancel(stream);
+      http::Response failure = error(event.error_status, event.error);
+      add_cors_headers(http_request, failure.headers);
+      writer.send(failure);
+      return;
+    }
+    ChoiceResult& choice = choices[event.choice];
+    choice.text += event.text;
+    if (event.token >= 0) choice.tokens.push_back(event);
+    if (event.finished) choice.finish_reason = event.finish_reason;
+  }
+  const std::string id = next_request_id(request.endpoint == Endpoint::kChatCompletions ? "chatcmpl-" : "cmpl-");
+  http::Response response =
+      json_response(200, completion_response(request, id, model_name_, choices, stream->prompt_tokens(), tokenizer_));
+  add_cors_headers(http_request, response.headers);
+  writer.send(response);
+}
+
+void ApiServer::respond_streaming(const ApiRequest& request, const std::shared_ptr<JobStream>& stream,
+                                  const http::Request& http_request, http::ResponseWriter& writer) {
+  http::Headers headers = kSseHeaders;
+  add_cors_headers(http_request, headers);
+  if (!writer.begin_stream(200, headers)) return engine_.cancel(stream);
+  const std::string id = next_request_id(request.endpoint == Endpoint::kChatCompletions ? "chatcmpl-" : "cmpl-");
+  JobEvent event;
+  for (int finished = 0; finished < request.job.choices;) {
+    if (writer.cancelled()) {
+      engine_.cancel(stream);
+      writer.write("data: " + to_json_text(error_body("the server is shutting down", "server_error", "")) + "\n\n");
+      writer.end_stream();
+      return;
+    }
+    if (!stream->next(event, milliseconds(250))) {
+      // Nothing to send: a comment keeps proxies from timing out and finds a vanished client.
+      if (!writer.write(": keep-alive\n\n")) return engine_.cancel(stream);
+      continue;
+    }
+    if (event.finished) ++finished;
+    const json chunk = event.error.empty()
+                           ? stream_chunk(request, id, model_name_, event, tokenizer_)
+                           : error_body(event.error, event.error_status >= 500 ? "server_error" : "invalid_request_error", "");
+    if (!writer.write("data: " + to_json_text(chunk) + "\n\n")) return engine_.cancel(stream);
+  }
+  writer.write("data: [DONE]\n\n");
+  writer.end_stream();
+}
+
+}  // namespace minigen

@@ -1,0 +1,61 @@
+#pragma once
+// `minigen serve`'s OpenAI-compatible routes over the HTTP server (http/server.h) and the Engine.
+//
+//   POST /v1/completions, /v1/chat/completions   JSON, or SSE chunks ending with `data: [DONE]` when stream=true
+//   GET  /v1/models, /health, /metrics (Prometheus text), / (the web page)
+//
+// Checks made before any work, in this order: the Host header (DNS rebinding: a server bound to loopback answers
+// only requests addressed to loopback), the method and route (404, 405), the API key for /v1/* (401), a JSON
+// Content-Type on POST (415). Generation runs on a worker thread, which watches its client between the engine's
+// steps: a client that goes away, streaming or not, is cancelled at once and its KV blocks return to the pool.
+#include <string>
+
+#include "http/server.h"
+#include "serve/engine.h"
+#include "serve/openai_api.h"
+
+namespace minigen {
+
+struct ApiServerOptions {
+  std::string api_key;      // empty: no authentication; else every /v1/* route needs "Authorization: Bearer KEY"
+  std::string cors_origin;  // empty: no CORS; "*" or one origin allowed to call the API from a browser page
+  http::ServerOptions http;
+};
+
+class ApiServer {
+ public:
+  ApiServer(Engine& engine, const Tokenizer& tokenizer, std::string model_name, ApiServerOptions options = {});
+
+  // Binds host:port (port 0: a free port) and returns the port. Bound to a loopback address, the server answers
+  // only Host headers naming loopback (localhost, 127.0.0.1, [::1]); bound to any other address, every Host.
+  int bind(const std::string& host, int port);
+  // Serves until stop(), or until a drain finished; returns once every request handler has.
+  void serve() { http_.serve(); }
+  // Stop accepting, let requests in progress finish (see Engine::fail_all for the deadline).
+  void begin_drain() { http_.begin_drain(); }
+  void stop() { http_.stop(); }
+  http::ServerStats http_stats() const { return http_.stats(); }
+
+ private:
+  http::Routed route(const http::Request& request);
+  http::Response error(int status, const std::string& message, const std::string& param = "",
+                       const std::string& code = "") const;
+  http::Response json_response(int status, const nlohmann::json& body) const;
+  bool host_allowed(const http::Request& request) const;
+  bool authorized(const http::Request& request) const;
+  void add_cors_headers(const http::Request& request, http::Headers& headers) const;
+  void generate(Endpoint endpoint, const http::Request& http_request, http::ResponseWriter& writer);
+  void respond_whole(const ApiRequest& request, const std::shared_ptr<JobStream>& stream,
+                     const http::Request& http_request, http::ResponseWriter& writer);
+  void respond_streaming(const ApiRequest& request, const std::shared_ptr<JobStream>& stream,
+                         const http::Request& http_request, http::ResponseWriter& writer);
+
+  Engine& engine_;
+  const Tokenizer& tokenizer_;
+  std::string model_name_;
+  ApiServerOptions options_;
+  bool loopback_only_ = false;
+  http::Server http_;
+};
+
+}  // namespace minigen

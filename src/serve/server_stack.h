@@ -1,0 +1,64 @@
+#pragma once
+// Everything `minigen serve` runs, assembled in one place: the thread pool, the transformer, the KV block pool,
+// the engine and the API server. The serve command and the in-process server of the load test both build this.
+//
+// Shutting down gracefully (SIGTERM): begin_drain() stops accepting and closes idle connections; requests in
+// progress may finish until the drain deadline, after which finish_drain() fails what is left (503, or an error
+// event on a stream) and serve() returns.
+#include <chrono>
+#include <cstddef>
+#include <string>
+
+#include "cache/block_pool.h"
+#include "model/model.h"
+#include "model/transformer.h"
+#include "ops/thread_pool.h"
+#include "ops/weight_type.h"
+#include "serve/api_server.h"
+#include "serve/engine.h"
+
+namespace minigen {
+
+struct ServeOptions {
+  int threads = 0;  // 0: one per core
+  std::size_t kv_budget_bytes = 256u << 20;
+  int max_batch = 32;
+  int token_budget = 256;
+  int max_queue = 256;
+  WeightType weight_type = WeightType::kF32;
+  ApiServerOptions api;
+};
+
+class ServerStack {
+ public:
+  // Throws minigen::Error when the KV budget is smaller than one block.
+  ServerStack(const Model& model, const Tokenizer& tokenizer, std::string model_name, ServeOptions options);
+  ServerStack(const ServerStack&) = delete;
+  ServerStack& operator=(const ServerStack&) = delete;
+
+  int bind(const std::string& host, int port) { return api_.bind(host, port); }
+  void serve() { api_.serve(); }
+  void begin_drain() { api_.begin_drain(); }
+  void finish_drain() { engine_.fail_all("the server is shutting down"); }
+  void stop() {
+    engine_.fail_all("the server is shutting down");
+    api_.stop();
+  }
+
+  const ServeOptions& options() const { return options_; }
+  ThreadPool& threads() { return threads_; }
+  const Transformer& transformer() const { return transformer_; }
+  const BlockPool& blocks() const { return blocks_; }
+  Engine& engine() { return engine_; }
+  ApiServer& api() { return api_; }
+
+ private:
+  ServeOptions options_;
+  ThreadPool threads_;
+  Transformer transformer_;
+  BlockPool blocks_;
+  Engine engine_;
+  ApiServer api_;
+};
+
+}  // namespace minigen
