@@ -4,6 +4,7 @@
 #include <charconv>
 
 #include "core/error.h"
+#include "generate/memory_budget.h"
 
 namespace minigen::bench {
 namespace {
@@ -66,7 +67,9 @@ BenchOptions bench_options_from_flags(const BenchFlagValues& flags, int default_
   // Limits beyond any sensible run, so that a typo (-n 1000000000) is an error rather than an hour of waiting.
   if (flags.prompt_tokens) options.prompt_tokens = parse_positive_int("-p/--prompt", *flags.prompt_tokens, 1 << 20);
   if (flags.generate_tokens) options.generate_tokens = parse_positive_int("-n/--gen", *flags.generate_tokens, 1 << 20);
-  if (flags.batch_sizes) options.batch_sizes = parse_positive_int_list("-b/--batch", *flags.batch_sizes, 4096);
+  if (flags.batch_sizes) {
+    options.batch_sizes = parse_positive_int_list("-b/--batch", *flags.batch_sizes, kMaxBatchRows);
+  }
   options.thread_counts = flags.threads ? parse_positive_int_list("--threads", *flags.threads, 1024)
                                         : std::vector<int>{std::max(1, default_threads)};
   if (flags.weights) options.weight_types = parse_weight_type_list(*flags.weights);
@@ -86,6 +89,18 @@ void validate_for_model(const BenchOptions& options, const ModelConfig& config) 
     throw Error("the batch tests' " + std::to_string(options.batch_prompt_tokens) + "-token prefix plus -n " +
                 std::to_string(options.generate_tokens) + " tokens exceed the model's context of " +
                 std::to_string(context) + " tokens");
+  }
+  // The largest run of each kind must fit the memory budget: pp and tg (or the no-cache run) in one row, and each
+  // batch test's rows.
+  constexpr std::string_view kAdvice = "lower -p/--prompt, -n/--gen or -b/--batch";
+  const int64_t single_row_tokens = static_cast<int64_t>(options.prompt_tokens) + options.generate_tokens;
+  const int64_t single_row_forward = options.no_cache ? single_row_tokens - 1 : options.prompt_tokens;
+  check_run_memory(config, RunShape{1, single_row_tokens, single_row_forward}, kAdvice);
+  for (const int rows : options.batch_sizes) {
+    check_run_memory(config,
+                     RunShape{rows, static_cast<int64_t>(options.batch_prompt_tokens) + options.generate_tokens,
+                              static_cast<int64_t>(rows) * options.batch_prompt_tokens},
+                     kAdvice);
   }
   if (config.vocab_size <= kFirstOrdinaryTokenId) {
     throw Error("the model's vocabulary of " + std::to_string(config.vocab_size) +

@@ -1,23 +1,34 @@
 #include "cache/kv_cache.h"
 
 #include <algorithm>
+#include <climits>
+#include <string>
 
 #include "core/error.h"
 
 namespace minigen {
 
-KvCache::KvCache(const ModelConfig& config, int capacity_tokens)
-    : num_layers_(config.num_layers), layout_{config.num_kv_heads, config.head_dim}, layers_(config.num_layers) {
+KvCache::KvCache(const ModelConfig& config, int capacity_tokens, int max_capacity_tokens)
+    : num_layers_(config.num_layers),
+      layout_{config.num_kv_heads, config.head_dim},
+      max_capacity_(max_capacity_tokens),
+      layers_(config.num_layers) {
   if (capacity_tokens < 0) throw Error("KV cache capacity must not be negative");
   reserve_for(capacity_tokens);
 }
 
 void KvCache::reserve_for(int count) {
+  constexpr int kBlock = KvBlockLayout::kBlockTokens;
+  constexpr int kMaxPositions = INT_MAX / kBlock * kBlock;  // whole blocks, so rounding up cannot pass INT_MAX
+  if (count < 0 || count > kMaxPositions - length_) {
+    throw Error("a KV cache holds at most " + std::to_string(kMaxPositions) + " positions");
+  }
   const int needed = length_ + count;
   if (needed <= capacity_) return;
-  constexpr int kBlock = KvBlockLayout::kBlockTokens;
-  const int wanted = std::max(needed, capacity_ * 2);
-  const int new_capacity = (wanted + kBlock - 1) / kBlock * kBlock;
+  // Doubling keeps growth amortised; max_capacity_ (the most the caller will ever need) stops it from overshooting.
+  const int64_t doubled = std::min<int64_t>({int64_t{2} * capacity_, max_capacity_, kMaxPositions});
+  const int64_t wanted = std::max<int64_t>(needed, doubled);
+  const int new_capacity = static_cast<int>((wanted + kBlock - 1) / kBlock * kBlock);
   // Blocks are whole and in order, so growing keeps every stored position where it was.
   for (auto& layer : layers_) layer.resize(static_cast<std::size_t>(new_capacity / kBlock) * layout_.block_floats());
   capacity_ = new_capacity;

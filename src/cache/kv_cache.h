@@ -5,6 +5,7 @@
 // Positions are grouped in blocks of 16 (ops/kv_block.h: keys transposed inside a block so the attention kernel
 // reads 16 keys per vector load). Here a layer's blocks are contiguous and capacity is a multiple of 16; the
 // paged cache of the server hands the same kind of block to the same kernel from a shared pool.
+#include <climits>
 #include <cstddef>
 #include <vector>
 
@@ -16,8 +17,9 @@ namespace minigen {
 
 class KvCache : public KvSequence {
  public:
-  // Reserves room for `capacity_tokens` positions up front; grows (doubling) if a forward call needs more.
-  KvCache(const ModelConfig& config, int capacity_tokens);
+  // Reserves room for `capacity_tokens` positions up front; grows (doubling, but never past `max_capacity_tokens`
+  // rounded up to a block, unless a forward call needs more) when a forward call needs more.
+  KvCache(const ModelConfig& config, int capacity_tokens, int max_capacity_tokens = INT_MAX);
 
   int length() const override { return length_; }
   int capacity() const { return capacity_; }
@@ -54,6 +56,7 @@ class KvCache : public KvSequence {
   KvBlockLayout layout_;
   int length_ = 0;
   int capacity_ = 0;
+  int max_capacity_ = INT_MAX;
   std::vector<std::vector<float>> layers_;  // per layer: capacity / 16 blocks, one after another
 };
 

@@ -52,5 +52,26 @@ TEST(KvCache, AdvancingPastCapacityIsAnError) {
   EXPECT_THROW(cache.advance(17), std::exception);
 }
 
+// A cache that will need up to 100 positions doubles from 16 to 32 to 64, then stops at 112 (100 rounded up to whole
+// blocks) instead of 128; only a forward call that needs more than that goes past it.
+TEST(KvCache, DoublingStopsAtTheMostTheCallerWillNeed) {
+  KvCache cache(tiny_shape(), 16, 100);
+  EXPECT_EQ(cache.capacity(), 16);
+  for (const int expected_capacity : {32, 64, 112}) {
+    cache.advance(cache.capacity() - cache.length());  // full
+    cache.reserve_for(1);
+    EXPECT_EQ(cache.capacity(), expected_capacity);
+  }
+  cache.advance(cache.capacity() - cache.length());
+  cache.reserve_for(20);  // 132 positions: beyond the stated maximum, so exactly what is needed
+  EXPECT_EQ(cache.capacity(), 144);
+}
+
+TEST(KvCache, RefusesMorePositionsThanAnIntCanCount) {
+  KvCache cache(tiny_shape(), 0);
+  EXPECT_THROW(cache.reserve_for(-1), std::exception);
+  EXPECT_THROW(cache.reserve_for(2147483640), std::exception);  // more than INT_MAX rounded down to whole blocks
+}
+
 }  // namespace
 }  // namespace minigen

@@ -1,13 +1,16 @@
 // `minigen chat`: an interactive conversation that keeps its history and re-renders it with ChatML each turn.
+#include <climits>
 #include <iostream>
 #include <string>
 #include <vector>
 
 #include "cli/command_context.h"
 #include "cli/commands.h"
+#include "cli/flag_checks.h"
 #include "cli/run_summary.h"
 #include "cli/sampling_flags.h"
 #include "core/error.h"
+#include "core/file_io.h"
 #include "generate/generate.h"
 #include "tokenizer/chat_template.h"
 #include "tokenizer/stream_decoder.h"
@@ -40,7 +43,8 @@ int run_chat(const ChatFlags& flags) {
   std::string line;
   while (true) {
     std::cout << "> " << std::flush;
-    if (!std::getline(std::cin, line) || line == "/quit") break;
+    // Bounded, so that endless input without a newline (stdin from /dev/zero) is an error, not unbounded memory.
+    if (!read_bounded_line(std::cin, line, kMaxLineBytes, "a chat message") || line == "/quit") break;
     if (line.empty()) continue;
     if (line == "/reset") {
       history.resize(flags.system.empty() ? 0 : 1);
@@ -78,7 +82,9 @@ CommandAction add_chat_command(CLI::App& app) {
   flags->model.add_to(*command);
   flags->sampling.add_to(*command);
   command->add_option("--system", flags->system, "a system message that starts the conversation");
-  command->add_option("-n,--max-new-tokens", flags->max_new_tokens, "reply length at most")->default_val(256);
+  command->add_option("-n,--max-new-tokens", flags->max_new_tokens, "reply length at most")
+      ->check(integer_in(1, INT_MAX))
+      ->default_val(256);
   command->add_flag("--think", flags->thinking, "let the model think (open <think> block)");
   command->add_flag("--stats", flags->show_stats, "print the counters and timings after each reply");
   return [flags] { return run_chat(*flags); };

@@ -1,5 +1,6 @@
 #include "cli/command_context.h"
 
+#include "cli/flag_checks.h"
 #include "core/error.h"
 #include "ops/thread_pool.h"
 
@@ -14,8 +15,8 @@ void ModelFlags::add_to(CLI::App& command) {
   command.add_option("--tokenizer", tokenizer_path, "tokenizer.json or its directory (default: beside the model)");
   command.add_option("--heads", num_q_heads, "query heads of a .pth model, which its tensors cannot tell")
       ->default_val(8)
-      ->check(CLI::Range(1, 1024));
-  command.add_option("--threads", threads, "worker threads [default: one per core]")->check(CLI::Range(0, 1024));
+      ->check(integer_in(1, 1024));
+  command.add_option("--threads", threads, "worker threads [default: one per core]")->check(integer_in(0, 1024));
   command.add_option("--weights", weights,
                      "element type the matrix products read: f32 (exact) or bf16 (half the bytes, fp32 sums)")
       ->default_val("f32")

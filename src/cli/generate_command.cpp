@@ -1,4 +1,5 @@
 // `minigen generate`: one prompt, K sampled or greedy continuations, streamed text or one JSON object.
+#include <climits>
 #include <cstdio>
 #include <iostream>
 
@@ -6,12 +7,14 @@
 
 #include "cli/command_context.h"
 #include "cli/commands.h"
+#include "cli/flag_checks.h"
 #include "cli/json_output.h"
 #include "cli/prompt_flags.h"
 #include "cli/run_summary.h"
 #include "cli/sampling_flags.h"
 #include "core/error.h"
 #include "generate/generate.h"
+#include "generate/memory_budget.h"
 #include "tokenizer/stream_decoder.h"
 
 namespace minigen::cli {
@@ -42,6 +45,9 @@ int run_generate(const GenerateFlags& flags) {
   options.ignore_eos = flags.ignore_eos;
   options.sampling = sampling;
   const std::vector<std::vector<int>> prompts(flags.num_return_sequences, prompt);
+  // generate() makes the same check; making it here first lets the message name the flags.
+  check_run_memory(loaded.model->config, generation_shape(prompts, options),
+                   "lower --num-return-sequences or -n/--max-new-tokens");
 
   ThreadPool pool(flags.model.thread_count());
   Transformer transformer(*loaded.model, pool, flags.model.weight_type());
@@ -79,10 +85,13 @@ CommandAction add_generate_command(CLI::App& app) {
   flags->model.add_to(*command);
   flags->prompt.add_to(*command);
   flags->sampling.add_to(*command);
-  command->add_option("-n,--max-new-tokens", flags->max_new_tokens, "tokens to generate at most")->default_val(256);
+  command->add_option("-n,--max-new-tokens", flags->max_new_tokens, "tokens to generate at most")
+      ->check(integer_in(1, INT_MAX))
+      ->default_val(256);
   command->add_flag("--no-cache", flags->no_cache, "re-feed the whole sequence at every step (no KV cache)");
   command->add_flag("--ignore-eos", flags->ignore_eos, "keep going past eos: exactly -n tokens per row");
   command->add_option("--num-return-sequences", flags->num_return_sequences, "rows: copies of the prompt")
+      ->check(integer_in(1, kMaxBatchRows))
       ->default_val(1);
   command->add_flag("--json", flags->json, "print one JSON object with the tokens, counters and timings");
   return [flags] { return run_generate(*flags); };

@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "cli/commands.h"
+#include "cli/flag_checks.h"
 #include "lab/lab_runner.h"
 #include "model/model_loader.h"
 
@@ -46,7 +47,7 @@ CommandAction add_lab_command(CLI::App& app) {
   command->add_option("--out", flags->out_dir, "directory for the report")->default_val("lab-report");
   command->add_flag("--quick", flags->quick, "smaller grids, fewer repeats and samples (under a minute on 2 cores)");
   command->add_option("--threads", flags->threads, "worker threads [default: one per core]")
-      ->check(CLI::Range(0, 1024));
+      ->check(integer_in(0, 1024));
   return [flags] { return run_lab_command(*flags); };
 }
 

@@ -1,4 +1,8 @@
 // minigen: a generation engine for MiniMind-family language models.
+//
+// Exit codes: 0 success (and --help); 1 for every error the user can fix — a bad flag or value (the argument
+// parser's errors included), a bad or missing file, a request the model cannot hold — always with exactly one line
+// "minigen: error: …" on stderr; 2 for an internal error (a bug), "minigen: internal error: …".
 #include <iostream>
 #include <utility>
 #include <vector>
@@ -6,6 +10,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
+#include "cli/flag_checks.h"
 #include "core/error.h"
 
 int main(int argc, char** argv) {
@@ -30,8 +35,11 @@ int main(int argc, char** argv) {
   add(minigen::cli::add_bench_serve_command);
   try {
     app.parse(argc, argv);
+  } catch (const CLI::Success& e) {
+    return app.exit(e);  // --help: CLI11 prints the help text
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    std::cerr << "minigen: error: " << minigen::cli::parse_error_line(e, app) << "\n";
+    return 1;
   }
   try {
     for (auto& [command, action] : commands) {

@@ -1,9 +1,7 @@
 #include "cli/prompt_flags.h"
 
-#include <fstream>
-#include <sstream>
-
 #include "core/error.h"
+#include "core/file_io.h"
 #include "tokenizer/chat_template.h"
 
 namespace minigen::cli {
@@ -27,11 +25,11 @@ std::vector<int> PromptFlags::encode(const Tokenizer& tokenizer) const {
   }
   std::string raw = text;
   if (!file.empty()) {
-    std::ifstream in(file, std::ios::binary);
-    if (!in) throw Error("cannot read prompt file " + file);
-    std::ostringstream contents;
-    contents << in.rdbuf();
-    raw = contents.str();
+    try {
+      raw = read_whole_file(file, kMaxPromptFileBytes, "prompt file");
+    } catch (const Error& error) {
+      throw Error(std::string("-f/--file: ") + error.what());
+    }
   }
   if (raw.empty()) throw Error("give a prompt with -p TEXT, --chat TEXT or -f FILE");
   return encode_base_prompt(tokenizer, raw);

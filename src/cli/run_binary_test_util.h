@@ -23,13 +23,25 @@ inline std::string read_text_file(const std::filesystem::path& path) {
   return text.str();
 }
 
-// Runs `minigen ARGUMENTS` (shell syntax) with stdin closed; its output goes through files in `scratch_dir`.
-inline RunResult run_minigen(const std::string& arguments, const std::filesystem::path& scratch_dir) {
+struct RunOptions {
+  std::string stdin_path = "/dev/null";
+  // When set, the process may map at most this many KiB (ulimit -v): shows that hostile input is refused before it
+  // is allocated for. Not usable under AddressSanitizer, which maps terabytes of shadow memory.
+  long address_space_kib = 0;
+  int timeout_seconds = 0;  // when set, a run that takes longer is killed (exit code 124): a hang fails the test
+};
+
+// Runs `minigen ARGUMENTS` (shell syntax); its output goes through files in `scratch_dir`.
+inline RunResult run_minigen(const std::string& arguments, const std::filesystem::path& scratch_dir,
+                             const RunOptions& options = {}) {
   std::filesystem::create_directories(scratch_dir);
   const std::filesystem::path out = scratch_dir / "stdout.txt";
   const std::filesystem::path err = scratch_dir / "stderr.txt";
-  const std::string command =
-      std::string(MINIGEN_BINARY) + " " + arguments + " >" + out.string() + " 2>" + err.string() + " </dev/null";
+  std::string command;
+  if (options.address_space_kib > 0) command += "ulimit -v " + std::to_string(options.address_space_kib) + " && ";
+  if (options.timeout_seconds > 0) command += "timeout " + std::to_string(options.timeout_seconds) + " ";
+  command += std::string(MINIGEN_BINARY) + " " + arguments + " >" + out.string() + " 2>" + err.string() + " <" +
+             options.stdin_path;
   const int status = std::system(command.c_str());
   return RunResult{WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), read_text_file(out),
                    read_text_file(err)};

@@ -1,5 +1,4 @@
 // `minigen tokenize` and `minigen detokenize`: text ↔ token ids with the model's tokenizer.
-#include <fstream>
 #include <iostream>
 #include <sstream>
 #include <string>
@@ -11,6 +10,7 @@
 #include "cli/commands.h"
 #include "cli/json_output.h"
 #include "core/error.h"
+#include "core/file_io.h"
 #include "model/model_loader.h"
 
 namespace minigen::cli {
@@ -42,10 +42,11 @@ struct TokenizeFlags {
 };
 
 int run_tokenize_jsonl(const Tokenizer& tokenizer, const TokenizeFlags& flags) {
-  std::ifstream in(flags.jsonl);
-  if (!in) throw Error("cannot read " + flags.jsonl);
+  // Streamed line by line: a corpus may be any size, but one record may not exceed kMaxLineBytes.
+  LineReader lines(flags.jsonl, kMaxLineBytes);
   std::string line;
-  for (int line_number = 1; std::getline(in, line); ++line_number) {
+  while (lines.next(line)) {
+    const int line_number = lines.line_number();
     if (line.empty()) continue;
     nlohmann::json record;
     try {

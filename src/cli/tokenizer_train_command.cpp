@@ -1,10 +1,13 @@
 // `minigen tokenizer train`: learn a byte-level BPE vocabulary in minimind-3's layout from text files.
 #include <chrono>
+#include <climits>
 #include <cstdio>
 #include <iostream>
 
 #include "cli/commands.h"
+#include "cli/flag_checks.h"
 #include "core/error.h"
+#include "core/file_io.h"
 #include "tokenizer/bpe_trainer.h"
 #include "tokenizer/tokenizer_writer.h"
 
@@ -21,7 +24,8 @@ struct TokenizerTrainFlags {
 int run_tokenizer_train(const TokenizerTrainFlags& flags) {
   std::vector<std::filesystem::path> files(flags.files.begin(), flags.files.end());
   for (const auto& file : files) {
-    if (!std::filesystem::is_regular_file(file)) throw Error("training text not found: " + file.string());
+    if (!std::filesystem::exists(file)) throw Error("training text not found: " + file.string());
+    RegularFile check(file);  // a FIFO or device is refused now, not after the other files were counted
   }
   BpeTrainOptions options;
   options.vocab_size = flags.vocab_size;
@@ -47,8 +51,10 @@ CommandAction add_tokenizer_command(CLI::App& app) {
   CLI::App* train = group->add_subcommand("train", "train a byte-level BPE tokenizer (minimind-3 layout) on text");
   train->add_option("--vocab", flags->vocab_size, "vocabulary size, including 36 added tokens and 256 bytes")
       ->default_val(6400)
-      ->check(CLI::Range(292, 65536));
-  train->add_option("--min-frequency", flags->min_frequency, "never merge a pair seen fewer times")->default_val(2);
+      ->check(integer_in(292, 65536));
+  train->add_option("--min-frequency", flags->min_frequency, "never merge a pair seen fewer times")
+      ->check(integer_in(1, INT_MAX))
+      ->default_val(2);
   train->add_option("--out", flags->out, "directory for tokenizer.json and tokenizer_config.json")->required();
   train->add_option("files", flags->files, "UTF-8 text files")->required();
   return [flags] { return run_tokenizer_train(*flags); };

@@ -24,6 +24,10 @@ void check_request(const ModelConfig& config, std::span<const std::vector<int>> 
   if (!options.rng_rows.empty() && options.rng_rows.size() != prompts.size()) {
     throw Error("rng_rows must give one key per prompt");
   }
+  if (prompts.size() > static_cast<std::size_t>(kMaxBatchRows)) {
+    throw Error("generate takes at most " + std::to_string(kMaxBatchRows) + " rows, got " +
+                std::to_string(prompts.size()));
+  }
   for (const std::vector<int>& prompt : prompts) {
     if (prompt.empty()) throw Error("the prompt is empty: nothing to continue from");
     const int64_t total = static_cast<int64_t>(prompt.size()) + options.max_new_tokens;
@@ -33,9 +37,27 @@ void check_request(const ModelConfig& config, std::span<const std::vector<int>> 
                   " tokens exceeds the model's context of " + std::to_string(config.max_position_embeddings));
     }
   }
+  check_run_memory(config, generation_shape(prompts, options), "use fewer rows or fewer new tokens");
 }
 
+// A row's cache starts with room for the prompt and this many new tokens and doubles when it needs more, up to the
+// prompt plus max_new_tokens: a run asking for a million tokens that stops at eos after twenty does not hold a
+// million tokens' worth of cache. (A fixed number, so that what is allocated for short runs stays predictable.)
+constexpr int kInitialNewTokenCapacity = 4096;
+
 }  // namespace
+
+RunShape generation_shape(std::span<const std::vector<int>> prompts, const GenerateOptions& options) {
+  RunShape shape;
+  shape.rows = static_cast<int64_t>(prompts.size());
+  for (const std::vector<int>& prompt : prompts) {
+    const int64_t total = static_cast<int64_t>(prompt.size()) + options.max_new_tokens;
+    shape.tokens_per_row = std::max(shape.tokens_per_row, total);
+    // Prefill feeds every prompt at once; without the cache the last step re-feeds every row's whole sequence.
+    shape.max_tokens_per_forward += options.use_cache ? static_cast<int64_t>(prompt.size()) : total - 1;
+  }
+  return shape;
+}
 
 GenerateResult generate(Transformer& transformer, std::span<const std::vector<int>> prompts,
                         const GenerateOptions& options, const TokenCallback& on_token) {
@@ -51,7 +73,9 @@ GenerateResult generate(Transformer& transformer, std::span<const std::vector<in
   GenerateResult result;
   result.sequences.resize(rows);
   for (int r = 0; r < rows; ++r) {
-    caches.push_back(std::make_unique<KvCache>(config, static_cast<int>(ids[r].size()) + options.max_new_tokens));
+    const int prompt_tokens = static_cast<int>(ids[r].size());
+    const int initial_capacity = prompt_tokens + std::min(options.max_new_tokens, kInitialNewTokenCapacity);
+    caches.push_back(std::make_unique<KvCache>(config, initial_capacity, prompt_tokens + options.max_new_tokens));
     result.sequences[r].prompt_tokens = static_cast<int>(ids[r].size());
   }
   std::vector<bool> finished(rows, false);

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "generate/memory_budget.h"
 #include "model/transformer.h"
 #include "sampling/sampling_params.h"
 
@@ -56,8 +57,13 @@ struct TokenEvent {
 };
 using TokenCallback = std::function<void(const TokenEvent&)>;
 
-// Runs every prompt as one batch row. Throws minigen::Error for bad options, an empty prompt, or a prompt whose
-// length plus max_new_tokens exceeds the model's context.
+// The shape generate() checks against the memory budget (generate/memory_budget.h): the rows, the longest row's
+// prompt + max_new_tokens, and the most tokens one forward call feeds (prefill; without the cache, the last step).
+RunShape generation_shape(std::span<const std::vector<int>> prompts, const GenerateOptions& options);
+
+// Runs every prompt as one batch row. Throws minigen::Error for bad options, an empty prompt, a prompt whose
+// length plus max_new_tokens exceeds the model's context, more than kMaxBatchRows rows, or a run whose estimated
+// memory exceeds the budget.
 GenerateResult generate(Transformer& transformer, std::span<const std::vector<int>> prompts,
                         const GenerateOptions& options, const TokenCallback& on_token = {});
 

@@ -183,6 +183,31 @@ TEST(Generate, RejectsPromptsThatOverflowTheContextAndBadSettings) {
   EXPECT_THROW(generate(transformer, prompts, cold), Error);
   const std::vector<std::vector<int>> empty = {{}};
   EXPECT_THROW(generate(transformer, empty, greedy_exactly(2)), Error);
+  const std::vector<std::vector<int>> too_many_rows(kMaxBatchRows + 1, test_prompt(3, 1));
+  EXPECT_THROW(generate(transformer, too_many_rows, greedy_exactly(1)), Error);
+}
+
+// A model that declares a context of 2^31 − 1 tokens runs a short generation like any other, and a row's cache
+// starts at the prompt plus at most 4,096 new tokens, growing only if the row gets that far.
+TEST(Generate, HugeDeclaredContextCostsOnlyWhatIsUsed) {
+  ModelConfig config = test_config("tiny");
+  config.max_position_embeddings = 2147483647;
+  const Model model(config, random_weights(config, 1));
+  ThreadPool pool(1);
+  Transformer transformer(model, pool);
+  const std::vector<std::vector<int>> prompts = {test_prompt(5, 1)};
+  const GenerateResult result = generate(transformer, prompts, greedy_exactly(3));
+  EXPECT_EQ(result.sequences[0].token_ids.size(), 3u);
+  EXPECT_EQ(result.stats.kv_bytes_allocated, 16u * config.kv_bytes_per_token(4));  // 8 tokens: one block
+
+  GenerateOptions long_run = greedy_exactly(100000);
+  long_run.ignore_eos = false;
+  config.eos_token_id = generate(transformer, prompts, greedy_exactly(1)).sequences[0].token_ids[0];
+  const Model stops_at_once(config, random_weights(config, 1));
+  Transformer stopping(stops_at_once, pool);
+  const GenerateResult stopped = generate(stopping, prompts, long_run);
+  EXPECT_EQ(stopped.sequences[0].finish_reason, "stop");
+  EXPECT_EQ(stopped.stats.kv_bytes_allocated, (5u + 4096 + 11) * config.kv_bytes_per_token(4));  // 4101 → 4112
 }
 
 }  // namespace

@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/file_io.h"
 
 extern char** environ;
 
@@ -29,11 +30,14 @@ std::string quoted(const std::string& text) {
   return out + "'";
 }
 
+// gnuplot's messages about a script we wrote: a few lines; more than a megabyte is cut off rather than read.
 std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  constexpr uint64_t kMaxMessageBytes = uint64_t{1} << 20;
+  try {
+    return read_whole_file(path, kMaxMessageBytes, "gnuplot error log");
+  } catch (const Error& error) {
+    return error.what();
+  }
 }
 
 // Runs `gnuplot script` with stdout discarded and stderr into `stderr_path`; returns the exit status.

@@ -2,10 +2,9 @@
 
 #include <algorithm>
 #include <cstdio>
-#include <fstream>
-#include <sstream>
 
 #include "core/error.h"
+#include "core/file_io.h"
 #include "tokenizer/chat_template.h"
 
 namespace minigen::lab {
@@ -22,12 +21,9 @@ LoadedModel load_lab_model(const std::filesystem::path& path, const char* flag) 
   }
 }
 
+// The shipped example prompt (a few KB); the cap only guards against a replaced or damaged file.
 std::string read_example(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error("cannot read the lab's example prompt " + path.string());
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
+  return read_whole_file(path, kMaxPromptFileBytes, "lab example prompt");
 }
 
 }  // namespace

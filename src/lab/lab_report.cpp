@@ -1,7 +1,6 @@
 #include "lab/lab_report.h"
 
 #include <cstdio>
-#include <fstream>
 #include <sstream>
 
 #include "core/error.h"
@@ -66,20 +65,6 @@ nlohmann::json report_json(const LabReport& report) {
   nlohmann::json sections = nlohmann::json::object();
   for (const ReportSection& section : report.sections) sections[section.key] = section.data;
   return {{"title", report.title}, {"settings", report.settings}, {"sections", sections}};
-}
-
-void write_file_atomically(const std::filesystem::path& path, std::string_view contents) {
-  std::filesystem::path partial = path;
-  partial.replace_filename(path.filename().string() + ".partial");
-  {
-    std::ofstream out(partial, std::ios::binary | std::ios::trunc);
-    out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
-    out.flush();
-    if (!out) throw Error("cannot write " + partial.string());
-  }
-  std::error_code error;
-  std::filesystem::rename(partial, path, error);
-  if (error) throw Error("cannot rename " + partial.string() + " to " + path.string() + ": " + error.message());
 }
 
 std::string printable_text(std::string_view bytes) {

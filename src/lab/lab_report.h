@@ -9,6 +9,7 @@
 #include <variant>
 #include <vector>
 
+#include "core/file_io.h"  // write_file_atomically, with which the runner writes the report
 #include "lab/gnuplot_plot.h"
 
 namespace minigen::lab {
@@ -54,10 +55,6 @@ struct LabReport {
 std::string render_markdown(const LabReport& report);
 // {"settings": …, "sections": {key: data, …}}
 nlohmann::json report_json(const LabReport& report);
-
-// Writes `contents` to `path` through a temporary file beside it and a rename, so a reader (or a crash) never sees a
-// half-written file. Throws minigen::Error naming the path when writing fails.
-void write_file_atomically(const std::filesystem::path& path, std::string_view contents);
 
 // Model output as report text: invalid UTF-8 (a model can stop inside a character) becomes U+FFFD and control
 // characters other than newline become spaces.

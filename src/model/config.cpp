@@ -16,14 +16,19 @@ namespace {
 
 using nlohmann::json;
 
-// Upper bounds that keep every product in parameter_count() and kv_bytes_per_token() far from overflowing, while
-// leaving room for models much larger than MiniMind.
-constexpr int kMaxVocabSize = 1 << 22;
-constexpr int kMaxHiddenSize = 1 << 16;
-constexpr int kMaxIntermediateSize = 1 << 18;
-constexpr int kMaxLayers = 1024;
-constexpr int kMaxHeads = 1024;
+// Upper bounds on the fields that size allocations (matrices, caches, scratch). Each is several times the largest
+// public model's (vocabularies of 262,144, hidden 16,384, feed-forward 53,248, 126 layers, 128 heads of 128 or 256,
+// 256 experts), keeps every product in parameter_count() and kv_bytes_per_token() far from overflowing, and turns a
+// config.json that claims absurd sizes into one error naming the field. (Weight memory itself is bounded by the
+// weight file: every tensor's shape is checked against the config before the model is built.) The context,
+// max_position_embeddings, may be anything up to 2^31 − 1: nothing is sized by it (ops/rope.h, cache/kv_cache.h).
+constexpr int kMaxVocabSize = 1 << 20;
+constexpr int kMaxHiddenSize = 1 << 15;
+constexpr int kMaxIntermediateSize = 1 << 17;
+constexpr int kMaxLayers = 512;
+constexpr int kMaxHeads = 512;
 constexpr int kMaxHeadDim = 1024;
+constexpr int kMaxAttentionWidth = 1 << 16;  // q_heads · head_dim
 constexpr int kMaxExperts = 1024;
 
 // ---------------------------------------------------------------------------------------------------------------
@@ -300,11 +305,13 @@ std::size_t ModelConfig::parameter_count() const {
 void ModelConfig::validate() const {
   check_range("vocab_size", vocab_size, 1, kMaxVocabSize);
   check_range("hidden_size", hidden_size, 1, kMaxHiddenSize);
-  check_range("num_layers", num_layers, 1, kMaxLayers);
-  check_range("num_q_heads", num_q_heads, 1, kMaxHeads);
-  check_range("num_kv_heads", num_kv_heads, 1, kMaxHeads);
+  // Named as config.json spells them (transformers' names), since that is where a user would fix them.
+  check_range("num_hidden_layers", num_layers, 1, kMaxLayers);
+  check_range("num_attention_heads", num_q_heads, 1, kMaxHeads);
+  check_range("num_key_value_heads", num_kv_heads, 1, kMaxHeads);
   check_range("head_dim", head_dim, 2, kMaxHeadDim);
   check_range("intermediate_size", intermediate_size, 1, kMaxIntermediateSize);
+  check_range("num_attention_heads × head_dim", static_cast<long long>(num_q_heads) * head_dim, 2, kMaxAttentionWidth);
   check_range("max_position_embeddings", max_position_embeddings, 1, INT_MAX);
   check_range("bos_token_id", bos_token_id, 0, vocab_size - 1);
   check_range("eos_token_id", eos_token_id, 0, vocab_size - 1);

@@ -264,6 +264,41 @@ TEST(ConfigTest, ValidateRejectsInconsistentConfigs) {
   EXPECT_THROW(config.validate(), Error);
 }
 
+// Each field that sizes an allocation has a cap, named as config.json spells it; the context has none (nothing is
+// sized by it).
+TEST(ConfigTest, FieldsThatSizeAllocationsAreCapped) {
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"vocab_size", "vocab_size = 1048577 is outside [1, 1048576]"},
+      {"hidden_size", "hidden_size = 32800 is outside [1, 32768]"},
+      {"num_hidden_layers", "num_hidden_layers = 513 is outside [1, 512]"},
+      {"intermediate_size", "intermediate_size = 131073 is outside [1, 131072]"},
+      {"head_dim", "head_dim = 1026 is outside [2, 1024]"},
+      {"num_attention_heads", "num_attention_heads × head_dim = 131072 is outside [2, 65536]"},
+  };
+  for (const auto& [field, expected] : cases) {
+    ModelConfig config = config_for_family("tiny");
+    if (field == "vocab_size") config.vocab_size = (1 << 20) + 1;
+    if (field == "hidden_size") config.hidden_size = 32800;
+    if (field == "num_hidden_layers") config.num_layers = 513;
+    if (field == "intermediate_size") config.intermediate_size = (1 << 17) + 1;
+    if (field == "head_dim") config.head_dim = 1026;
+    if (field == "num_attention_heads") {
+      config.num_q_heads = 128;
+      config.num_kv_heads = 2;
+      config.head_dim = 1024;
+    }
+    try {
+      config.validate();
+      ADD_FAILURE() << field << " was accepted";
+    } catch (const Error& error) {
+      EXPECT_EQ(std::string(error.what()), "model config: " + expected);
+    }
+  }
+  ModelConfig huge_context = config_for_family("tiny");
+  huge_context.max_position_embeddings = 2147483647;
+  EXPECT_NO_THROW(huge_context.validate());
+}
+
 TEST(ConfigTest, KvBytesPerToken) {
   const ModelConfig tiny = config_for_family("tiny");
   // 2 · 4 layers · 2 kv heads · 32 · 4 bytes = 2048; 100 cached tokens = 204,800 bytes.

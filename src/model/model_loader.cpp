@@ -2,11 +2,13 @@
 
 #include <cstdlib>
 #include <fstream>
-#include <sstream>
+#include <utility>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/file_io.h"
 #include "model/safetensors.h"
 #include "model/torch_pth.h"
 
@@ -15,10 +17,9 @@ namespace fs = std::filesystem;
 namespace {
 
 nlohmann::json read_json_file(const fs::path& path) {
-  std::ifstream in(path);
-  if (!in) throw Error("cannot open " + path.string());
+  const std::string text = read_whole_file(path, kMaxConfigFileBytes, "config.json");
   try {
-    return nlohmann::json::parse(in);
+    return nlohmann::json::parse(text);
   } catch (const nlohmann::json::exception& e) {
     throw Error(path.string() + " is not valid JSON: " + e.what());
   }
@@ -88,10 +89,14 @@ LoadedModel load_model(const fs::path& path, const LoadOptions& options) {
 
 void save_model_directory(const fs::path& directory, const ModelConfig& config, const ModelWeights& weights,
                           const fs::path& tokenizer_directory, DType dtype) {
-  for (const char* name : {"tokenizer.json", "tokenizer_config.json"}) {
+  // Read (and so checked: regular files of a sane size) before anything is written.
+  std::vector<std::pair<std::string, std::string>> tokenizer_files;
+  for (const auto& [name, max_bytes] : {std::pair{"tokenizer.json", kMaxTokenizerFileBytes},
+                                        std::pair{"tokenizer_config.json", kMaxConfigFileBytes}}) {
     if (!fs::exists(tokenizer_directory / name)) {
       throw Error("tokenizer directory " + tokenizer_directory.string() + " has no " + name);
     }
+    tokenizer_files.emplace_back(name, read_whole_file(tokenizer_directory / name, max_bytes, name));
   }
   fs::create_directories(directory);
   // Write everything under temporary names first so that an error leaves no half-made model directory behind.
@@ -103,11 +108,7 @@ void save_model_directory(const fs::path& directory, const ModelConfig& config, 
   }
   write_safetensors(directory / "model.safetensors", tensors_from_weights(config, weights), dtype,
                     {{"format", "pt"}, {"producer", "minigen"}});
-  for (const char* name : {"tokenizer.json", "tokenizer_config.json"}) {
-    const fs::path target = directory / name;
-    if (fs::exists(target) && fs::equivalent(tokenizer_directory / name, target)) continue;
-    fs::copy_file(tokenizer_directory / name, target, fs::copy_options::overwrite_existing);
-  }
+  for (const auto& [name, contents] : tokenizer_files) write_file_atomically(directory / name, contents);
   fs::rename(config_temp, directory / "config.json");
 }
 

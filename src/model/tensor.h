@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "core/file_io.h"  // MappedFile, which the weight readers use
+
 namespace minigen {
 
 enum class DType { F32, F16, BF16 };
@@ -27,24 +29,5 @@ struct HostTensor {
 using TensorMap = std::map<std::string, HostTensor>;
 
 std::string shape_string(const std::vector<int64_t>& shape);  // "[6400, 256]"
-
-// A whole file mapped read-only into memory, so that readers of weight files of hundreds of MB can look at any
-// byte without copying the file first. Throws minigen::Error naming the file if it cannot be opened or mapped.
-class MappedFile {
- public:
-  explicit MappedFile(const std::filesystem::path& path);
-  ~MappedFile();
-  MappedFile(const MappedFile&) = delete;
-  MappedFile& operator=(const MappedFile&) = delete;
-
-  const std::byte* data() const { return data_; }
-  std::size_t size() const { return size_; }
-  const std::filesystem::path& path() const { return path_; }
-
- private:
-  std::filesystem::path path_;
-  const std::byte* data_ = nullptr;
-  std::size_t size_ = 0;
-};
 
 }  // namespace minigen

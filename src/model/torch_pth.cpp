@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <array>
-#include <fstream>
 #include <optional>
 #include <string_view>
 #include <unordered_map>
@@ -270,8 +269,9 @@ class StorageBytes {
   StorageBytes(const ZipReader& archive, std::string prefix, const std::vector<StorageRecord>& storages)
       : archive_(archive), prefix_(std::move(prefix)), storages_(storages), loaded_(storages.size()) {}
 
-  // The storage's bytes: exactly element_count · element size, checked against the archive entry. `where` names
-  // the tensor that needs them, for the error message.
+  // The storage's bytes: exactly element_count · element size, which the archive entry must hold, no more and no
+  // less (checked on the central directory's size, before anything is inflated). `where` names the tensor that
+  // needs them, for the error message.
   std::span<const std::byte> get(std::size_t index, const std::string& where) {
     const StorageRecord& storage = storages_[index];
     const std::string entry_name = prefix_ + "data/" + storage.key;
@@ -280,17 +280,18 @@ class StorageBytes {
       if (entry == nullptr) {
         throw Error(where + ": its storage '" + storage.key + "' is missing (no entry '" + entry_name + "')");
       }
-      loaded_[index] = archive_.read(*entry);
+      uint64_t declared_bytes = 0;
+      const bool overflow =
+          __builtin_mul_overflow(storage.element_count, storage.element.size_bytes, &declared_bytes);
+      if (overflow || declared_bytes != entry->uncompressed_size) {
+        const char* relation = overflow || declared_bytes > entry->uncompressed_size ? "fewer" : "more";
+        throw Error(where + ": storage entry '" + entry_name + "' holds " + std::to_string(entry->uncompressed_size) +
+                    " bytes, " + relation + " than its " + std::to_string(storage.element_count) + " elements of " +
+                    std::string(storage.element.torch_name) + " need");
+      }
+      loaded_[index] = archive_.read(*entry, declared_bytes);
     }
-    uint64_t declared_bytes = 0;
-    const std::span<const std::byte> bytes = loaded_[index]->bytes();
-    if (__builtin_mul_overflow(storage.element_count, storage.element.size_bytes, &declared_bytes) ||
-        declared_bytes > bytes.size()) {
-      throw Error(where + ": storage entry '" + entry_name + "' holds " + std::to_string(bytes.size()) +
-                  " bytes, fewer than its " + std::to_string(storage.element_count) + " elements of " +
-                  std::string(storage.element.torch_name) + " need");
-    }
-    return bytes.first(static_cast<std::size_t>(declared_bytes));
+    return loaded_[index]->bytes();
   }
 
  private:
@@ -308,7 +309,9 @@ void check_supported_dtype(const TensorRecord& record, const std::string& where)
 }
 
 // Copies a (possibly strided) view out of its storage, after checking that every element it reaches lies inside.
-HostTensor materialize(const TensorRecord& record, std::span<const std::byte> storage, const std::string& where) {
+// `max_count` is how many more values the caller may still hold; a larger tensor is refused before it is allocated.
+HostTensor materialize(const TensorRecord& record, std::span<const std::byte> storage, const std::string& where,
+                       uint64_t max_count) {
   check_supported_dtype(record, where);
   const DType dtype = *record.element.dtype;
   const uint64_t element_bytes = record.element.size_bytes;
@@ -332,6 +335,10 @@ HostTensor materialize(const TensorRecord& record, std::span<const std::byte> st
   }
   if (count > storage_elements) {
     throw Error(where + ": has more elements than its storage (expanded views are not supported)");
+  }
+  if (count > max_count) {
+    throw Error(where + ": the tensors hold far more values than the file has bytes (storages shared by many "
+                        "tensors?)");
   }
 
   HostTensor tensor;
@@ -379,39 +386,32 @@ std::string find_archive_prefix(const ZipReader& archive) {
     const std::string_view folder = name.substr(0, name.size() - kPickleName.size());
     const bool top_level = folder.empty() || (folder.ends_with('/') && folder.find('/') == folder.size() - 1);
     if (!top_level) continue;
-    if (prefix) throw Error(archive.path().string() + ": archive holds more than one data.pkl");
+    if (prefix) throw Error(archive.name() + ": archive holds more than one data.pkl");
     prefix = std::string(folder);
   }
-  if (!prefix) throw Error(archive.path().string() + ": not a torch.save archive (it holds no data.pkl)");
+  if (!prefix) throw Error(archive.name() + ": not a torch.save archive (it holds no data.pkl)");
   return *prefix;
 }
 
 void check_byte_order(const ZipReader& archive, const std::string& prefix) {
   const ZipEntry* byte_order = archive.find(prefix + "byteorder");
   if (byte_order == nullptr) return;  // older torch wrote none, and only little-endian
-  const ZipEntryData data = archive.read(*byte_order);
+  const ZipEntryData data = archive.read(*byte_order, /*max_bytes=*/16);  // "little" or "big"
   const std::string_view text(reinterpret_cast<const char*>(data.bytes().data()), data.bytes().size());
-  if (text != "little") throw Error(archive.path().string() + ": tensors are stored big-endian; not supported");
-}
-
-// torch.save before PyTorch 1.6 wrote a bare pickle stream, not a zip archive; name that case plainly.
-bool looks_like_legacy_torch_file(const std::filesystem::path& path) {
-  std::ifstream input(path, std::ios::binary);
-  char first_byte = 0;
-  return input.get(first_byte) && static_cast<unsigned char>(first_byte) == 0x80;
+  if (text != "little") throw Error(archive.name() + ": tensors are stored big-endian; not supported");
 }
 
 }  // namespace
 
-TensorMap read_torch_pth(const std::filesystem::path& path) {
+TensorMap read_torch_pth(std::span<const std::byte> bytes, const std::string& name) {
   std::optional<ZipReader> opened;
   try {
-    opened.emplace(path);
+    opened.emplace(bytes, name);
   } catch (const Error&) {
-    if (looks_like_legacy_torch_file(path)) {
-      throw Error(path.string() +
-                  ": legacy torch.save format (before PyTorch 1.6) is not supported; re-save it "
-                  "with a newer torch");
+    // torch.save before PyTorch 1.6 wrote a bare pickle stream, not a zip archive; name that case plainly.
+    if (!bytes.empty() && bytes[0] == std::byte{0x80}) {
+      throw Error(name + ": legacy torch.save format (before PyTorch 1.6) is not supported; re-save it with a newer "
+                         "torch");
     }
     throw;
   }
@@ -420,7 +420,7 @@ TensorMap read_torch_pth(const std::filesystem::path& path) {
   check_byte_order(archive, prefix);
 
   const std::string pickle_name = prefix + "data.pkl";
-  const std::string source = path.string() + " (" + pickle_name + ")";
+  const std::string source = name + " (" + pickle_name + ")";
   const ZipEntryData pickle_bytes = archive.read(*archive.find(pickle_name));
   // Every opcode makes at most one value, so twice the pickle's size bounds what a valid pickle can need; the fixed
   // cap (about 400 MB of values, some 200,000 tensors' worth) bounds what a hostile one can make us hold.
@@ -431,25 +431,28 @@ TensorMap read_torch_pth(const std::filesystem::path& path) {
   const PickleValue& state_dict = find_state_dict(*root, source);
 
   StorageBytes storages(archive, prefix, host.storages());
-  const uint64_t max_total_elements = kMaxElementsPerFileByte * archive.file_size() + 1024;
+  const uint64_t max_total_elements = kMaxElementsPerFileByte * archive.archive_size() + 1024;
   uint64_t total_elements = 0;
   TensorMap tensors;
   for (const auto& [key, value] : state_dict.entries) {
     if (!key->is_string()) throw Error(source + ": state dict key is a " + pickle_kind_name(key->kind));
-    const std::string where = path.string() + ": tensor '" + key->text + "'";
+    const std::string where = name + ": tensor '" + key->text + "'";
     if (!value->is_host_object(kTensorTag)) {
       throw Error(where + " is a " + pickle_kind_name(value->kind) + ", not a tensor");
     }
     const TensorRecord& record = host.tensors()[static_cast<std::size_t>(value->int_value)];
     check_supported_dtype(record, where);
-    HostTensor tensor = materialize(record, storages.get(record.storage, where), where);
+    HostTensor tensor =
+        materialize(record, storages.get(record.storage, where), where, max_total_elements - total_elements);
     total_elements += tensor.values.size();
-    if (total_elements > max_total_elements) {
-      throw Error(path.string() + ": tensors hold far more values than the file has bytes (shared storages?)");
-    }
     tensors[key->text] = std::move(tensor);
   }
   return tensors;
+}
+
+TensorMap read_torch_pth(const std::filesystem::path& path) {
+  const MappedFile file(path);
+  return read_torch_pth(file.bytes(), path.string());
 }
 
 }  // namespace minigen

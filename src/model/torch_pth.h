@@ -3,6 +3,8 @@
 // archive holding `<prefix>/data.pkl`, a pickle of the dict whose tensors refer to storages by persistent id, and
 // one `<prefix>/data/<key>` entry of raw little-endian bytes per storage.
 #include <filesystem>
+#include <span>
+#include <string>
 
 #include "model/tensor.h"
 
@@ -14,5 +16,7 @@ namespace minigen {
 // file and the problem for anything else: a damaged archive or pickle, a global other than those that rebuild
 // tensors and ordered dicts, another dtype, or a tensor that reaches outside its storage.
 TensorMap read_torch_pth(const std::filesystem::path& path);
+// The same for an archive in memory; `name` starts error messages.
+TensorMap read_torch_pth(std::span<const std::byte> bytes, const std::string& name);
 
 }  // namespace minigen

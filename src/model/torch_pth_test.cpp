@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/memory_limit_test_util.h"
 #include "model/torch_pth_test_writer.h"
 
 namespace minigen {
@@ -232,12 +233,79 @@ TEST_F(TorchPthTest, RejectsTensorsOutsideTheirStorage) {
       {"stride_too_big", {"t", DType::F32, "0", iota(6), 0, {2, 3}, {3, 2}}, "reaches element 7"},
       {"expanded", {"t", DType::F32, "0", iota(2), 0, {1000}, {0}}, "more elements than its storage"},
       {"declared_longer_than_entry", {"t", DType::F32, "0", iota(4), 0, {4}, {1}, 5}, "fewer than its 5 elements"},
+      {"entry_longer_than_declared", {"t", DType::F32, "0", iota(5), 0, {4}, {1}, 4},
+       "holds 20 bytes, more than its 4 elements of float32 need"},
   };
   for (const Case& test_case : cases) {
     const std::string message = read_error(write_pth(std::string(test_case.name) + ".pth", {test_case.tensor}));
     EXPECT_NE(message.find(test_case.expected_message), std::string::npos)
         << test_case.name << ": got '" << message << "'";
     EXPECT_NE(message.find("tensor 't'"), std::string::npos) << test_case.name << ": " << message;
+  }
+}
+
+// A hostile archive of 200 tensors whose storage entries all point at one compressed MiB of zeros (the review's
+// 511 KB file that made minigen allocate 2.1 GB): refused when the archive is opened, nothing inflated.
+TEST_F(TorchPthTest, RefusesStoragesThatShareArchiveBytes) {
+  constexpr int kTensors = 200;
+  constexpr int64_t kElements = 1 << 18;  // 1 MiB of float32 per storage
+  std::vector<TestTensor> tensors;
+  for (int i = 0; i < kTensors; ++i) {
+    const std::string key = std::to_string(i);
+    tensors.push_back({"tensor_" + key, DType::F32, key, {0.0f}, 0, {1}, {1}, kElements});
+  }
+  testing::ZipTestWriter zip;
+  zip.add("archive/data.pkl", testing::state_dict_pickle(tensors));
+  zip.add("archive/data/0", Bytes(kElements * 4, '\0'), /*deflate=*/true);
+  for (int i = 1; i < kTensors; ++i) zip.add_alias("archive/data/" + std::to_string(i), 1);
+  zip.add("archive/byteorder", "little");
+  const fs::path path = temp_path("aliased_storages.pth");
+  testing::write_bytes(path, zip.finish());
+  const std::string expected = path.string() + ": entries 'archive/data/0' and 'archive/data/1' overlap (a zip "
+                               "entry's header and data must not share bytes with another's)";
+  EXPECT_EQ(read_error(path), expected);
+  if (testing::kAddressSpaceLimitWorks) {
+    const testing::LimitedRun run = testing::run_with_memory_limit(64 << 20, [&] { read_torch_pth(path); });
+    EXPECT_EQ(run.outcome, testing::LimitedRun::Outcome::kError);
+    EXPECT_EQ(run.message, expected);
+  }
+}
+
+// A zip bomb: one storage of 2^28 float32 (1 GiB) whose entry is 1.05 MB declaring 1 GiB. Refused from the sizes,
+// before the gigabyte is allocated.
+TEST_F(TorchPthTest, RefusesAStorageThatWouldInflateFarBeyondTheFileSize) {
+  constexpr int64_t kElements = int64_t{1} << 28;
+  const std::vector<TestTensor> tensors = {{"t", DType::F32, "0", {0.0f}, 0, {1}, {1}, kElements}};
+  testing::ZipTestWriter zip;
+  zip.add("archive/data.pkl", testing::state_dict_pickle(tensors));
+  zip.add_raw("archive/data/0", 8, Bytes(1100000, 'x'), uint64_t{4} * kElements);
+  const fs::path path = temp_path("bomb.pth");
+  testing::write_bytes(path, zip.finish());
+  const std::string message = read_error(path);
+  EXPECT_NE(message.find("entry 'archive/data/0' would inflate to 1073741824 bytes"), std::string::npos) << message;
+  EXPECT_NE(message.find("more than 32 bytes per archive byte"), std::string::npos) << message;
+  if (testing::kAddressSpaceLimitWorks) {
+    const testing::LimitedRun run = testing::run_with_memory_limit(64 << 20, [&] { read_torch_pth(path); });
+    EXPECT_EQ(run.outcome, testing::LimitedRun::Outcome::kError);
+    EXPECT_EQ(run.message, message);
+  }
+}
+
+TEST_F(TorchPthTest, ReadsFromMemoryLikeFromAFile) {
+  const Bytes archive = testing::pth_archive(simple_state_dict());
+  const TensorMap tensors = read_torch_pth(std::as_bytes(std::span(archive.data(), archive.size())), "in-memory.pth");
+  const TensorMap from_file = read_torch_pth(write_pth("same.pth", simple_state_dict()));
+  ASSERT_EQ(tensors.size(), from_file.size());
+  for (const auto& [name, tensor] : from_file) {
+    EXPECT_EQ(tensors.at(name).shape, tensor.shape) << name;
+    EXPECT_EQ(tensors.at(name).values, tensor.values) << name;
+  }
+  EXPECT_EQ(tensors.at("model.norm.weight").values, (std::vector<float>{1.0f, -0.5f, 2.0f}));
+  try {
+    read_torch_pth(std::as_bytes(std::span(archive.data(), 10)), "in-memory.pth");
+    ADD_FAILURE() << "expected an Error";
+  } catch (const Error& error) {
+    EXPECT_EQ(std::string(error.what()), "in-memory.pth: not a zip archive (too small)");
   }
 }
 

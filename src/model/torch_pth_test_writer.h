@@ -32,27 +32,40 @@ class ZipTestWriter {
   void add(const std::string& name, const Bytes& data, bool deflate = false) {
     const uint32_t crc =
         static_cast<uint32_t>(crc32(0, reinterpret_cast<const Bytef*>(data.data()), static_cast<uInt>(data.size())));
-    const Bytes stored = deflate ? deflate_raw(data) : data;
-    entries_.push_back({name, static_cast<uint16_t>(deflate ? 8 : 0), crc, stored.size(), data.size(), body_.size()});
+    add_raw(name, deflate ? 8 : 0, deflate ? deflate_raw(data) : data, data.size(), crc);
+  }
+
+  // Adds an entry whose stored bytes and declared uncompressed size are taken as given (for hostile archives).
+  void add_raw(const std::string& name, uint16_t method, const Bytes& stored, uint64_t declared_size,
+               uint32_t crc = 0) {
+    entries_.push_back({name, method, crc, stored.size(), declared_size, body_.size()});
     const bool zip64 = force_zip64_;
     Bytes extra;
     if (zip64) {
       append_le(extra, 1, 2);
       append_le(extra, 16, 2);
-      append_le(extra, data.size(), 8);
+      append_le(extra, declared_size, 8);
       append_le(extra, stored.size(), 8);
     }
     append_le(body_, 0x04034b50, 4);
     append_le(body_, zip64 ? 45 : 20, 2);
     append_le(body_, 0, 2);  // flags
-    append_le(body_, deflate ? 8 : 0, 2);
+    append_le(body_, method, 2);
     append_le(body_, 0, 4);  // time and date
     append_le(body_, crc, 4);
     append_le(body_, zip64 ? 0xffffffff : stored.size(), 4);
-    append_le(body_, zip64 ? 0xffffffff : data.size(), 4);
+    append_le(body_, zip64 ? 0xffffffff : declared_size, 4);
     append_le(body_, name.size(), 2);
     append_le(body_, extra.size(), 2);
     body_ += name + extra + stored;
+  }
+
+  // Lists `name` in the central directory with the local header, data and sizes of entry `existing` (0-based): two
+  // directory entries that share their bytes, as a hostile archive can.
+  void add_alias(const std::string& name, std::size_t existing) {
+    Entry alias = entries_.at(existing);
+    alias.name = name;
+    entries_.push_back(alias);
   }
 
   // With zip64 forced, every size and offset goes to zip64 extra fields and the zip64 end records.

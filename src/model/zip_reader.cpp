@@ -164,9 +164,6 @@ void apply_zip64_extra(const ArchiveBytes& bytes, uint64_t extra_offset, uint16_
 
 std::vector<std::byte> inflate_entry(const ArchiveBytes& bytes, const ZipEntry& entry, uint64_t data_offset) {
   const std::string what = "entry '" + entry.name + "'";
-  if (entry.uncompressed_size > entry.compressed_size * kMaxDeflateRatio + 64) {
-    bytes.fail(what + " claims an impossible compression ratio");
-  }
   if (entry.uncompressed_size > std::numeric_limits<std::size_t>::max()) bytes.fail(what + " is too large");
   std::vector<std::byte> output(static_cast<std::size_t>(entry.uncompressed_size));
 
@@ -209,10 +206,17 @@ std::vector<std::byte> inflate_entry(const ArchiveBytes& bytes, const ZipEntry& 
 
 }  // namespace
 
-ZipReader::ZipReader(const std::filesystem::path& path) : file_(path) { read_central_directory(); }
+ZipReader::ZipReader(const std::filesystem::path& path)
+    : file_(std::make_unique<MappedFile>(path)), bytes_(file_->bytes()), name_(path.string()) {
+  read_central_directory();
+}
+
+ZipReader::ZipReader(std::span<const std::byte> bytes, std::string name) : bytes_(bytes), name_(std::move(name)) {
+  read_central_directory();
+}
 
 void ZipReader::read_central_directory() {
-  const ArchiveBytes bytes(file_.data(), file_.size(), file_.path().string());
+  const ArchiveBytes bytes(bytes_.data(), bytes_.size(), name_);
   const DirectoryLocation directory = locate_directory(bytes);
   central_directory_offset_ = directory.offset;
   const uint64_t directory_end = directory.offset + directory.size;
@@ -255,6 +259,45 @@ void ZipReader::read_central_directory() {
       bytes.fail("entry '" + entries_[index].name + "' appears twice");
     }
   }
+  locate_entry_data();
+  inflate_budget_ = kMaxInflatedBytesPerArchiveByte * bytes.size() + kInflateAllowanceBytes;
+}
+
+void ZipReader::locate_entry_data() {
+  const ArchiveBytes bytes(bytes_.data(), bytes_.size(), name_);
+  // Each entry occupies [local header, end of its data); the spans must fit before the central directory and be
+  // disjoint. Checked here, once, so that read() can trust an entry's range.
+  std::vector<std::pair<uint64_t, uint64_t>> spans;  // [begin, end) by entry index
+  spans.reserve(entries_.size());
+  for (ZipEntry& entry : entries_) {
+    const std::string what = "local header of '" + entry.name + "'";
+    const uint64_t header = entry.local_header_offset;
+    if (header > central_directory_offset_ || central_directory_offset_ - header < kLocalHeaderBytes) {
+      bytes.fail(what + " lies outside the archive data");
+    }
+    if (bytes.u32(header, what) != kLocalHeaderSignature) bytes.fail(what + " is damaged (bad signature)");
+    // The local name and extra lengths may differ from the central directory's (torch pads the local extra field
+    // so that tensor data starts on a 64-byte boundary); the sizes, though, come from the central directory,
+    // because a writer that streams (flag bit 3, as torch does) leaves them zero here.
+    entry.data_offset = header + kLocalHeaderBytes + bytes.u16(header + 26, what) + bytes.u16(header + 28, what);
+    if (entry.data_offset > central_directory_offset_ ||
+        entry.compressed_size > central_directory_offset_ - entry.data_offset) {
+      bytes.fail("data of '" + entry.name + "' extends into the central directory or beyond the end of the file");
+    }
+    spans.emplace_back(header, entry.data_offset + entry.compressed_size);
+  }
+  std::vector<std::size_t> order(entries_.size());
+  for (std::size_t index = 0; index < order.size(); ++index) order[index] = index;
+  // Ties broken by index, so that the entries named in the error are the first two listed.
+  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return spans[a] != spans[b] ? spans[a] < spans[b] : a < b;
+  });
+  for (std::size_t i = 1; i < order.size(); ++i) {
+    if (spans[order[i]].first < spans[order[i - 1]].second) {
+      bytes.fail("entries '" + entries_[order[i - 1]].name + "' and '" + entries_[order[i]].name +
+                 "' overlap (a zip entry's header and data must not share bytes with another's)");
+    }
+  }
 }
 
 const ZipEntry* ZipReader::find(std::string_view name) const {
@@ -262,22 +305,30 @@ const ZipEntry* ZipReader::find(std::string_view name) const {
   return found == index_by_name_.end() ? nullptr : &entries_[found->second];
 }
 
-ZipEntryData ZipReader::read(const ZipEntry& entry) const {
-  const ArchiveBytes bytes(file_.data(), file_.size(), file_.path().string());
-  const std::string what = "local header of '" + entry.name + "'";
-  const uint64_t header = entry.local_header_offset;
-  if (header > central_directory_offset_) bytes.fail(what + " lies outside the archive data");
-  if (bytes.u32(header, what) != kLocalHeaderSignature) bytes.fail(what + " is damaged (bad signature)");
-  // The local name and extra lengths may differ from the central directory's (torch pads the local extra field so
-  // that tensor data starts on a 64-byte boundary); the sizes, though, come from the central directory, because a
-  // writer that streams (flag bit 3, as torch does) leaves them zero here.
-  const uint64_t data_offset = header + kLocalHeaderBytes + bytes.u16(header + 26, what) + bytes.u16(header + 28, what);
-  bytes.require(data_offset, entry.compressed_size, "data of '" + entry.name + "'");
+ZipEntryData ZipReader::read(const ZipEntry& entry, uint64_t max_bytes) const {
+  const ArchiveBytes bytes(bytes_.data(), bytes_.size(), name_);
+  const std::string what = "entry '" + entry.name + "'";
+  if (entry.uncompressed_size > max_bytes) {
+    bytes.fail(what + " holds " + std::to_string(entry.uncompressed_size) + " bytes, more than the " +
+               std::to_string(max_bytes) + " it may hold");
+  }
+  // The range was checked when the directory was read; check again in case `entry` is not one of ours.
+  bytes.require(entry.data_offset, entry.compressed_size, "data of '" + entry.name + "'");
   if (entry.method == kMethodStored) {
     return ZipEntryData(
-        std::span<const std::byte>(bytes.at(data_offset), static_cast<std::size_t>(entry.compressed_size)));
+        std::span<const std::byte>(bytes.at(entry.data_offset), static_cast<std::size_t>(entry.compressed_size)));
   }
-  return ZipEntryData(inflate_entry(bytes, entry, data_offset));
+  if (entry.uncompressed_size > entry.compressed_size * kMaxDeflateRatio + 64) {
+    bytes.fail(what + " claims an impossible compression ratio");
+  }
+  if (entry.uncompressed_size > inflate_budget_ - inflated_bytes_) {
+    bytes.fail(what + " would inflate to " + std::to_string(entry.uncompressed_size) + " bytes; with the " +
+               std::to_string(inflated_bytes_) + " already inflated that is more than " +
+               std::to_string(kMaxInflatedBytesPerArchiveByte) + " bytes per archive byte (" +
+               std::to_string(inflate_budget_) + " bytes; store the entries uncompressed, as torch.save does)");
+  }
+  inflated_bytes_ += entry.uncompressed_size;
+  return ZipEntryData(inflate_entry(bytes, entry, entry.data_offset));
 }
 
 }  // namespace minigen

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "core/error.h"
+#include "core/memory_limit_test_util.h"
 #include "model/torch_pth_test_writer.h"
 
 namespace minigen {
@@ -131,6 +132,99 @@ TEST_F(ZipReaderTest, RejectsDamagedDeflateData) {
   const std::size_t directory_entry = find_signature(good, 0x02014b50, 1);
   inflated_claim[directory_entry + 27] = 0x7f;  // uncompressed size ≈ 2 GB
   EXPECT_NE(open_error(inflated_claim).find("impossible compression ratio"), std::string::npos);
+}
+
+// One local entry listed 500 times in the central directory: before entries had to be disjoint, every listing could
+// be inflated on its own, so memory grew with the number of listings.
+TEST_F(ZipReaderTest, RefusesEntriesThatShareBytes) {
+  ZipTestWriter aliased;
+  aliased.add("archive/data/0", Bytes(1 << 20, '\0'), /*deflate=*/true);
+  for (int i = 1; i < 500; ++i) aliased.add_alias("archive/data/" + std::to_string(i), 0);
+  const fs::path path = write_archive("aliased.zip", aliased.finish());
+  std::string message;
+  try {
+    const ZipReader zip(path);
+  } catch (const Error& error) {
+    message = error.what();
+  }
+  EXPECT_EQ(message,
+            path.string() + ": entries 'archive/data/0' and 'archive/data/1' overlap (a zip entry's header and data "
+                            "must not share bytes with another's)");
+
+  // A second local header hidden inside the first entry's data, and the directory pointing at it.
+  ZipTestWriter inner;
+  inner.add("b", "hello");
+  Bytes nested_header = inner.finish();
+  nested_header.resize(find_signature(nested_header, 0x02014b50));  // the local header and data of "b" only
+  ZipTestWriter outer;
+  outer.add("a", nested_header);
+  outer.add("b", "hello");
+  Bytes archive = outer.finish();
+  const std::size_t directory_of_b = find_signature(archive, 0x02014b50, 1);
+  archive.replace(directory_of_b + 42, 4, Bytes("\x1f\0\0\0", 4));  // 31: where the data of "a" starts
+  EXPECT_NE(open_error(archive).find("entries 'a' and 'b' overlap"), std::string::npos) << open_error(archive);
+
+  ZipTestWriter into_directory;
+  into_directory.add("a", "0123456789");
+  Bytes long_data = into_directory.finish();
+  long_data[find_signature(long_data, 0x02014b50) + 20] = 40;  // compressed size 40 reaches into the directory
+  long_data[find_signature(long_data, 0x02014b50) + 24] = 40;
+  EXPECT_NE(open_error(long_data).find("data of 'a' extends into the central directory"), std::string::npos)
+      << open_error(long_data);
+}
+
+TEST_F(ZipReaderTest, RefusesAnEntryLargerThanTheCallerAllows) {
+  const ZipReader zip(write_archive("sample.zip", sample_archive(true, false)));
+  EXPECT_EQ(zip.read(*zip.find("archive/data/0"), 5000).bytes().size(), 5000u);
+  try {
+    zip.read(*zip.find("archive/data/0"), 4999);
+    ADD_FAILURE() << "expected an Error";
+  } catch (const Error& error) {
+    EXPECT_EQ(std::string(error.what()),
+              zip.name() + ": entry 'archive/data/0' holds 5000 bytes, more than the 4999 it may hold");
+  }
+}
+
+// A zip bomb: 1 MiB of data declaring 1,000 MiB (within what DEFLATE can reach, so only the budget stops it). It must
+// be refused from the sizes alone, before the gigabyte is allocated.
+TEST_F(ZipReaderTest, RefusesToInflateBeyondItsBudgetBeforeAllocating) {
+  ZipTestWriter bomb;
+  bomb.add_raw("bomb", 8, Bytes(1 << 20, 'x'), uint64_t{1000} << 20);
+  const fs::path path = write_archive("bomb.zip", bomb.finish());
+  const ZipReader zip(path);
+  const uint64_t budget = 32 * zip.archive_size() + (1 << 20);
+  const std::string expected = path.string() + ": entry 'bomb' would inflate to 1048576000 bytes; with the 0 already "
+                               "inflated that is more than 32 bytes per archive byte (" + std::to_string(budget) +
+                               " bytes; store the entries uncompressed, as torch.save does)";
+  try {
+    zip.read(zip.entries()[0]);
+    ADD_FAILURE() << "expected an Error";
+  } catch (const Error& error) {
+    EXPECT_EQ(std::string(error.what()), expected);
+  }
+  if (testing::kAddressSpaceLimitWorks) {
+    const testing::LimitedRun run = testing::run_with_memory_limit(64 << 20, [&] { zip.read(zip.entries()[0]); });
+    EXPECT_EQ(run.outcome, testing::LimitedRun::Outcome::kError);
+    EXPECT_EQ(run.message, expected);
+  }
+
+  // Real DEFLATE data: 8 MiB of zeros compress to about 8 KB, far more than 32 bytes per archive byte.
+  ZipTestWriter zeros;
+  zeros.add("zeros", Bytes(8 << 20, '\0'), /*deflate=*/true);
+  EXPECT_NE(open_error(zeros.finish()).find("would inflate to 8388608 bytes"), std::string::npos);
+
+  // The budget is for the reader as a whole: two entries of 600 KiB of zeros fit one at a time, not both.
+  ZipTestWriter two;
+  two.add("first", Bytes(600 << 10, '\0'), /*deflate=*/true);
+  two.add("second", Bytes(600 << 10, '\0'), /*deflate=*/true);
+  const ZipReader both(write_archive("two.zip", two.finish()));
+  EXPECT_EQ(both.read(*both.find("first")).bytes().size(), 600u << 10);
+  try {
+    both.read(*both.find("second"));
+    ADD_FAILURE() << "expected an Error";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("with the 614400 already inflated"), std::string::npos) << error.what();
+  }
 }
 
 TEST_F(ZipReaderTest, EveryTruncationIsAnError) {

@@ -55,6 +55,28 @@ TEST(Rope, PositionZeroIsIdentityAndPositionOneRotatesHalves) {
   EXPECT_NEAR(head[3], 4 * std::cos(0.01) + 2 * std::sin(0.01), 1e-6);
 }
 
+// A declared context of 2^31 − 1 tables only the first positions (8 MiB); the rest are computed when applied, by
+// the same float operations as the table, so both agree with MiniMind's formula bit for bit.
+TEST(Rope, HugeContextTablesFewPositionsAndComputesTheRestIdentically) {
+  constexpr int kHeadDim = 64;
+  const RopeTable rope(kHeadDim, 2147483647, 1e6, std::nullopt);
+  EXPECT_EQ(rope.tabled_positions(), static_cast<int>(RopeTable::kMaxTableFloats / (kHeadDim / 2)));  // 32,768
+  for (const int position : {0, 1, 5000, 32767, 32768, 40000, 1 << 24, 2147483646}) {
+    float head[kHeadDim];
+    for (int i = 0; i < kHeadDim; ++i) head[i] = 0.25f * static_cast<float>(i) - 3.0f;
+    float expected[kHeadDim];
+    for (int i = 0; i < kHeadDim / 2; ++i) {
+      const float frequency = 1.0f / std::pow(1e6f, static_cast<float>(2 * i) / static_cast<float>(kHeadDim));
+      const float angle = static_cast<float>(position) * frequency;
+      const float c = std::cos(angle), s = std::sin(angle);
+      expected[i] = head[i] * c - head[i + kHeadDim / 2] * s;
+      expected[i + kHeadDim / 2] = head[i + kHeadDim / 2] * c + head[i] * s;
+    }
+    rope.apply(head, position);
+    for (int i = 0; i < kHeadDim; ++i) EXPECT_EQ(head[i], expected[i]) << "position " << position << ", " << i;
+  }
+}
+
 TEST(Rope, RejectsPositionsBeyondTheTable) {
   RopeTable rope(4, 8, 10000.0, std::nullopt);
   float head[4] = {};

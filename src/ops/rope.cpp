@@ -51,15 +51,14 @@ RopeTable::RopeTable(int head_dim, int max_positions, double theta, const std::o
   if (head_dim <= 0 || head_dim % 2 != 0) throw Error("RoPE needs a positive, even head_dim");
   if (max_positions <= 0) throw Error("RoPE needs a positive number of positions");
   const int half = head_dim / 2;
-  std::vector<float> frequency(half);
+  frequency_.resize(half);
   const float theta_f = static_cast<float>(theta);
   for (int i = 0; i < half; ++i) {
     const float exponent = static_cast<float>(2 * i) / static_cast<float>(head_dim);
-    frequency[i] = 1.0f / std::pow(theta_f, exponent);
+    frequency_[i] = 1.0f / std::pow(theta_f, exponent);
   }
-  float attention_factor = 1.0f;
   if (yarn) {
-    attention_factor = static_cast<float>(yarn->attention_factor);
+    attention_factor_ = static_cast<float>(yarn->attention_factor);
     const double original = yarn->original_max_position_embeddings;
     if (max_positions / original > 1.0) {
       // YaRN: frequencies between the two "beta" wavelengths are blended from f to f/factor by a linear ramp.
@@ -70,17 +69,19 @@ RopeTable::RopeTable(int head_dim, int max_positions, double theta, const std::o
       const double high = std::min(std::ceil(dimension_for(yarn->beta_slow)), static_cast<double>(half - 1));
       for (int i = 0; i < half; ++i) {
         const float ramp = std::clamp(static_cast<float>((i - low) / std::max(high - low, 0.001)), 0.0f, 1.0f);
-        frequency[i] = frequency[i] * (1.0f - ramp + ramp / static_cast<float>(yarn->factor));
+        frequency_[i] = frequency_[i] * (1.0f - ramp + ramp / static_cast<float>(yarn->factor));
       }
     }
   }
-  cos_.resize(static_cast<std::size_t>(max_positions) * half);
+  tabled_positions_ = static_cast<int>(
+      std::min<std::size_t>(static_cast<std::size_t>(max_positions), std::max<std::size_t>(1, kMaxTableFloats / half)));
+  cos_.resize(static_cast<std::size_t>(tabled_positions_) * half);
   sin_.resize(cos_.size());
-  for (int position = 0; position < max_positions; ++position) {
+  for (int position = 0; position < tabled_positions_; ++position) {
     for (int i = 0; i < half; ++i) {
-      const float angle = static_cast<float>(position) * frequency[i];
-      cos_[static_cast<std::size_t>(position) * half + i] = std::cos(angle) * attention_factor;
-      sin_[static_cast<std::size_t>(position) * half + i] = std::sin(angle) * attention_factor;
+      const float angle = static_cast<float>(position) * frequency_[i];
+      cos_[static_cast<std::size_t>(position) * half + i] = std::cos(angle) * attention_factor_;
+      sin_[static_cast<std::size_t>(position) * half + i] = std::sin(angle) * attention_factor_;
     }
   }
 }
@@ -91,9 +92,21 @@ void RopeTable::apply(float* head, int position) const {
                 std::to_string(max_positions_) + " tokens");
   }
   const int half = head_dim_ / 2;
-  const float* cos_row = cos_.data() + static_cast<std::size_t>(position) * half;
-  const float* sin_row = sin_.data() + static_cast<std::size_t>(position) * half;
-  HWY_DYNAMIC_DISPATCH(rotate_halves)(head, cos_row, sin_row, half);
+  if (position < tabled_positions_) {
+    const float* cos_row = cos_.data() + static_cast<std::size_t>(position) * half;
+    const float* sin_row = sin_.data() + static_cast<std::size_t>(position) * half;
+    HWY_DYNAMIC_DISPATCH(rotate_halves)(head, cos_row, sin_row, half);
+    return;
+  }
+  // Beyond the table: the same expressions as the constructor's loop, for this one position.
+  thread_local std::vector<float> row;
+  row.resize(2 * static_cast<std::size_t>(half));
+  for (int i = 0; i < half; ++i) {
+    const float angle = static_cast<float>(position) * frequency_[i];
+    row[i] = std::cos(angle) * attention_factor_;
+    row[half + i] = std::sin(angle) * attention_factor_;
+  }
+  HWY_DYNAMIC_DISPATCH(rotate_halves)(head, row.data(), row.data() + half, half);
 }
 
 }  // namespace minigen

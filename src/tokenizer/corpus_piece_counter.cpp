@@ -1,10 +1,10 @@
 #include "tokenizer/corpus_piece_counter.h"
 
 #include <algorithm>
-#include <fstream>
 #include <vector>
 
 #include "core/error.h"
+#include "core/file_io.h"
 #include "tokenizer/minimind_vocab_layout.h"
 #include "tokenizer/pretokenizer.h"
 
@@ -44,18 +44,23 @@ void CorpusPieceCounter::count_pieces(std::string_view ordinary_text) {
 }
 
 void CorpusPieceCounter::add_file(const std::filesystem::path& path, std::size_t read_block_bytes) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error("cannot open training file " + path.string());
+  RegularFile file(path);
   std::string carried;  // text read but not yet counted: it may continue in the next block
   std::vector<char> block(std::max<std::size_t>(read_block_bytes, 1));
   while (true) {
-    in.read(block.data(), static_cast<std::streamsize>(block.size()));
-    if (in.bad()) throw Error("error while reading training file " + path.string());
+    const std::size_t got = file.read_some(block);
+    if (got == 0) break;
     const std::size_t searched_size = carried.size();
-    carried.append(block.data(), static_cast<std::size_t>(in.gcount()));
-    if (in.eof()) break;
+    carried.append(block.data(), got);
     const std::size_t cut = last_safe_cut(carried, searched_size);
-    if (cut == 0) continue;  // no safe point yet: keep reading
+    if (cut == 0) {
+      // No safe point yet: keep reading, but not without end — text that never has one is not a text corpus.
+      if (carried.size() > kMaxUncutBytes) {
+        throw Error(path.string() + ": more than " + byte_count_text(kMaxUncutBytes) +
+                    " without a line break after a visible ASCII character; the trainer reads text in lines");
+      }
+      continue;
+    }
     add_text(std::string_view(carried).substr(0, cut));
     carried.erase(0, cut);
   }

@@ -21,8 +21,12 @@ class CorpusPieceCounter {
 
   static constexpr std::size_t kDefaultReadBlockBytes = std::size_t{4} << 20;
 
-  // Counts a file, reading it in blocks of about `read_block_bytes` (the counts do not depend on the block size).
-  // Throws minigen::Error when it cannot be read.
+  // Text is only cut where no piece can span the cut; more than this many bytes without such a point is refused.
+  static constexpr std::size_t kMaxUncutBytes = std::size_t{64} << 20;
+
+  // Counts a regular file, reading it in blocks of about `read_block_bytes` (the counts do not depend on the block
+  // size). Throws minigen::Error when it cannot be read, is not a regular file, or has no cut point for
+  // kMaxUncutBytes.
   void add_file(const std::filesystem::path& path, std::size_t read_block_bytes = kDefaultReadBlockBytes);
 
   // Raw piece bytes → occurrences.

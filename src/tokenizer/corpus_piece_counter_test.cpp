@@ -5,6 +5,8 @@
 
 #include <fstream>
 
+#include "core/error.h"
+
 namespace minigen {
 namespace {
 
@@ -36,6 +38,25 @@ TEST(CorpusPieceCounterTest, FileCountsDoNotDependOnTheBlockSize) {
     EXPECT_EQ(from_file.counts(), whole.counts()) << "block size " << block_bytes;
   }
   std::filesystem::remove(path);
+}
+
+// Text is cut only before a newline that follows a visible ASCII character. A file without one (here 65 MiB of zeros,
+// or /dev/zero, which is refused as not a regular file) would otherwise be held whole in memory.
+TEST(CorpusPieceCounterTest, RefusesTextWithoutCutPointsBeyondTheLimitAndNonRegularFiles) {
+  const std::filesystem::path path =
+      std::filesystem::temp_directory_path() / ("minigen_counter_zeros_" + std::to_string(::getpid()) + ".txt");
+  std::ofstream(path).close();
+  std::filesystem::resize_file(path, CorpusPieceCounter::kMaxUncutBytes + (1 << 20));
+  CorpusPieceCounter counter;
+  try {
+    counter.add_file(path);
+    ADD_FAILURE() << "expected an Error";
+  } catch (const Error& error) {
+    EXPECT_EQ(std::string(error.what()), path.string() + ": more than 64 MiB without a line break after a visible "
+                                                          "ASCII character; the trainer reads text in lines");
+  }
+  std::filesystem::remove(path);
+  EXPECT_THROW(counter.add_file("/dev/zero"), Error);
 }
 
 }  // namespace

@@ -11,7 +11,7 @@
 #include "core/error.h"
 #include "tokenizer/bpe_tokenizer.h"
 #include "tokenizer/byte_level.h"
-#include "tokenizer/file_io.h"
+#include "core/file_io.h"
 #include "tokenizer/minimind_vocab_layout.h"
 
 namespace minigen {
@@ -290,9 +290,11 @@ Tokenizer Tokenizer::from_json_text(std::string_view tokenizer_json,
 
 Tokenizer Tokenizer::from_files(const std::filesystem::path& tokenizer_json,
                                 const std::optional<std::filesystem::path>& tokenizer_config_json) {
-  const std::string tokenizer_text = read_whole_file(tokenizer_json);
+  const std::string tokenizer_text = read_whole_file(tokenizer_json, kMaxTokenizerFileBytes, "tokenizer.json");
   std::optional<std::string> config_text;
-  if (tokenizer_config_json) config_text = read_whole_file(*tokenizer_config_json);
+  if (tokenizer_config_json) {
+    config_text = read_whole_file(*tokenizer_config_json, kMaxConfigFileBytes, "tokenizer_config.json");
+  }
   TokenizerJsonLoader loader(tokenizer_json.string(),
                              tokenizer_config_json ? tokenizer_config_json->string() : std::string());
   return config_text ? loader.load(tokenizer_text, std::string_view(*config_text)) : loader.load(tokenizer_text, {});

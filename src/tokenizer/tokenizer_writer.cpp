@@ -5,7 +5,7 @@
 
 #include "core/error.h"
 #include "tokenizer/chat_template.h"
-#include "tokenizer/file_io.h"
+#include "core/file_io.h"
 #include "tokenizer/minimind_vocab_layout.h"
 
 namespace minigen {

@@ -8,7 +8,7 @@
 #include "core/error.h"
 #include "tokenizer/bpe_tokenizer.h"
 #include "tokenizer/chat_template.h"
-#include "tokenizer/file_io.h"
+#include "core/file_io.h"
 
 namespace minigen {
 namespace {
@@ -68,7 +68,8 @@ TEST_F(TokenizerWriterTest, WrittenFilesLoadIntoAWorkingTokenizerOfTheAskedSize)
 
 TEST_F(TokenizerWriterTest, FilesHaveTheStandardHuggingFaceFields) {
   write_tokenizer_files(train_small(300), directory_);
-  const nlohmann::json tokenizer = nlohmann::json::parse(read_whole_file(directory_ / "tokenizer.json"));
+  const nlohmann::json tokenizer =
+      nlohmann::json::parse(read_whole_file(directory_ / "tokenizer.json", kMaxTokenizerFileBytes, "tokenizer.json"));
   EXPECT_EQ(tokenizer["version"], "1.0");
   EXPECT_TRUE(tokenizer["truncation"].is_null());
   EXPECT_TRUE(tokenizer["padding"].is_null());
@@ -100,7 +101,8 @@ TEST_F(TokenizerWriterTest, FilesHaveTheStandardHuggingFaceFields) {
   EXPECT_EQ(tokenizer["added_tokens"][26]["content"], "</think>");
   EXPECT_EQ(tokenizer["added_tokens"][26]["special"], false);
 
-  const nlohmann::json config = nlohmann::json::parse(read_whole_file(directory_ / "tokenizer_config.json"));
+  const nlohmann::json config = nlohmann::json::parse(
+      read_whole_file(directory_ / "tokenizer_config.json", kMaxConfigFileBytes, "tokenizer_config.json"));
   EXPECT_EQ(config["bos_token"], "<|im_start|>");
   EXPECT_EQ(config["eos_token"], "<|im_end|>");
   EXPECT_EQ(config["pad_token"], "<|endoftext|>");

@@ -1,0 +1,101 @@
+#pragma once
+// Every file minigen reads goes through here, so that one place decides what a file may be. A path is opened
+// without blocking (open() of a FIFO would otherwise wait for a writer forever) and refused unless it is a regular
+// file (a FIFO, /dev/zero or a terminal never ends, so "read it whole" would hang or grow without bound). Files read
+// whole into memory are refused above a stated size; model weights are mapped, not read; long files are streamed.
+#include <cstddef>
+#include <cstdint>
+#include <filesystem>
+#include <iosfwd>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace minigen {
+
+// Size caps of the files read whole. Each is far above any real file of its kind and low enough that the bytes (and
+// the JSON tree nlohmann builds from them, some 10× the text) fit comfortably in memory.
+// config.json and tokenizer_config.json: real ones are 1–200 KB (a chat template and the added tokens).
+inline constexpr uint64_t kMaxConfigFileBytes = uint64_t{16} << 20;
+// tokenizer.json: MiniMind's is 0.4 MB, a 150k-token vocabulary about 11 MB, Gemma's 262k vocabulary 33 MB.
+inline constexpr uint64_t kMaxTokenizerFileBytes = uint64_t{64} << 20;
+// A prompt file (-f): MiniMind's context of 32,768 tokens is about 130 KB of text; 16 MB is about 4 M tokens.
+inline constexpr uint64_t kMaxPromptFileBytes = uint64_t{16} << 20;
+// One line of a streamed text file (a JSONL record, a chat message typed on stdin).
+inline constexpr uint64_t kMaxLineBytes = uint64_t{16} << 20;
+
+// "16 MiB" for sizes that are whole MiB, else "123 bytes": how error messages state a limit.
+std::string byte_count_text(uint64_t bytes);
+
+// A regular file open for reading. Throws minigen::Error "PATH: cannot open: REASON" or "PATH is not a regular
+// file (a FIFO, device or directory)".
+class RegularFile {
+ public:
+  explicit RegularFile(const std::filesystem::path& path);
+  ~RegularFile();
+  RegularFile(const RegularFile&) = delete;
+  RegularFile& operator=(const RegularFile&) = delete;
+
+  const std::filesystem::path& path() const { return path_; }
+  int descriptor() const { return descriptor_; }
+  uint64_t size() const { return size_; }  // as fstat saw it right after opening
+  // Reads up to `buffer.size()` bytes; returns how many (0 at the end). Throws minigen::Error on a read error.
+  std::size_t read_some(std::span<char> buffer);
+
+ private:
+  std::filesystem::path path_;
+  int descriptor_ = -1;
+  uint64_t size_ = 0;
+};
+
+// The whole file. `what` names its role ("tokenizer.json", "prompt file") in the error thrown when the file is larger
+// than `max_bytes` (checked before reading, and again while reading in case the file grows meanwhile).
+std::string read_whole_file(const std::filesystem::path& path, uint64_t max_bytes, std::string_view what);
+
+// A regular file read line by line (without the '\n'), any number of lines, each at most `max_line_bytes`.
+class LineReader {
+ public:
+  LineReader(const std::filesystem::path& path, uint64_t max_line_bytes);
+  // The next line; false at the end of the file. Throws minigen::Error naming the file and line number when a line
+  // is longer than the limit.
+  bool next(std::string& line);
+  int line_number() const { return line_number_; }
+
+ private:
+  RegularFile file_;
+  uint64_t max_line_bytes_;
+  std::string buffer_;
+  std::size_t buffer_start_ = 0;
+  bool at_end_ = false;
+  int line_number_ = 0;
+};
+
+// Reads one line (without the '\n') from a stream such as stdin, at most `max_line_bytes`; false at the end of the
+// input. Throws minigen::Error when the line is longer, so that endless input without newlines cannot grow memory.
+bool read_bounded_line(std::istream& input, std::string& line, uint64_t max_line_bytes, std::string_view what);
+
+// A whole regular file mapped read-only into memory, so that readers of weight files of hundreds of MB can look at
+// any byte without copying the file first. Throws minigen::Error naming the file if it cannot be opened or mapped.
+class MappedFile {
+ public:
+  explicit MappedFile(const std::filesystem::path& path);
+  ~MappedFile();
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+
+  const std::byte* data() const { return data_; }
+  std::size_t size() const { return size_; }
+  std::span<const std::byte> bytes() const { return {data_, size_}; }
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+  const std::byte* data_ = nullptr;
+  std::size_t size_ = 0;
+};
+
+// Writes `contents` to a temporary file beside `path`, then renames it over `path`: a reader sees the old file or
+// the complete new one, never half of it, and a failed write leaves nothing behind. Throws minigen::Error on failure.
+void write_file_atomically(const std::filesystem::path& path, std::string_view contents);
+
+}  // namespace minigen

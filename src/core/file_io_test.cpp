@@ -1,0 +1,141 @@
+#include "core/file_io.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <functional>
+#include <fstream>
+#include <sstream>
+
+#include "core/error.h"
+
+namespace minigen {
+namespace {
+
+namespace fs = std::filesystem;
+
+class FileIoTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    directory_ = fs::temp_directory_path() / ("minigen_file_io_test_" + std::to_string(::getpid()));
+    fs::create_directories(directory_);
+  }
+  void TearDown() override { fs::remove_all(directory_); }
+
+  fs::path write(const std::string& name, const std::string& contents) {
+    const fs::path path = directory_ / name;
+    std::ofstream(path, std::ios::binary) << contents;
+    return path;
+  }
+
+  static std::string error_of(const std::function<void()>& action) {
+    try {
+      action();
+    } catch (const Error& error) {
+      return error.what();
+    }
+    return "";
+  }
+
+  fs::path directory_;
+};
+
+TEST_F(FileIoTest, AtomicWriteReplacesTheWholeFile) {
+  const fs::path path = directory_ / "atomic.txt";
+  write_file_atomically(path, "first version, longer");
+  write_file_atomically(path, std::string("second\0", 7));
+  EXPECT_EQ(read_whole_file(path, 100, "test file"), std::string("second\0", 7));
+  EXPECT_EQ(std::distance(fs::directory_iterator(directory_), fs::directory_iterator()), 1);
+}
+
+TEST_F(FileIoTest, FailedWriteLeavesNothingBehind) {
+  const fs::path directory = "/nonexistent/minigen";
+  EXPECT_THROW(write_file_atomically(directory / "out.json", "x"), Error);
+  EXPECT_FALSE(fs::exists(directory));
+}
+
+TEST_F(FileIoTest, ReadingAMissingFileNamesIt) {
+  EXPECT_EQ(error_of([] { read_whole_file("/nonexistent/minigen/in.json", 100, "config.json"); }),
+            "/nonexistent/minigen/in.json: cannot open: No such file or directory");
+}
+
+TEST_F(FileIoTest, ReadsUpToTheLimitAndRefusesALargerFileBeforeReadingIt) {
+  const fs::path path = write("ten.txt", "0123456789");
+  EXPECT_EQ(read_whole_file(path, 10, "test file"), "0123456789");
+  EXPECT_EQ(read_whole_file(write("empty.txt", ""), 0, "test file"), "");
+  EXPECT_EQ(error_of([&] { read_whole_file(path, 9, "tokenizer.json"); }),
+            path.string() + " is 10 bytes; a tokenizer.json may be at most 9 bytes");
+  EXPECT_EQ(error_of([&] { read_whole_file(path, 0, "x"); }),
+            path.string() + " is 10 bytes; a x may be at most 0 bytes");
+  EXPECT_EQ(byte_count_text(kMaxTokenizerFileBytes), "64 MiB");
+}
+
+// /dev/zero never ends and a FIFO without a writer would block open() itself: both must fail at once, by type.
+TEST_F(FileIoTest, RefusesFifosDevicesAndDirectoriesWithoutBlocking) {
+  const fs::path fifo = directory_ / "config.json";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  const auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(error_of([&] { read_whole_file(fifo, kMaxConfigFileBytes, "config.json"); }),
+            fifo.string() + " is not a regular file (it is a FIFO)");
+  EXPECT_EQ(error_of([&] { MappedFile mapped(fifo); }), fifo.string() + " is not a regular file (it is a FIFO)");
+  EXPECT_EQ(error_of([&] { LineReader lines(fifo, 100); }), fifo.string() + " is not a regular file (it is a FIFO)");
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
+
+  EXPECT_EQ(error_of([] { read_whole_file("/dev/zero", kMaxConfigFileBytes, "config.json"); }),
+            "/dev/zero is not a regular file (it is a character device)");
+  EXPECT_EQ(error_of([] { MappedFile mapped("/dev/zero"); }),
+            "/dev/zero is not a regular file (it is a character device)");
+  EXPECT_EQ(error_of([&] { read_whole_file(directory_, 100, "prompt file"); }),
+            directory_.string() + " is not a regular file (it is a directory)");
+}
+
+TEST_F(FileIoTest, MapsBytes) {
+  const MappedFile file(write("mapped.bin", "minigen"));
+  ASSERT_EQ(file.size(), 7u);
+  EXPECT_EQ(std::string(reinterpret_cast<const char*>(file.data()), file.size()), "minigen");
+  EXPECT_EQ(MappedFile(write("empty.bin", "")).size(), 0u);
+}
+
+TEST_F(FileIoTest, LineReaderReturnsEveryLineAndRefusesAnOverlongOne) {
+  const fs::path path = write("lines.txt", "one\n\nthree\nlast without newline");
+  LineReader lines(path, 100);
+  std::string line;
+  std::vector<std::string> seen;
+  while (lines.next(line)) seen.push_back(line);
+  EXPECT_EQ(seen, (std::vector<std::string>{"one", "", "three", "last without newline"}));
+  EXPECT_EQ(lines.line_number(), 4);
+
+  // A line of 200,000 bytes: longer than the limit and than one read block; the lines before it still come out.
+  const fs::path long_line = write("long.txt", "short\n" + std::string(200000, 'x') + "\nafter\n");
+  LineReader limited(long_line, 150000);
+  ASSERT_TRUE(limited.next(line));
+  EXPECT_EQ(line, "short");
+  EXPECT_EQ(error_of([&] { limited.next(line); }), long_line.string() + ":2: line is longer than 150000 bytes");
+
+  LineReader roomy(long_line, 200000);
+  ASSERT_TRUE(roomy.next(line));
+  ASSERT_TRUE(roomy.next(line));
+  EXPECT_EQ(line.size(), 200000u);
+  ASSERT_TRUE(roomy.next(line));
+  EXPECT_EQ(line, "after");
+  EXPECT_FALSE(roomy.next(line));
+}
+
+TEST_F(FileIoTest, BoundedLineFromAStream) {
+  std::istringstream input("hello\nworld");
+  std::string line;
+  ASSERT_TRUE(read_bounded_line(input, line, 10, "a message"));
+  EXPECT_EQ(line, "hello");
+  ASSERT_TRUE(read_bounded_line(input, line, 10, "a message"));
+  EXPECT_EQ(line, "world");
+  EXPECT_FALSE(read_bounded_line(input, line, 10, "a message"));
+
+  std::istringstream endless(std::string(100, '\0'));
+  EXPECT_EQ(error_of([&] { read_bounded_line(endless, line, 10, "a chat message"); }),
+            "a chat message is longer than 10 bytes");
+}
+
+}  // namespace
+}  // namespace minigen
