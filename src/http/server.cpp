@@ -145,6 +145,7 @@ void Server::make_room() {
   }
   if (oldest == connections_.size()) return;
   close_connection(oldest);
+  connections_.erase(connections_.begin() + static_cast<std::ptrdiff_t>(oldest));  // no holes outside the poll pass
   ++evicted_;
 }
 

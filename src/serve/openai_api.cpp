@@ -1,5 +1,6 @@
 #include "serve/openai_api.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 
@@ -129,9 +130,28 @@ ApiRequest parse_api_request(Endpoint endpoint, const std::string& body_text, co
     }
     job.prompt = encode_chatml(tokenizer, chat, /*add_generation_prompt=*/true, /*enable_thinking=*/false);
   } else {
+    // A string is bos + its encoding, where added tokens typed in the text are matched (a base model's prompt is
+    // the caller's own text, not a chat turn); an array of token ids is taken as it is, as OpenAI's API allows.
     const json* prompt = field(body, "prompt");
-    if (prompt == nullptr || !prompt->is_string()) throw ApiError(400, "'prompt' must be a string", "prompt");
-    job.prompt = encode_base_prompt(tokenizer, prompt->get<std::string>());
+    if (prompt != nullptr && prompt->is_array() && prompt->size() == 1 && (*prompt)[0].is_string()) {
+      prompt = &(*prompt)[0];
+    }
+    if (prompt != nullptr && prompt->is_string()) {
+      job.prompt = encode_base_prompt(tokenizer, prompt->get<std::string>());
+    } else if (prompt != nullptr && prompt->is_array() && !prompt->empty() &&
+               std::all_of(prompt->begin(), prompt->end(), [](const json& id) { return id.is_number_integer(); })) {
+      for (const json& id : *prompt) {
+        const int64_t value = id.get<int64_t>();
+        if (value < 0 || value >= tokenizer.vocab_size()) {
+          throw ApiError(400, "'prompt' holds token id " + std::to_string(value) + ", outside the vocabulary [0, " +
+                                  std::to_string(tokenizer.vocab_size()) + ")", "prompt");
+        }
+        job.prompt.push_back(static_cast<int>(value));
+      }
+    } else {
+      throw ApiError(400, "'prompt' must be a string or a non-empty array of token ids (one prompt per request)",
+                     "prompt");
+    }
   }
 
   SequenceRequest& settings = job.settings;

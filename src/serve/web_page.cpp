@@ -26,6 +26,7 @@ std::string_view web_page_html() {
            border-bottom: 1px solid var(--line); }
   header h1 { margin: 0; font-size: 20px; letter-spacing: -0.02em; }
   header .model { font-family: var(--mono); font-size: 13px; color: var(--muted); }
+  header #api-key { font-family: var(--mono); font-size: 13px; padding: 2px 6px; }
   header .hint { margin-left: auto; font-size: 13px; color: var(--muted); }
   main { display: grid; grid-template-columns: minmax(0, 1fr) 340px; gap: 18px; padding: 18px 24px;
          height: calc(100vh - 53px); }
@@ -104,6 +105,7 @@ std::string_view web_page_html() {
 <body>
 <header>
   <h1>minigen</h1><span class="model" id="model-name">…</span>
+  <input id="api-key" type="password" placeholder="API key" autocomplete="off" hidden>
   <span class="hint">hover or click a token to see the candidates the model weighed</span>
 </header>
 <main>
@@ -359,12 +361,16 @@ async function send() {
 
   try {
     const response = await fetch('/v1/chat/completions', {
-      method: 'POST', headers: { 'Content-Type': 'application/json' },
+      method: 'POST', headers: { 'Content-Type': 'application/json', ...authHeaders() },
       body: JSON.stringify(body), signal: controller.signal,
     }).catch((error) => {
       if (error.name === 'AbortError') throw error;
       throw new Error(`Cannot reach the minigen server (${error.message}). Is \`minigen serve\` still running?`);
     });
+    if (response.status === 401) {
+      askForKey();
+      throw new Error('This server needs an API key: type it in the box at the top, then send again.');
+    }
     if (!response.ok) {
       let message = `HTTP ${response.status} ${response.statusText}`;
       try {
@@ -456,9 +462,28 @@ $('clear').addEventListener('click', () => {
   showError('');
 });
 
-fetch('/v1/models').then((r) => r.json()).then((models) => {
-  $('model-name').textContent = models.data[0].id;
-}).catch(() => { $('model-name').textContent = 'model unknown'; });
+// A server started with --api-key answers /v1/* only with the key: ask for it once, keep it for this tab.
+const apiKey = $('api-key');
+apiKey.value = sessionStorage.getItem('minigen-api-key') || '';
+function authHeaders() { return apiKey.value ? { Authorization: `Bearer ${apiKey.value}` } : {}; }
+function askForKey() { apiKey.hidden = false; apiKey.focus(); }
+function loadModelName() {
+  fetch('/v1/models', { headers: authHeaders() }).then((r) => {
+    if (r.status === 401) {
+      askForKey();
+      throw new Error('API key needed');
+    }
+    return r.json();
+  }).then((models) => {
+    $('model-name').textContent = models.data[0].id;
+  }).catch((error) => { $('model-name').textContent = error.message === 'API key needed' ? 'API key needed' : 'model unknown'; });
+}
+apiKey.addEventListener('change', () => {
+  sessionStorage.setItem('minigen-api-key', apiKey.value);
+  showError('');
+  loadModelName();
+});
+loadModelName();
 
 // ---- test hook: ?autotest=PROMPT --------------------------------------------------------------------------------
 const autotestPrompt = new URLSearchParams(location.search).get('autotest');

@@ -1,0 +1,237 @@
+// The HTTP server against clients that misbehave: slow, silent, too many, pipelining, vanishing mid-answer.
+#include "http/server.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <thread>
+#include <vector>
+
+#include "http/raw_client_test_util.h"
+
+namespace minigen::http {
+namespace {
+
+using namespace std::chrono_literals;
+using testing::get_request;
+using testing::RawClient;
+
+Response text_response(int status, std::string body) {
+  Response response;
+  response.status = status;
+  response.set("Content-Type", "text/plain");
+  response.body = std::move(body);
+  return response;
+}
+
+// A server with short limits and three routes: /health (answered by the loop), /slow (a worker that writes ten
+// chunks 50 ms apart), /wait (a worker that waits until its client is gone or the server stops, and counts it).
+struct TestServer {
+  explicit TestServer(ServerOptions options = short_limits())
+      : server([this](const Request& request) { return route(request); },
+               [](int status, const std::string& message) { return text_response(status, message); }, options) {
+    port = server.bind("127.0.0.1", 0);
+    thread = std::thread([this] { server.serve(); });
+  }
+  ~TestServer() {
+    server.stop();
+    thread.join();
+  }
+  static ServerOptions short_limits() {
+    ServerOptions options;
+    options.request_timeout = 600ms;
+    options.idle_timeout = 400ms;
+    options.write_timeout = 2s;
+    options.max_connections = 64;
+    options.max_workers = 8;
+    return options;
+  }
+  Routed route(const Request& request) {
+    if (request.path == "/health") return text_response(200, "ok");
+    if (request.path == "/echo") return text_response(200, request.body);
+    if (request.path == "/slow") {
+      return Handler([](const Request&, ResponseWriter& writer) {
+        writer.begin_stream(200, {{"Content-Type", "text/plain"}});
+        for (int i = 0; i < 10; ++i) {
+          std::this_thread::sleep_for(50ms);
+          writer.write("tick " + std::to_string(i) + "\n");
+        }
+        writer.end_stream();
+      });
+    }
+    if (request.path == "/wait") {
+      return Handler([this](const Request&, ResponseWriter& writer) {
+        while (!writer.cancelled()) std::this_thread::sleep_for(10ms);
+        ++cancelled_waits;
+        writer.send(text_response(503, "cancelled"));
+      });
+    }
+    return text_response(404, "no such route");
+  }
+  bool health_answers() const {
+    RawClient client(port);
+    client.send(get_request("/health"));
+    return client.read_until("\r\n\r\nok", 5s).find("200 OK") != std::string::npos;
+  }
+
+  Server server;
+  int port = 0;
+  std::thread thread;
+  std::atomic<int> cancelled_waits{0};
+};
+
+TEST(HttpServer, AnswersPipelinedRequestsInOrderOnOneConnection) {
+  TestServer server;
+  RawClient client(server.port);
+  client.send("POST /echo HTTP/1.1\r\nContent-Length: 5\r\n\r\nfirst" + get_request("/health") +
+              "POST /echo HTTP/1.1\r\nContent-Length: 6\r\nConnection: close\r\n\r\nsecond");
+  const std::string answer = client.read_all(5s);
+  const std::size_t first = answer.find("\r\n\r\nfirst");
+  const std::size_t health = answer.find("\r\n\r\nok");
+  const std::size_t second = answer.find("\r\n\r\nsecond");
+  ASSERT_NE(first, std::string::npos) << answer;
+  ASSERT_NE(health, std::string::npos) << answer;
+  ASSERT_NE(second, std::string::npos) << answer;
+  EXPECT_LT(first, health);
+  EXPECT_LT(health, second);
+  EXPECT_TRUE(client.closed_by_peer());  // the last one asked for Connection: close
+}
+
+TEST(HttpServer, ARequestThatDoesNotArriveInTimeGets408AndTheConnectionCloses) {
+  TestServer server;
+  RawClient slow(server.port);
+  slow.send("GET /health HTTP/1.1\r\nHost: loc");  // and then nothing
+  const std::string answer = slow.read_all(5s);
+  EXPECT_NE(answer.find("408 Request Timeout"), std::string::npos) << answer;
+  EXPECT_TRUE(slow.closed_by_peer());
+  EXPECT_GE(server.server.stats().connections_timed_out, 1);
+}
+
+// Slowloris: clients that send a byte now and then never finish a request; the deadline is for the whole request,
+// so they are cut off, and while they dribble /health keeps answering (the loop never waits on one client).
+TEST(HttpServer, ClientsDribblingOneByteAtATimeNeitherStayNorBlockHealth) {
+  TestServer server;
+  std::vector<std::unique_ptr<RawClient>> dribblers;
+  for (int i = 0; i < 40; ++i) dribblers.push_back(std::make_unique<RawClient>(server.port));
+  const std::string request = get_request("/health");
+  bool all_cut_off = false;
+  for (std::size_t byte = 0; byte < request.size() - 1 && !all_cut_off; ++byte) {
+    all_cut_off = true;
+    for (auto& client : dribblers) all_cut_off = !client->send(request.substr(byte, 1)) && all_cut_off;
+    EXPECT_TRUE(server.health_answers()) << "byte " << byte;
+    std::this_thread::sleep_for(50ms);
+  }
+  for (auto& client : dribblers) {
+    client->read_all(3s);
+    EXPECT_TRUE(client->closed_by_peer());
+  }
+  EXPECT_GE(server.server.stats().connections_timed_out, 40);
+}
+
+TEST(HttpServer, AtTheConnectionLimitTheClientWaitingLongestMakesRoom) {
+  ServerOptions options = TestServer::short_limits();
+  options.max_connections = 4;
+  options.request_timeout = 30s;  // only the limit may close them here
+  TestServer server(options);
+  std::vector<std::unique_ptr<RawClient>> silent;
+  for (int i = 0; i < 4; ++i) {
+    silent.push_back(std::make_unique<RawClient>(server.port));
+    std::this_thread::sleep_for(20ms);  // a clear order of arrival
+  }
+  EXPECT_TRUE(server.health_answers());  // the fifth connection is served...
+  silent[0]->read_all(2s);
+  EXPECT_TRUE(silent[0]->closed_by_peer());  // ...because the oldest silent one was closed
+  EXPECT_GE(server.server.stats().connections_evicted, 1);
+}
+
+TEST(HttpServer, IdleKeepAliveConnectionsClose) {
+  TestServer server;
+  RawClient client(server.port);
+  client.send(get_request("/health"));
+  const std::string answer = client.read_all(3s);  // the answer, then the close after the idle timeout
+  EXPECT_NE(answer.find("Connection: keep-alive"), std::string::npos);
+  EXPECT_TRUE(client.closed_by_peer());
+}
+
+TEST(HttpServer, ExpectContinueGetsAnInterimAnswerBeforeTheBody) {
+  TestServer server;
+  RawClient client(server.port);
+  client.send("POST /echo HTTP/1.1\r\nContent-Length: 4\r\nExpect: 100-continue\r\n\r\n");
+  EXPECT_NE(client.read_until("100 Continue\r\n\r\n", 3s).find("HTTP/1.1 100 Continue"), std::string::npos);
+  client.send("body");
+  EXPECT_NE(client.read_until("\r\n\r\nbody", 3s).find("200 OK"), std::string::npos);
+}
+
+TEST(HttpServer, MalformedRequestsAreAnsweredAndClosed) {
+  TestServer server;
+  RawClient client(server.port);
+  client.send("BREW /pot HTCPCP/1.0\r\n\r\n");
+  const std::string answer = client.read_all(3s);
+  EXPECT_NE(answer.find("HTTP/1.1 400 Bad Request"), std::string::npos) << answer;
+  EXPECT_NE(answer.find("Connection: close"), std::string::npos);
+  EXPECT_TRUE(client.closed_by_peer());
+}
+
+TEST(HttpServer, StreamsAChunkedBodyFromAWorker) {
+  TestServer server;
+  RawClient client(server.port);
+  client.send(get_request("/slow"));
+  const std::string answer = client.read_until("0\r\n\r\n", 5s);
+  EXPECT_NE(answer.find("Transfer-Encoding: chunked"), std::string::npos);
+  EXPECT_NE(answer.find("7\r\ntick 0\n\r\n"), std::string::npos) << answer;
+  EXPECT_NE(answer.find("7\r\ntick 9\n\r\n0\r\n\r\n"), std::string::npos) << answer;
+}
+
+TEST(HttpServer, AWorkerSeesItsClientHangUp) {
+  TestServer server;
+  {
+    RawClient client(server.port);
+    client.send(get_request("/wait"));
+    std::this_thread::sleep_for(100ms);
+  }  // hung up without reading an answer
+  for (int i = 0; i < 300 && server.cancelled_waits.load() == 0; ++i) std::this_thread::sleep_for(10ms);
+  EXPECT_EQ(server.cancelled_waits.load(), 1);
+  for (int i = 0; i < 300 && server.server.active_workers() > 0; ++i) std::this_thread::sleep_for(10ms);
+  EXPECT_EQ(server.server.active_workers(), 0);
+}
+
+TEST(HttpServer, BeyondMaxWorkersTheAnswerIs503) {
+  ServerOptions options = TestServer::short_limits();
+  options.max_workers = 2;
+  TestServer server(options);
+  RawClient first(server.port), second(server.port), third(server.port);
+  first.send(get_request("/wait"));
+  second.send(get_request("/wait"));
+  for (int i = 0; i < 300 && server.server.active_workers() < 2; ++i) std::this_thread::sleep_for(10ms);
+  third.send(get_request("/wait"));
+  EXPECT_NE(third.read_until("every worker is busy", 3s).find("503 Service Unavailable"), std::string::npos);
+  EXPECT_TRUE(server.health_answers());  // the loop still answers what it can answer itself
+}
+
+// Draining: the listening socket closes, idle connections close, a request in progress finishes and is answered
+// in full, and serve() returns.
+TEST(HttpServer, DrainLetsTheRequestInProgressFinishThenServeReturns) {
+  ServerOptions options = TestServer::short_limits();
+  options.idle_timeout = 30s;
+  auto server = std::make_unique<TestServer>(options);
+  RawClient idle(server->port);
+  idle.send(get_request("/health"));
+  idle.read_until("\r\n\r\nok", 3s);
+  RawClient busy(server->port);
+  busy.send(get_request("/slow"));
+  busy.read_until("tick 0", 3s);
+  server->server.begin_drain();
+  EXPECT_NE(busy.read_until("0\r\n\r\n", 5s).find("tick 9\n\r\n0\r\n\r\n"), std::string::npos);
+  busy.read_all(3s);
+  EXPECT_TRUE(busy.closed_by_peer());  // no keep-alive once draining
+  idle.read_all(3s);
+  EXPECT_TRUE(idle.closed_by_peer());
+  server->thread.join();  // serve() returned by itself
+  server->thread = std::thread([] {});
+  EXPECT_THROW(RawClient late(server->port), std::runtime_error);  // nobody listens any more
+}
+
+}  // namespace
+}  // namespace minigen::http

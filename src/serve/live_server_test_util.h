@@ -1,0 +1,87 @@
+#pragma once
+// The shipped chat model behind `minigen serve`'s stack on a free loopback port, and the requests the API tests send.
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <chrono>
+#include <functional>
+#include <string>
+#include <thread>
+
+#include <nlohmann/json.hpp>
+
+#include "cache/block_pool.h"
+#include "model/model_loader.h"
+#include "serve/server_stack.h"
+
+namespace minigen::testing {
+
+using nlohmann::json;
+
+// The shipped chat model behind a server on a free loopback port.
+struct LiveServer {
+  explicit LiveServer(int max_queue = 64, int blocks = 256, ApiServerOptions api = {})
+      : loaded(load_model(minigen_home() / "models" / "minigen-tiny-sft")),
+        stack(*loaded.model, *loaded.tokenizer, "minigen-tiny-sft", options(*loaded.model, max_queue, blocks, api)) {
+    port = stack.bind("127.0.0.1", 0);
+    thread = std::thread([this] { stack.serve(); });
+  }
+  ~LiveServer() {
+    stack.stop();
+    thread.join();
+  }
+  static ServeOptions options(const Model& model, int max_queue, int blocks, ApiServerOptions api) {
+    ServeOptions options;
+    options.threads = 2;
+    options.kv_budget_bytes = static_cast<std::size_t>(blocks) * BlockPool::bytes_per_block(model.config);
+    options.max_batch = 8;
+    options.token_budget = 64;
+    options.max_queue = max_queue;
+    options.api = std::move(api);
+    return options;
+  }
+  httplib::Client client() const {
+    httplib::Client c("127.0.0.1", port);
+    c.set_read_timeout(60, 0);
+    return c;
+  }
+  // Waits (up to a minute, so that a slow sanitizer build cannot flake) until the engine has nothing running or
+  // waiting and no KV block is referenced; returns the status either way, for the test to assert on.
+  EngineStatus settled() {
+    EngineStatus status = stack.engine().status();
+    for (int i = 0; i < 6000 && (status.running > 0 || status.waiting > 0 || status.kv_blocks_used > 0); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      status = stack.engine().status();
+    }
+    return status;
+  }
+
+  LoadedModel loaded;
+  ServerStack stack;
+  int port = 0;
+  std::thread thread;
+};
+
+inline json post(LiveServer& server, const std::string& path, const json& body, int expected_status) {
+  auto result = server.client().Post(path, body.dump(), "application/json");
+  EXPECT_TRUE(result) << path;
+  if (!result) return json();
+  EXPECT_EQ(result->status, expected_status) << result->body;
+  return json::parse(result->body);
+}
+
+// POST whose response body is handed to `receiver` piece by piece (returning false hangs up).
+inline httplib::Result post_streaming(LiveServer& server, const std::string& path, const json& body,
+                               const std::function<bool(const char*, std::size_t)>& receiver) {
+  httplib::Request request;
+  request.method = "POST";
+  request.path = path;
+  request.body = body.dump();
+  request.set_header("Content-Type", "application/json");
+  request.content_receiver = [&](const char* data, std::size_t size, uint64_t, uint64_t) {
+    return receiver(data, size);
+  };
+  return server.client().send(request);
+}
+
+}  // namespace minigen::testing
