@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "serve/byte_size.h"
 #include "serve/load_tester.h"
+#include "serve/soak_runner.h"
 
 namespace minigen::cli {
 namespace {
@@ -23,6 +24,8 @@ struct BenchServeFlags {
   int max_batch = 32;
   int token_budget = 256;
   load_test::LoadTestOptions load;
+  double soak_minutes = 0;
+  double soak_sample_seconds = 60;
   bool json = false;
   bool quick = false;
 };
@@ -120,6 +123,43 @@ void print_first_errors(const load_test::LoadTestReport& report) {
   }
 }
 
+int run_soak(const BenchServeFlags& flags, const std::string& url, const std::string& description) {
+  load_test::SoakOptions options;
+  options.minutes = flags.soak_minutes;
+  options.sample_seconds = flags.soak_sample_seconds;
+  options.concurrency = flags.load.concurrency;
+  options.max_tokens = flags.load.max_tokens;
+  options.cancel_fraction = flags.load.cancel_fraction;
+  options.seed = flags.load.seed;
+  options.progress = &std::cerr;
+  const load_test::SoakReport report = load_test::run_soak(url, options);
+  if (flags.json) {
+    std::cout << to_json_text(load_test::soak_json(report)) << "\n";
+  } else {
+    std::printf("minigen bench-serve --soak · %s\n\n", description.c_str());
+    print_line("load", format("%.1f min, %.0f clients back to back", report.options.minutes,
+                              report.options.concurrency));
+    print_line("requests", std::to_string(report.requests) + ": " + std::to_string(report.generations) +
+                               " streaming generations (" + std::to_string(report.cancelled) + " closed mid-stream), " +
+                               std::to_string(report.abandoned) + " abandoned non-streaming, " +
+                               std::to_string(report.bad_requests) + " bad requests");
+    print_line("unexpected", std::to_string(report.unexpected) + " (wrong status, broken stream, transport error)");
+    std::printf("%-15s %8s %10s %11s %9s %12s\n", "samples", "seconds", "requests", "unexpected", "RSS MB",
+                "KV in use");
+    for (const load_test::SoakSample& point : report.samples) {
+      std::printf("%-15s %8.0f %10lld %11lld %9.1f %12lld\n", "", point.seconds,
+                  static_cast<long long>(point.requests), static_cast<long long>(point.unexpected), point.rss_mb,
+                  static_cast<long long>(point.kv_blocks_used));
+    }
+    print_line("RSS slope", format("%+.3f MB per 1,000 requests after the first third of the run",
+                                   report.rss_slope_mb_per_1000));
+    print_line("leaked blocks", std::to_string(report.leaked_blocks) + (report.drained ? "" : " (server not idle)"));
+    print_line("result", report.passed() ? "PASS" : "FAIL");
+  }
+  for (const std::string& error : report.first_errors) std::cerr << "[soak] error: " << error << "\n";
+  return report.passed() ? 0 : 1;
+}
+
 int run_bench_serve_command(BenchServeFlags flags, const CLI::App& command) {
   if (flags.quick) {  // the ctest-sized run; explicit flags still win
     if (command.count("--requests") == 0) flags.load.requests = 40;
@@ -154,6 +194,7 @@ int run_bench_serve_command(BenchServeFlags flags, const CLI::App& command) {
     throw Error("-m and --url exclude each other: --url tests a server that already runs its model");
   }
 
+  if (flags.soak_minutes > 0) return run_soak(flags, url, description);
   const load_test::LoadTestReport report = load_test::run_load_test(url, flags.load);
   if (flags.json) {
     std::cout << to_json_text(load_test::report_json(report)) << "\n";
@@ -201,6 +242,13 @@ CommandAction add_bench_serve_command(CLI::App& app) {
       ->default_val(24)
       ->check(CLI::Range(0, 1 << 16));
   command->add_option("--seed", flags->load.seed, "seed of the request mix")->default_val(1);
+  command->add_option("--soak", flags->soak_minutes,
+                      "instead of the load test: steady load for this many minutes with cancellations and bad "
+                      "requests mixed in, the server's RSS sampled (see --soak-sample)")
+      ->check(CLI::Range(0.0, 24.0 * 60));
+  command->add_option("--soak-sample", flags->soak_sample_seconds, "seconds between the soak's samples")
+      ->default_val(60)
+      ->check(CLI::Range(0.5, 3600.0));
   command->add_flag("--json", flags->json, "print one JSON object with every number");
   command->add_flag("--quick", flags->quick,
                     "a run for CI: 40 requests, concurrency 8, max_tokens 24, comparison of 8 (explicit flags win)");
