@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "cli/serve_process_test_util.h"
+#include "serve/serve_process_test_util.h"
 #include "http/raw_client_test_util.h"
 
 namespace minigen {
