@@ -8,6 +8,7 @@
 
 #include "cli/command_context.h"
 #include "cli/commands.h"
+#include "cli/flag_checks.h"
 #include "cli/json_output.h"
 #include "core/error.h"
 #include "serve/byte_size.h"
@@ -220,35 +221,35 @@ CommandAction add_bench_serve_command(CLI::App& app) {
       ->default_val("256MiB");
   command->add_option("--max-batch", flags->max_batch, "in-process server: sequences decoded together at most")
       ->default_val(32)
-      ->check(CLI::Range(1, 4096));
+      ->check(integer_in(1, 4096));
   command->add_option("--token-budget", flags->token_budget, "in-process server: tokens fed per step")
       ->default_val(256)
-      ->check(CLI::Range(1, 1 << 20));
+      ->check(integer_in(1, 1 << 20));
   command->add_option("--requests", flags->load.requests, "requests in the load phase")
       ->default_val(200)
-      ->check(CLI::Range(1, 1 << 20));
-  command->add_option("--concurrency", flags->load.concurrency, "clients sending at once (the server serves 128)")
+      ->check(integer_in(1, 1 << 20));
+  command->add_option("--concurrency", flags->load.concurrency, "clients sending at once")
       ->default_val(32)
-      ->check(CLI::Range(1, 128));
+      ->check(integer_in(1, 128));
   command->add_option("--cancel-fraction", flags->load.cancel_fraction,
                       "share of load requests the client closes mid-stream")
       ->default_val(0.1)
-      ->check(CLI::Range(0.0, 1.0));
+      ->check(number_in(0.0, 1.0));
   command->add_option("--max-tokens", flags->load.max_tokens, "largest max_tokens of a request (each draws 16..this)")
       ->default_val(64)
-      ->check(CLI::Range(1, 1 << 16));
+      ->check(integer_in(1, 1 << 16));
   command->add_option("--compare-sequential", flags->load.compare_requests,
                       "requests run one at a time and then concurrently for the speed-up (0: skip)")
       ->default_val(24)
-      ->check(CLI::Range(0, 1 << 16));
-  command->add_option("--seed", flags->load.seed, "seed of the request mix")->default_val(1);
+      ->check(integer_in(0, 1 << 16));
+  command->add_option("--seed", flags->load.seed, "seed of the request mix")->default_val(1)->check(seed_value());
   command->add_option("--soak", flags->soak_minutes,
                       "instead of the load test: steady load for this many minutes with cancellations and bad "
                       "requests mixed in, the server's RSS sampled (see --soak-sample)")
-      ->check(CLI::Range(0.0, 24.0 * 60));
+      ->check(number_in(0.0, 24.0 * 60));
   command->add_option("--soak-sample", flags->soak_sample_seconds, "seconds between the soak's samples")
       ->default_val(60)
-      ->check(CLI::Range(0.5, 3600.0));
+      ->check(number_in(0.5, 3600.0));
   command->add_flag("--json", flags->json, "print one JSON object with every number");
   command->add_flag("--quick", flags->quick,
                     "a run for CI: 40 requests, concurrency 8, max_tokens 24, comparison of 8 (explicit flags win)");

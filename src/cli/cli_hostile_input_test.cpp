@@ -242,6 +242,18 @@ TEST_F(CliHostileInput, ArgumentParserErrorsAreOneLine) {
   EXPECT_EQ(help.err, "");
 }
 
+TEST_F(CliHostileInput, ServeAndBenchServeFlagsAreOneLineErrors) {
+  expect_error("serve --port 70000", "--port: 70000 is not an integer in [0, 65535] (see `minigen serve --help`)", {},
+               true);
+  expect_error("serve --drain-timeout -1", "--drain-timeout: -1 is not a number in [0, 3600]");
+  expect_error("serve --request-timeout nan", "--request-timeout: nan is not a number in [0.1, 3600]");
+  expect_error("serve --max-connections 1", "--max-connections: 1 is not an integer in [2, 100000]");
+  expect_error("serve --kv-budget 12parsecs", "12parsecs");
+  expect_error("bench-serve --seed 1e23", "--seed: 1e23 is not an integer in [0, 18446744073709551615]");
+  expect_error("bench-serve --soak 1e9", "--soak: 1e9 is not a number in [0, 1440]");
+  expect_error("bench-serve --concurrency 0", "--concurrency: 0 is not an integer in [1, 128]");
+}
+
 // The review's hostile .pth: 200 storages whose zip entries all point at one compressed MiB of zeros.
 TEST_F(CliHostileInput, PthWithSharedEntriesIsRefusedInSmallMemory) {
   std::vector<testing::TestTensor> tensors;

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <regex>
+#include <sstream>
 
 namespace minigen::cli {
 namespace {
@@ -136,6 +137,23 @@ CLI::Validator finite_number() {
         return "";
       },
       "NUMBER", "finite_number");
+}
+
+CLI::Validator number_in(double minimum, double maximum) {
+  const auto shortest = [](double value) {
+    std::ostringstream out;
+    out << value;
+    return out.str();
+  };
+  const std::string range = "[" + shortest(minimum) + ", " + shortest(maximum) + "]";
+  return CLI::Validator(
+      [minimum, maximum, range, check = finite_number()](std::string& text) -> std::string {
+        std::string copy = text;
+        if (std::string error = check(copy); !error.empty()) return text + " is not a number in " + range;
+        const double value = std::strtod(text.c_str(), nullptr);
+        return value >= minimum && value <= maximum ? "" : text + " is not a number in " + range;
+      },
+      "NUMBER in " + range, "number_in");
 }
 
 std::string parse_error_line(const CLI::ParseError& error, const CLI::App& app) {

@@ -17,6 +17,8 @@ CLI::Validator integer_in(int64_t minimum, int64_t maximum);
 CLI::Validator seed_value();
 // A finite decimal number (the flag's own check, e.g. SamplingParams::validate, decides its range).
 CLI::Validator finite_number();
+// A finite decimal number in [minimum, maximum].
+CLI::Validator number_in(double minimum, double maximum);
 
 // The message of a CLI11 parse error as one line without CLI11's "Run with --help" trailer, naming the flag and
 // the value where CLI11's text does not: unknown arguments, missing values, values of the wrong type or range.

@@ -10,6 +10,7 @@
 
 #include "cli/command_context.h"
 #include "cli/commands.h"
+#include "cli/flag_checks.h"
 #include "core/error.h"
 #include "serve/byte_size.h"
 #include "serve/server_stack.h"
@@ -144,18 +145,18 @@ CommandAction add_serve_command(CLI::App& app) {
   command->add_option("--host", flags->host,
                       "address to listen on; a loopback address answers only requests addressed to localhost")
       ->default_val("127.0.0.1");
-  command->add_option("--port", flags->port, "port (0: any free port)")->default_val(8080)->check(CLI::Range(0, 65535));
+  command->add_option("--port", flags->port, "port (0: any free port)")->default_val(8080)->check(integer_in(0, 65535));
   command->add_option("--kv-budget", flags->kv_budget, "memory for the KV cache pool, e.g. 256MiB, 1GiB")
       ->default_val("256MiB");
   command->add_option("--max-batch", flags->max_batch, "sequences decoded together at most")
       ->default_val(32)
-      ->check(CLI::Range(1, 4096));
+      ->check(integer_in(1, 4096));
   command->add_option("--token-budget", flags->token_budget, "tokens fed per step (decodes + prefill chunks)")
       ->default_val(256)
-      ->check(CLI::Range(1, 1 << 20));
+      ->check(integer_in(1, 1 << 20));
   command->add_option("--max-queue", flags->max_queue, "requests allowed to wait; beyond it the answer is 429")
       ->default_val(256)
-      ->check(CLI::Range(1, 1 << 20));
+      ->check(integer_in(1, 1 << 20));
   command->add_option("--api-key", flags->api_key,
                       "require 'Authorization: Bearer KEY' on every /v1/* route (default: $MINIGEN_API_KEY)");
   command->add_option("--cors-origin", flags->cors_origin,
@@ -163,18 +164,18 @@ CommandAction add_serve_command(CLI::App& app) {
   command->add_option("--drain-timeout", flags->drain_timeout_s,
                       "seconds requests in progress may take to finish after SIGTERM/SIGINT")
       ->default_val(10)
-      ->check(CLI::Range(0.0, 3600.0));
+      ->check(number_in(0.0, 3600.0));
   command->add_option("--request-timeout", flags->request_timeout_s,
                       "seconds a client has to send a whole request (line, headers and body); 408 after")
       ->default_val(10)
-      ->check(CLI::Range(0.1, 3600.0));
+      ->check(number_in(0.1, 3600.0));
   command->add_option("--idle-timeout", flags->idle_timeout_s, "seconds an idle keep-alive connection stays open")
       ->default_val(5)
-      ->check(CLI::Range(0.1, 3600.0));
+      ->check(number_in(0.1, 3600.0));
   command->add_option("--max-connections", flags->max_connections,
                       "open connections at most; when full, the one waiting longest for its request is closed")
       ->default_val(512)
-      ->check(CLI::Range(2, 100000));
+      ->check(integer_in(2, 100000));
   return [flags] { return run_serve_command(*flags); };
 }
 
