@@ -14,7 +14,6 @@
 #include <filesystem>
 #include <fstream>
 #include <memory>
-#include <regex>
 #include <thread>
 #include <vector>
 
@@ -47,18 +46,22 @@ std::string read_file(const std::filesystem::path& path) {
   return std::string(std::istreambuf_iterator<char>(in), {});
 }
 
+void replace(std::string& text, const std::string& from, const std::string& to) {
+  const std::size_t at = text.find(from);
+  ASSERT_NE(at, std::string::npos) << "deploy/nginx/nginx.conf no longer holds '" << from << "'";
+  text.replace(at, from.size(), to);
+}
+
 // nginx with the shipped configuration, its ports replaced by the replicas' and a free one of its own.
 struct Nginx {
   Nginx(const std::vector<int>& replica_ports, const std::filesystem::path& dir) {
     std::filesystem::create_directories(dir / "tmp");
     std::string config = read_file(minigen_home() / "deploy" / "nginx" / "nginx.conf");
     for (std::size_t i = 0; i < replica_ports.size(); ++i) {
-      config = std::regex_replace(config, std::regex("127\\.0\\.0\\.1:808" + std::to_string(i + 1) + " "),
-                                  "127.0.0.1:" + std::to_string(replica_ports[i]) + " ");
+      replace(config, "127.0.0.1:808" + std::to_string(i + 1) + " ", "127.0.0.1:" + std::to_string(replica_ports[i]) + " ");
     }
     port = free_port();
-    config = std::regex_replace(config, std::regex("listen 127\\.0\\.0\\.1:8080;"),
-                                "listen 127.0.0.1:" + std::to_string(port) + ";");
+    replace(config, "listen 127.0.0.1:8080;", "listen 127.0.0.1:" + std::to_string(port) + ";");
     std::ofstream(dir / "nginx.conf") << config;
     process = std::make_unique<testing::ChildProcess>(
         std::vector<std::string>{kNginx, "-p", dir.string(), "-c", (dir / "nginx.conf").string()});
