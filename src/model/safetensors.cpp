@@ -54,8 +54,7 @@ uint64_t read_u64_le(const std::byte* bytes) {
   return value;
 }
 
-json parse_header_json(const MappedFile& file, uint64_t header_bytes) {
-  const std::string file_name = file.path().string();
+json parse_header_json(std::span<const std::byte> file, const std::string& file_name, uint64_t header_bytes) {
   std::set<std::string> top_level_names;
   // The callback sees every top-level key, which a plain parse would silently let a later duplicate overwrite.
   auto check_event = [&](int depth, json::parse_event_t event, json& parsed) {
@@ -68,7 +67,7 @@ json parse_header_json(const MappedFile& file, uint64_t header_bytes) {
     }
     return true;
   };
-  const char* text = reinterpret_cast<const char*>(file.data() + 8);
+  const char* text = reinterpret_cast<const char*>(file.data() + 8);  // the caller checked 8 + header_bytes
   try {
     return json::parse(text, text + header_bytes, check_event);
   } catch (const json::exception& error) {
@@ -161,8 +160,7 @@ void check_no_overlap(std::vector<TensorRecord>& tensors, const std::string& fil
   }
 }
 
-ParsedFile parse_file(const MappedFile& file) {
-  const std::string file_name = file.path().string();
+ParsedFile parse_file(std::span<const std::byte> file, const std::string& file_name) {
   if (file.size() < 8) {
     throw Error(file_name + ": too small to be a safetensors file (" + std::to_string(file.size()) + " bytes)");
   }
@@ -174,7 +172,7 @@ ParsedFile parse_file(const MappedFile& file) {
   if (header_bytes > kMaxHeaderBytes) {
     throw Error(file_name + ": safetensors header length " + std::to_string(header_bytes) + " exceeds 100 MB");
   }
-  const json header = parse_header_json(file, header_bytes);
+  const json header = parse_header_json(file, file_name, header_bytes);
   if (!header.is_object()) throw Error(file_name + ": safetensors header is not a JSON object");
 
   ParsedFile parsed;
@@ -243,33 +241,10 @@ std::filesystem::path temporary_path_for(const std::filesystem::path& path) {
   return temporary;
 }
 
-}  // namespace
-
-TensorMap read_safetensors(const std::filesystem::path& path) {
-  const MappedFile file(path);
-  const ParsedFile parsed = parse_file(file);
-  TensorMap tensors;
-  for (const TensorRecord& record : parsed.tensors) {
-    HostTensor tensor;
-    tensor.shape = record.shape;
-    tensor.stored_dtype = record.dtype;
-    // The byte count was checked against shape · dtype size, so the element count cannot overflow here.
-    const std::size_t count = (record.end - record.begin) / dtype_size_bytes(record.dtype);
-    tensor.values.resize(count);
-    decode_to_f32(record.dtype, parsed.data + record.begin, count, tensor.values.data());
-    tensors.emplace(record.name, std::move(tensor));
-  }
-  return tensors;
-}
-
-std::map<std::string, std::string> read_safetensors_metadata(const std::filesystem::path& path) {
-  const MappedFile file(path);
-  return parse_file(file).metadata;
-}
-
-void write_safetensors(const std::filesystem::path& path, const TensorMap& tensors, DType dtype,
-                       const std::map<std::string, std::string>& metadata) {
-  const std::string file_name = path.string();
+// The 8-byte length and the JSON header (padded with spaces to a multiple of 8, which keeps the data 8-byte aligned)
+// of `tensors` written in name order as `dtype`. `file_name` starts error messages.
+std::string header_bytes_for(const TensorMap& tensors, DType dtype, const std::map<std::string, std::string>& metadata,
+                             const std::string& file_name) {
   json header = json::object();
   if (!metadata.empty()) header[kMetadataKey] = metadata;
   const uint64_t element_bytes = dtype_size_bytes(dtype);
@@ -295,15 +270,65 @@ void write_safetensors(const std::filesystem::path& path, const TensorMap& tenso
   } catch (const json::exception& error) {  // e.g. a name that is not valid UTF-8
     throw Error(file_name + ": cannot write the safetensors header: " + error.what());
   }
-  // Padding with spaces to a multiple of 8 keeps the data 8-byte aligned in the file.
   header_text.append((8 - header_text.size() % 8) % 8, ' ');
-  std::byte length_bytes[8];
-  for (int i = 0; i < 8; ++i) length_bytes[i] = static_cast<std::byte>((header_text.size() >> (8 * i)) & 0xff);
+  std::string out(8, '\0');
+  for (int i = 0; i < 8; ++i) out[i] = static_cast<char>((header_text.size() >> (8 * i)) & 0xff);
+  return out + header_text;
+}
 
+}  // namespace
+
+TensorMap read_safetensors(std::span<const std::byte> bytes, const std::string& name) {
+  const ParsedFile parsed = parse_file(bytes, name);
+  TensorMap tensors;
+  for (const TensorRecord& record : parsed.tensors) {
+    HostTensor tensor;
+    tensor.shape = record.shape;
+    tensor.stored_dtype = record.dtype;
+    // The byte count was checked against shape · dtype size, so the element count cannot overflow here.
+    const std::size_t count = (record.end - record.begin) / dtype_size_bytes(record.dtype);
+    tensor.values.resize(count);
+    decode_to_f32(record.dtype, parsed.data + record.begin, count, tensor.values.data());
+    tensors.emplace(record.name, std::move(tensor));
+  }
+  return tensors;
+}
+
+TensorMap read_safetensors(const std::filesystem::path& path) {
+  const MappedFile file(path);
+  return read_safetensors(file.bytes(), path.string());
+}
+
+std::map<std::string, std::string> read_safetensors_metadata(std::span<const std::byte> bytes,
+                                                             const std::string& name) {
+  return parse_file(bytes, name).metadata;
+}
+
+std::map<std::string, std::string> read_safetensors_metadata(const std::filesystem::path& path) {
+  const MappedFile file(path);
+  return read_safetensors_metadata(file.bytes(), path.string());
+}
+
+std::string safetensors_bytes(const TensorMap& tensors, DType dtype,
+                              const std::map<std::string, std::string>& metadata) {
+  std::string out = header_bytes_for(tensors, dtype, metadata, "safetensors");
+  const uint64_t element_bytes = dtype_size_bytes(dtype);
+  for (const auto& [name, tensor] : tensors) {
+    const std::size_t start = out.size();
+    out.resize(start + tensor.values.size() * element_bytes);
+    encode_from_f32(dtype, tensor.values.data(), tensor.values.size(),
+                    reinterpret_cast<std::byte*>(out.data() + start));
+  }
+  return out;
+}
+
+void write_safetensors(const std::filesystem::path& path, const TensorMap& tensors, DType dtype,
+                       const std::map<std::string, std::string>& metadata) {
+  const std::string header = header_bytes_for(tensors, dtype, metadata, path.string());
+  const uint64_t element_bytes = dtype_size_bytes(dtype);
   TemporaryFile output(temporary_path_for(path));
   output.open();
-  output.write(length_bytes, sizeof(length_bytes));
-  output.write(header_text.data(), header_text.size());
+  output.write(header.data(), header.size());
   // Convert in chunks so that writing a large model does not need a second full-size buffer.
   constexpr std::size_t kChunkElements = std::size_t{1} << 18;
   std::vector<std::byte> chunk(kChunkElements * element_bytes);

@@ -81,6 +81,22 @@ TEST_F(SafetensorsTest, RoundTripsEveryDtypeWithMetadata) {
   }
 }
 
+// The in-memory writer produces the file write_safetensors writes, and the in-memory reader reads it like the file.
+TEST_F(SafetensorsTest, InMemoryBytesEqualTheWrittenFile) {
+  const TensorMap tensors = sample_tensors();
+  const std::map<std::string, std::string> metadata = {{"format", "pt"}};
+  const fs::path path = temp_path("in_memory.safetensors");
+  write_safetensors(path, tensors, DType::BF16, metadata);
+  const std::string bytes = safetensors_bytes(tensors, DType::BF16, metadata);
+  EXPECT_EQ(bytes, read_file_bytes(path));
+  const auto view = std::as_bytes(std::span(bytes.data(), bytes.size()));
+  const TensorMap read = read_safetensors(view, "memory");
+  ASSERT_EQ(read.size(), tensors.size());
+  for (const auto& [name, tensor] : tensors) EXPECT_EQ(read.at(name).values, tensor.values) << name;
+  EXPECT_EQ(read_safetensors_metadata(view, "memory"), metadata);
+  EXPECT_THROW(read_safetensors(view.first(7), "memory"), Error);
+}
+
 TEST_F(SafetensorsTest, WritesPaddedHeaderAndDataInNameOrder) {
   TensorMap tensors;
   tensors["b"] = make_tensor({2}, {3.0f, 4.0f});

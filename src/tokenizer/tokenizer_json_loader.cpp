@@ -156,6 +156,19 @@ class TokenizerJsonLoader {
       }
       place(tokenizer, id);
       Tokenizer::TokenEntry& token = tokenizer.tokens_[static_cast<std::size_t>(id)];
+      // One id, one text: an added token may share its id only with the vocabulary entry of its own spelling (HF
+      // lists added tokens in model.vocab too). Otherwise decode would give the added text for ids that encode
+      // produced for other bytes (found by fuzz_tokenizer_json: "!" and "<tts_text_bos>" both at id 36).
+      if (token.kind == Tokenizer::TokenKind::kAddedSpecial || token.kind == Tokenizer::TokenKind::kAddedPlain) {
+        fail("id " + std::to_string(id) + " is given to two added tokens, \"" + token.bytes + "\" and \"" +
+             content + "\"");
+      }
+      if (const auto vocab_entry = spelling_by_id_.find(id);
+          vocab_entry != spelling_by_id_.end() && vocab_entry->second != content &&
+          byte_level_to_bytes(vocab_entry->second) != content) {
+        fail("added token \"" + content + "\" has id " + std::to_string(id) + ", which model.vocab gives to \"" +
+             vocab_entry->second + "\"");
+      }
       token.kind =
           flag(added, "special", false) ? Tokenizer::TokenKind::kAddedSpecial : Tokenizer::TokenKind::kAddedPlain;
       token.bytes = content;

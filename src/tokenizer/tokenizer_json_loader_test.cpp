@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fstream>
 #include <functional>
+#include <iterator>
 #include <string>
 
 #include "core/error.h"
@@ -106,6 +107,31 @@ TEST(TokenizerJsonLoaderTest, RejectsBadVocabularies) {
   json not_byte_level = tokenizer_testing::tiny_tokenizer_json_value();
   not_byte_level["model"]["vocab"]["two words"] = 500;
   expect_tokenizer_json_error(not_byte_level, "vocabulary entry \"two words\" is not a byte-level");
+}
+
+// Found by fuzz_tokenizer_json: an added token at the id of a byte token ("!" and "<tts_text_bos>" both 36) was
+// accepted, so "!" encoded to 36 and decoded as "<tts_text_bos>". One id must mean one text.
+TEST(TokenizerJsonLoaderTest, RefusesTwoTextsForOneId) {
+  std::ifstream regression(std::filesystem::path(MINIGEN_SOURCE_DIR) / "fuzz" / "corpus" / "fuzz_tokenizer_json" /
+                               "regression-added-token-takes-a-vocab-id",
+                           std::ios::binary);
+  const std::string input((std::istreambuf_iterator<char>(regression)), std::istreambuf_iterator<char>());
+  ASSERT_FALSE(input.empty());
+  expect_load_error([&] { Tokenizer::from_json_text(input.substr(0, input.find('\0'))); },
+                    "added token \"<tts_text_bos>\" has id 36, which model.vocab gives to \"!\"");
+
+  json takes_a_byte = tokenizer_testing::tiny_tokenizer_json_value();
+  takes_a_byte["added_tokens"][3]["id"] = tokenizer_testing::tiny_byte_id('!');
+  expect_tokenizer_json_error(takes_a_byte, "added token \"<think>\" has id 38, which model.vocab gives to \"!\"");
+
+  json two_added = tokenizer_testing::tiny_tokenizer_json_value();
+  two_added["added_tokens"][4]["id"] = 3;
+  two_added["model"]["vocab"].erase("<think>!");
+  expect_tokenizer_json_error(two_added, "id 3 is given to two added tokens, \"<think>\" and \"<think>!\"");
+
+  // The usual layout, each added token also in model.vocab under its own spelling, loads.
+  const Tokenizer usual = Tokenizer::from_json_text(tokenizer_testing::tiny_tokenizer_json(false));
+  EXPECT_EQ(usual.decode(usual.encode("hello!<think>"), false), "hello!<think>");
 }
 
 TEST(TokenizerJsonLoaderTest, GapsInTheIdsAreUnusedIds) {
