@@ -5,8 +5,8 @@
 # memory; the input that did it is kept in BUILD_DIR/fuzz-artifacts/.
 #   bash scripts/fuzz.sh [SECONDS]    run every target (default 25 s each), JOBS of them at a time
 #   bash scripts/fuzz.sh --list       print the targets
-# Environment: BUILD_DIR (default build-fuzz), JOBS (default: cores). Installs nothing: needs clang-14 and
-# libclang-rt-14-dev (Debian 12), besides what the normal build needs.
+# Environment: BUILD_DIR (default build-fuzz), JOBS (default: cores). Installs what is missing (clang-14 and
+# libclang-rt-14-dev for libFuzzer, and the libraries of the normal build) on Debian 12, as root or through sudo.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -25,13 +25,10 @@ if ! [[ "$seconds" =~ ^[1-9][0-9]*$ ]]; then
   echo "usage: bash scripts/fuzz.sh [SECONDS | --list]  (SECONDS: a whole number >= 1, got '$seconds')" >&2
   exit 2
 fi
-for tool in clang-14 clang++-14; do
-  if ! command -v "$tool" >/dev/null; then
-    echo "scripts/fuzz.sh: $tool not found; the fuzz targets need clang-14 and libFuzzer" \
-      "(Debian 12: apt-get install clang-14 libclang-rt-14-dev)" >&2
-    exit 2
-  fi
-done
+# shellcheck source=scripts/install_packages.sh
+source scripts/install_packages.sh
+install_missing build-essential cmake ninja-build pkg-config clang-14 libclang-rt-14-dev libhwy-dev \
+  libcpp-httplib-dev libcli11-dev nlohmann-json3-dev libicu-dev zlib1g-dev
 
 build_dir="${BUILD_DIR:-build-fuzz}"
 jobs="${JOBS:-$(nproc)}"

@@ -14,19 +14,10 @@ case "$command_name" in
   *) echo "usage: bash scripts/minigen.sh run|test" >&2; exit 2 ;;
 esac
 
-packages=(build-essential cmake ninja-build pkg-config libgtest-dev libgmock-dev libbenchmark-dev libopenblas-dev
-  libhwy-dev libcpp-httplib-dev libcli11-dev nlohmann-json3-dev libicu-dev zlib1g-dev gnuplot-nox chromium curl nginx)
-missing=()
-for package in "${packages[@]}"; do
-  dpkg -s "$package" >/dev/null 2>&1 || missing+=("$package")
-done
-if ((${#missing[@]})); then
-  echo "[minigen] installing missing Debian packages: ${missing[*]}" >&2
-  as_root=()
-  [[ $(id -u) -eq 0 ]] || as_root=(sudo)
-  "${as_root[@]}" apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive "${as_root[@]}" apt-get install -y -qq "${missing[@]}" >/dev/null
-fi
+# shellcheck source=scripts/install_packages.sh
+source scripts/install_packages.sh
+install_missing build-essential cmake ninja-build pkg-config libgtest-dev libgmock-dev libbenchmark-dev libopenblas-dev \
+  libhwy-dev libcpp-httplib-dev libcli11-dev nlohmann-json3-dev libicu-dev zlib1g-dev gnuplot-nox chromium curl nginx
 
 build_dir="${BUILD_DIR:-build}"
 jobs="${JOBS:-$(nproc)}"
