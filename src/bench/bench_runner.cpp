@@ -129,7 +129,7 @@ TestResult batch_decode_test(Transformer& transformer, const BenchOptions& optio
   std::vector<KvCache> caches;
   std::vector<std::vector<int>> prefixes;
   for (int b = 0; b < batch_size; ++b) {
-    caches.emplace_back(config, options.batch_prompt_tokens + new_tokens);
+    caches.emplace_back(config.kv_layout(), options.batch_prompt_tokens + new_tokens);
     prefixes.push_back(bench_prompt(options.batch_prompt_tokens, vocab, b + 1));
   }
   std::vector<ForwardRow> rows(batch_size);
@@ -221,7 +221,7 @@ std::vector<TestResult> run_configuration_tests(Transformer& transformer, const 
                                                 std::ostream& progress) {
   const ModelConfig& config = transformer.model().config;
   const std::vector<int> prompt = bench_prompt(options.prompt_tokens, config.vocab_size, 0);
-  KvCache cache(config, options.prompt_tokens + options.generate_tokens);
+  KvCache cache(config.kv_layout(), options.prompt_tokens + options.generate_tokens);
   const std::string label = describe(transformer);
   std::vector<TestResult> tests;
   auto done = [&](TestResult test) {

@@ -20,7 +20,7 @@ PrefillAndContinuation prefill_and_continue(const Model& model, ThreadPool& pool
                                             std::span<const int> prompt, int greedy_tokens) {
   Transformer transformer(model, pool, type);
   const int vocab = model.config.vocab_size;
-  KvCache cache(model.config, static_cast<int>(prompt.size()) + greedy_tokens);
+  KvCache cache(model.config.kv_layout(), static_cast<int>(prompt.size()) + greedy_tokens);
   PrefillAndContinuation result;
   const ForwardRow prefill{&cache, prompt, true};
   result.prompt_logits = transformer.forward(std::span(&prefill, 1));

@@ -7,8 +7,8 @@
 
 namespace minigen {
 
-BlockPool::BlockPool(const ModelConfig& config, int num_blocks)
-    : num_layers_(config.num_layers), layout_{config.num_kv_heads, config.head_dim} {
+BlockPool::BlockPool(const KvLayout& layout, int num_blocks)
+    : num_layers_(layout.layers), layout_{layout.kv_heads, layout.head_dim} {
   if (num_blocks < 1) throw Error("the KV block pool needs at least one block");
   storage_ = hwy::AllocateAligned<float>(static_cast<std::size_t>(num_blocks) * num_layers_ * layout_.block_floats());
   if (!storage_) throw Error("cannot allocate " + std::to_string(num_blocks) + " KV blocks");
@@ -20,12 +20,10 @@ BlockPool::BlockPool(const ModelConfig& config, int num_blocks)
   for (int id = num_blocks - 1; id >= 0; --id) free_.push_back(id);
 }
 
-std::size_t BlockPool::bytes_per_block(const ModelConfig& config) {
-  return 2 * static_cast<std::size_t>(config.num_layers) * kBlockTokens * config.kv_width() * sizeof(float);
-}
+std::size_t BlockPool::bytes_per_block(const KvLayout& layout) { return kBlockTokens * layout.bytes_per_token(); }
 
-int BlockPool::blocks_for_budget(const ModelConfig& config, std::size_t budget_bytes) {
-  return static_cast<int>(std::min<std::size_t>(budget_bytes / bytes_per_block(config), 1u << 30));
+int BlockPool::blocks_for_budget(const KvLayout& layout, std::size_t budget_bytes) {
+  return static_cast<int>(std::min<std::size_t>(budget_bytes / bytes_per_block(layout), 1u << 30));
 }
 
 int BlockPool::allocate() {

@@ -16,7 +16,6 @@
 #include <vector>
 
 #include "hwy/aligned_allocator.h"
-#include "model/config.h"
 #include "ops/kv_block.h"
 
 namespace minigen {
@@ -26,11 +25,11 @@ class BlockPool {
   static constexpr int kBlockTokens = KvBlockLayout::kBlockTokens;
   static constexpr int64_t kNoPrefix = 0;  // the prefix id of "nothing before"
 
-  BlockPool(const ModelConfig& config, int num_blocks);
+  BlockPool(const KvLayout& layout, int num_blocks);
 
   // 2 · layers · 16 · kv_heads · head_dim · 4 bytes.
-  static std::size_t bytes_per_block(const ModelConfig& config);
-  static int blocks_for_budget(const ModelConfig& config, std::size_t budget_bytes);
+  static std::size_t bytes_per_block(const KvLayout& layout);
+  static int blocks_for_budget(const KvLayout& layout, std::size_t budget_bytes);
 
   int total_blocks() const { return static_cast<int>(reference_count_.size()); }
   // Blocks a new allocation can get: never-used or released ones, plus cached ones nobody references.

@@ -8,11 +8,11 @@
 
 namespace minigen {
 
-KvCache::KvCache(const ModelConfig& config, int capacity_tokens, int max_capacity_tokens)
-    : num_layers_(config.num_layers),
-      layout_{config.num_kv_heads, config.head_dim},
+KvCache::KvCache(const KvLayout& layout, int capacity_tokens, int max_capacity_tokens)
+    : num_layers_(layout.layers),
+      layout_{layout.kv_heads, layout.head_dim},
       max_capacity_(max_capacity_tokens),
-      layers_(config.num_layers) {
+      layers_(layout.layers) {
   if (capacity_tokens < 0) throw Error("KV cache capacity must not be negative");
   reserve_for(capacity_tokens);
 }

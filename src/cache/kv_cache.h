@@ -9,8 +9,7 @@
 #include <cstddef>
 #include <vector>
 
-#include "cache/kv_sequence.h"
-#include "model/config.h"
+#include "ops/kv_sequence.h"
 #include "ops/kv_block.h"
 
 namespace minigen {
@@ -19,7 +18,7 @@ class KvCache : public KvSequence {
  public:
   // Reserves room for `capacity_tokens` positions up front; grows (doubling, but never past `max_capacity_tokens`
   // rounded up to a block, unless a forward call needs more) when a forward call needs more.
-  KvCache(const ModelConfig& config, int capacity_tokens, int max_capacity_tokens = INT_MAX);
+  KvCache(const KvLayout& layout, int capacity_tokens, int max_capacity_tokens = INT_MAX);
 
   int length() const override { return length_; }
   int capacity() const { return capacity_; }

@@ -7,13 +7,8 @@
 namespace minigen {
 namespace {
 
-ModelConfig tiny_shape() {
-  ModelConfig config;
-  config.num_layers = 4;
-  config.num_kv_heads = 2;
-  config.head_dim = 32;
-  return config;
-}
+// The tiny model's cache shape: 4 layers, 2 kv heads, head_dim 32.
+KvLayout tiny_shape() { return {.layers = 4, .kv_heads = 2, .head_dim = 32}; }
 
 // The module's figure: 2 × 4 layers × 100 tokens × 2 kv heads × 32 × 4 bytes = 204,800 bytes.
 TEST(KvCache, HundredTokensOfTheTinyConfigUse204800Bytes) {

@@ -18,13 +18,13 @@ ModelConfig tiny_shape() { return testing::test_config("tiny"); }
 
 TEST(BlockPool, BlockBytesAndBudget) {
   // 2 × 4 layers × 16 positions × 2 kv heads × 32 × 4 bytes = 32,768 bytes per block.
-  EXPECT_EQ(BlockPool::bytes_per_block(tiny_shape()), 32768u);
-  EXPECT_EQ(BlockPool::blocks_for_budget(tiny_shape(), 256u << 20), 8192);
-  EXPECT_EQ(BlockPool::blocks_for_budget(tiny_shape(), 32767), 0);
+  EXPECT_EQ(BlockPool::bytes_per_block(tiny_shape().kv_layout()), 32768u);
+  EXPECT_EQ(BlockPool::blocks_for_budget(tiny_shape().kv_layout(), 256u << 20), 8192);
+  EXPECT_EQ(BlockPool::blocks_for_budget(tiny_shape().kv_layout(), 32767), 0);
 }
 
 TEST(BlockPool, AllocatesUntilExhaustedAndTakesBlocksBack) {
-  BlockPool pool(tiny_shape(), 3);
+  BlockPool pool(tiny_shape().kv_layout(), 3);
   const int a = pool.allocate(), b = pool.allocate(), c = pool.allocate();
   EXPECT_EQ(a, 0);
   EXPECT_EQ(c, 2);
@@ -39,7 +39,7 @@ TEST(BlockPool, AllocatesUntilExhaustedAndTakesBlocksBack) {
 }
 
 TEST(PagedKvSequence, ReserveFailsCleanlyWhenThePoolIsFull) {
-  BlockPool pool(tiny_shape(), 2);
+  BlockPool pool(tiny_shape().kv_layout(), 2);
   PagedKvSequence sequence(pool);
   EXPECT_EQ(sequence.blocks_needed(17), 2);
   sequence.reserve_for(32);
@@ -59,7 +59,7 @@ TEST(PagedKvSequence, PrefixHitGivesTheBitsOfAFreshPrefill) {
   auto model = testing::random_test_model("tiny");
   ThreadPool threads(2);
   Transformer transformer(*model, threads);
-  BlockPool pool(model->config, 16);
+  BlockPool pool(model->config.kv_layout(), 16);
   const std::vector<int> first = testing::test_prompt(40, 1);
   std::vector<int> second(first.begin(), first.begin() + 35);  // shares 35 tokens: two full blocks
   for (int extra : {11, 12, 13}) second.push_back(extra);
@@ -76,7 +76,7 @@ TEST(PagedKvSequence, PrefixHitGivesTheBitsOfAFreshPrefill) {
   EXPECT_EQ(b.attach_prefix(second, static_cast<int>(second.size()) - 1), 32);
   EXPECT_EQ(pool.hits(), 2);
   const std::vector<float> borrowed = prefill(transformer, b, std::span(second).subspan(32));
-  KvCache fresh(model->config, 64);
+  KvCache fresh(model->config.kv_layout(), 64);
   const std::vector<float> expected = prefill(transformer, fresh, second);
   EXPECT_EQ(std::memcmp(borrowed.data(), expected.data(), expected.size() * sizeof(float)), 0);
   b.release();
@@ -89,7 +89,7 @@ TEST(PagedKvSequence, EvictsLeastRecentlyUsedAndNeverMatchesAStaleChild) {
   auto model = testing::random_test_model("tiny");
   ThreadPool threads(1);
   Transformer transformer(*model, threads);
-  BlockPool pool(model->config, 3);
+  BlockPool pool(model->config.kv_layout(), 3);
   const std::vector<int> tokens = testing::test_prompt(33, 2);
   {
     PagedKvSequence a(pool);

@@ -49,8 +49,8 @@ void print_capacity(const ServerStack& stack, const LoadedModel& loaded, const S
                stack.transformer().weight_bytes() / 1e6, stack.transformer().pool().num_threads());
   std::fprintf(stderr, "[minigen] KV cache: %d blocks × %d tokens = %lld tokens (%.1f MiB, %zu bytes per block)\n",
                blocks, BlockPool::kBlockTokens, static_cast<long long>(tokens),
-               static_cast<double>(blocks) * BlockPool::bytes_per_block(config) / (1024.0 * 1024.0),
-               BlockPool::bytes_per_block(config));
+               static_cast<double>(blocks) * BlockPool::bytes_per_block(config.kv_layout()) / (1024.0 * 1024.0),
+               BlockPool::bytes_per_block(config.kv_layout()));
   for (int length : {512, 2048, config.max_position_embeddings}) {
     const int64_t per_request = (length + BlockPool::kBlockTokens - 1) / BlockPool::kBlockTokens;
     std::fprintf(stderr, "[minigen] maximum concurrency for %d tokens per request: %.2fx\n", length,

@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cache/kv_cache.h"
 #include "generate/generate.h"
 #include "model/model_loader.h"
 #include "model/safetensors.h"
@@ -37,7 +38,7 @@ void expect_matches_fixture(const Model& model, const TensorMap& golden,
   for (std::size_t k = 0; k < prompts.size(); ++k) {
     const std::string suffix = ".p" + std::to_string(k);
     // Logits at every position of the prompt.
-    KvCache cache(model.config, static_cast<int>(prompts[k].size()));
+    KvCache cache(model.config.kv_layout(), static_cast<int>(prompts[k].size()));
     ForwardRow row{&cache, prompts[k], true};
     const std::vector<float>& logits = transformer.forward(std::span(&row, 1));
     const HostTensor& expected = golden.at("logits" + suffix);

@@ -21,7 +21,7 @@ uint64_t kv_formula_bytes(const ModelConfig& config, int length_tokens) {
 
 // A KvCache filled to `length_tokens` positions (the forward pass would write them; only the size matters here).
 uint64_t bytes_used_at(const ModelConfig& config, int length_tokens) {
-  KvCache cache(config, length_tokens);
+  KvCache cache(config.kv_layout(), length_tokens);
   cache.advance(length_tokens);
   return cache.bytes_used();
 }
@@ -60,7 +60,7 @@ ReportSection cache_bytes_section(LabContext& lab) {
   // Every length from 1 to the maximum, growing one position at a time as decoding does. bytes_used is the live
   // length; bytes_allocated is the capacity, which doubles when a position does not fit (amortised growth).
   lab.progress("  growing a cache to " + std::to_string(max_length) + " positions, one at a time");
-  KvCache growing(config, 0);
+  KvCache growing(config.kv_layout(), 0);
   std::vector<int> lengths;
   std::vector<uint64_t> used;
   std::vector<uint64_t> allocated;

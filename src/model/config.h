@@ -8,6 +8,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "model/tensor.h"
+#include "ops/kv_block.h"
 
 namespace minigen {
 
@@ -52,6 +53,7 @@ struct ModelConfig {
 
   int q_width() const { return num_q_heads * head_dim; }
   int kv_width() const { return num_kv_heads * head_dim; }
+  KvLayout kv_layout() const { return {num_layers, num_kv_heads, head_dim}; }
   // K and V bytes for one cached token over all layers: 2 · layers · kv_heads · head_dim · bytes_per_element.
   std::size_t kv_bytes_per_token(std::size_t bytes_per_element) const;
   std::size_t parameter_count() const;  // embedding counted once when tied

@@ -11,8 +11,7 @@
 #include <span>
 #include <vector>
 
-#include "cache/kv_cache.h"
-#include "cache/kv_sequence.h"
+#include "ops/kv_sequence.h"
 #include "model/model.h"
 #include "model/packed_weights.h"
 #include "ops/matmul.h"

@@ -1,5 +1,6 @@
 // The forward pass's design rule, checked with memcmp: a row's logits do not depend on how many tokens or rows
 // share the call, nor on whether its earlier tokens came from the cache.
+#include "cache/kv_cache.h"
 #include "model/transformer.h"
 
 #include <gtest/gtest.h>
@@ -31,14 +32,14 @@ TEST_P(TransformerFamily, CachedDecodeMatchesFullPrefillBitForBit) {
   Transformer transformer(*model, pool);
   const std::vector<int> tokens = test_prompt(12, 1);
 
-  KvCache full_cache(model->config, 16);
+  KvCache full_cache(model->config.kv_layout(), 16);
   const std::vector<int>& full_ref = tokens;
   ForwardRow full{&full_cache, full_ref, /*all_logits=*/true};
   const std::vector<float> all_logits = transformer.forward(std::span(&full, 1));
   ASSERT_EQ(all_logits.size(), tokens.size() * vocab);
   for (float value : all_logits) ASSERT_TRUE(std::isfinite(value));
 
-  KvCache step_cache(model->config, 16);
+  KvCache step_cache(model->config.kv_layout(), 16);
   for (std::size_t i = 0; i < tokens.size(); ++i) {
     ForwardRow one{&step_cache, std::span<const int>(tokens).subspan(i, 1), false};
     const std::vector<float>& logits = transformer.forward(std::span(&one, 1));
@@ -65,11 +66,11 @@ TEST_P(TransformerFamily, ChunkedPrefillUsesTheRightCausalOffset) {
   ThreadPool pool(1);
   Transformer transformer(*model, pool);
   const std::vector<int> tokens = test_prompt(12, 2);
-  KvCache full_cache(model->config, 12);
+  KvCache full_cache(model->config.kv_layout(), 12);
   ForwardRow full{&full_cache, tokens, true};
   const std::vector<float> all_logits = transformer.forward(std::span(&full, 1));
 
-  KvCache chunk_cache(model->config, 12);
+  KvCache chunk_cache(model->config.kv_layout(), 12);
   int offset = 0;
   for (int chunk : {5, 4, 3}) {
     ForwardRow row{&chunk_cache, std::span<const int>(tokens).subspan(offset, chunk), true};
@@ -91,7 +92,7 @@ TEST_P(TransformerFamily, RowInBatchOfThreeMatchesRowAlone) {
     ThreadPool pool(1);
     Transformer transformer(*model, pool);
     for (const auto& prompt : prompts) {
-      KvCache cache(model->config, 16);
+      KvCache cache(model->config.kv_layout(), 16);
       ForwardRow row{&cache, prompt, true};
       alone.push_back(transformer.forward(std::span(&row, 1)));
     }
@@ -101,7 +102,7 @@ TEST_P(TransformerFamily, RowInBatchOfThreeMatchesRowAlone) {
   std::vector<std::unique_ptr<KvCache>> caches;
   std::vector<ForwardRow> rows;
   for (const auto& prompt : prompts) {
-    caches.push_back(std::make_unique<KvCache>(model->config, 16));
+    caches.push_back(std::make_unique<KvCache>(model->config.kv_layout(), 16));
     rows.push_back(ForwardRow{caches.back().get(), prompt, true});
   }
   const std::vector<float> batched = transformer.forward(rows);
@@ -116,7 +117,7 @@ TEST_P(TransformerFamily, RowInBatchOfThreeMatchesRowAlone) {
   for (std::size_t r = 0; r < rows.size(); ++r) rows[r] = ForwardRow{caches[r].get(), std::span(&next[r], 1), false};
   const std::vector<float> step = transformer.forward(rows);
   for (std::size_t r = 0; r < prompts.size(); ++r) {
-    KvCache cache(model->config, 16);
+    KvCache cache(model->config.kv_layout(), 16);
     std::vector<int> sequence = prompts[r];
     sequence.push_back(next[r]);
     ForwardRow row{&cache, sequence, false};
@@ -132,7 +133,7 @@ TEST(Transformer, RejectsTokensOutsideTheVocabularyAndPositionsBeyondTheContext)
   auto model = random_test_model("tiny");
   ThreadPool pool(1);
   Transformer transformer(*model, pool);
-  KvCache cache(model->config, 4);
+  KvCache cache(model->config.kv_layout(), 4);
   const std::vector<int> bad = {1, 6400};
   ForwardRow row{&cache, bad, false};
   EXPECT_THROW(transformer.forward(std::span(&row, 1)), Error);
@@ -156,7 +157,7 @@ TEST(Transformer, ZeroedBlockReducesToNormedEmbeddingDotEmbedding) {
   Model model(config, std::move(weights));
   ThreadPool pool(1);
   Transformer transformer(model, pool);
-  KvCache cache(config, 1);
+  KvCache cache(config.kv_layout(), 1);
   const std::vector<int> token = {42};
   ForwardRow row{&cache, token, false};
   const std::vector<float>& logits = transformer.forward(std::span(&row, 1));
@@ -195,7 +196,7 @@ void expect_batch_of_32_matches_rows_alone(const std::string& family, WeightType
     ThreadPool pool(1);
     Transformer transformer(*model, pool, type);
     for (int r = 0; r < 32; ++r) {
-      KvCache cache(model->config, 48);
+      KvCache cache(model->config.kv_layout(), 48);
       ForwardRow row{&cache, prompts[r], false};
       alone_prefill.push_back(transformer.forward(std::span(&row, 1)));
       const int next = (r * 31) % vocab;
@@ -208,7 +209,7 @@ void expect_batch_of_32_matches_rows_alone(const std::string& family, WeightType
   std::vector<std::unique_ptr<KvCache>> caches;
   std::vector<ForwardRow> rows;
   for (int r = 0; r < 32; ++r) {
-    caches.push_back(std::make_unique<KvCache>(model->config, 48));
+    caches.push_back(std::make_unique<KvCache>(model->config.kv_layout(), 48));
     rows.push_back(ForwardRow{caches.back().get(), prompts[r], false});
   }
   const std::vector<float> prefill = transformer.forward(rows);
@@ -246,7 +247,7 @@ TEST(TransformerBatch, Bf16LogitsStayCloseToFp32) {
                                    (config.qk_norm ? 2 * config.head_dim * config.num_layers : 0));
   EXPECT_EQ(2 * bf16.weight_bytes() - fp32.weight_bytes(), norm_bytes);
   const std::vector<int> prompt = testing::test_prompt(20, 7);
-  KvCache cache_a(model->config, 32), cache_b(model->config, 32);
+  KvCache cache_a(model->config.kv_layout(), 32), cache_b(model->config.kv_layout(), 32);
   ForwardRow row_a{&cache_a, prompt, false}, row_b{&cache_b, prompt, false};
   const std::vector<float> exact = fp32.forward(std::span(&row_a, 1));
   const std::vector<float> rounded = bf16.forward(std::span(&row_b, 1));

@@ -11,6 +11,17 @@
 
 namespace minigen {
 
+// The shape of a whole model's KV storage: what a cache needs to know of the model, and nothing more.
+struct KvLayout {
+  int layers = 0;
+  int kv_heads = 0;
+  int head_dim = 0;
+
+  int kv_width() const { return kv_heads * head_dim; }
+  // 2 (K and V) · layers · kv_heads · head_dim · 4 bytes: the module's per-token cache cost.
+  std::size_t bytes_per_token() const { return 2 * static_cast<std::size_t>(layers) * kv_width() * sizeof(float); }
+};
+
 struct KvBlockLayout {
   static constexpr int kBlockTokens = 16;
   int kv_heads = 0;

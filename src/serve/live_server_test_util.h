@@ -33,7 +33,7 @@ struct LiveServer {
   static ServeOptions options(const Model& model, int max_queue, int blocks, ApiServerOptions api) {
     ServeOptions options;
     options.threads = 2;
-    options.kv_budget_bytes = static_cast<std::size_t>(blocks) * BlockPool::bytes_per_block(model.config);
+    options.kv_budget_bytes = static_cast<std::size_t>(blocks) * BlockPool::bytes_per_block(model.config.kv_layout());
     options.max_batch = 8;
     options.token_budget = 64;
     options.max_queue = max_queue;

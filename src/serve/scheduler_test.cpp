@@ -67,7 +67,7 @@ std::vector<SequenceRequest> mixed_requests(int count, const std::vector<int>& s
 
 TEST(Scheduler, ThirtyTwoRequestsTogetherMatchEachAlone) {
   Fixture f;
-  BlockPool pool(f.model->config, 512);
+  BlockPool pool(f.model->config.kv_layout(), 512);
   Scheduler scheduler(f.transformer, pool, {32, 64});
   const auto requests = mixed_requests(32, {});
   const auto served = serve_all(scheduler, requests);
@@ -80,7 +80,7 @@ TEST(Scheduler, ThirtyTwoRequestsTogetherMatchEachAlone) {
 
 TEST(Scheduler, PrefixCacheHitsGiveTheSameTokens) {
   Fixture f;
-  BlockPool pool(f.model->config, 512);
+  BlockPool pool(f.model->config.kv_layout(), 512);
   Scheduler scheduler(f.transformer, pool, {8, 64});
   const auto requests = mixed_requests(24, testing::test_prompt(40, 9));  // a shared 40-token "system prompt"
   const auto served = serve_all(scheduler, requests);
@@ -95,7 +95,7 @@ TEST(Scheduler, PrefixCacheHitsGiveTheSameTokens) {
 
 TEST(Scheduler, PreemptedRequestsAreRecomputedToTheSameTokens) {
   Fixture f;
-  BlockPool pool(f.model->config, 10);  // 160 positions for 12 requests of up to ~70: preemption is certain
+  BlockPool pool(f.model->config.kv_layout(), 10);  // 160 positions for 12 requests of up to ~70: preemption is certain
   Scheduler scheduler(f.transformer, pool, {12, 48});
   const auto requests = mixed_requests(12, testing::test_prompt(20, 3));
   const auto served = serve_all(scheduler, requests);
@@ -108,7 +108,7 @@ TEST(Scheduler, PreemptedRequestsAreRecomputedToTheSameTokens) {
 
 TEST(Scheduler, RejectsWhatCanNeverFitAndCancelFreesBlocksAtOnce) {
   Fixture f;
-  BlockPool pool(f.model->config, 4);  // 64 positions
+  BlockPool pool(f.model->config.kv_layout(), 4);  // 64 positions
   Scheduler scheduler(f.transformer, pool, {4, 64});
   EXPECT_THROW(scheduler.add(make_request(testing::test_prompt(60, 1), 10, 0, true)), std::exception);
   EXPECT_THROW(scheduler.add(make_request({}, 10, 0, true)), std::exception);
