@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <sstream>
 
-#include "lab/lab_report.h"
+#include "core/format.h"
 
 namespace minigen::bench {
 namespace {
@@ -13,18 +13,6 @@ namespace {
 std::string format(const char* pattern, double value) {
   char text[64];
   std::snprintf(text, sizeof text, pattern, value);
-  return text;
-}
-
-// 12345.678 → "12,345.68" (decimals 2): the grouping of lab::with_thousands with a fraction.
-std::string grouped(double value, int decimals) {
-  const std::string plain = lab::fixed(std::fabs(value), decimals);
-  const std::size_t point = plain.find('.');
-  const std::string whole = plain.substr(0, point);
-  const std::string fraction = point == std::string::npos ? "" : plain.substr(point);
-  std::string text = value < 0 ? "-" : "";
-  text += lab::with_thousands(std::stoll(whole));
-  text += fraction;
   return text;
 }
 
@@ -101,10 +89,10 @@ void bound_lines(const BenchReport& report, std::ostringstream& out) {
     out << "  " << weight_type_name(configuration.weight_type) << ", " << threads_text(configuration.threads)
         << ": bound = " << format("%.1f GB/s", bound.bytes_per_second / 1e9) << " ÷ "
         << decimal_bytes(static_cast<double>(configuration.weight_bytes)) << " = "
-        << lab::with_thousands(std::llround(bound.bound_tokens_per_second)) << " tok/s ("
+        << with_thousands(std::llround(bound.bound_tokens_per_second)) << " tok/s ("
         << (bound.cache_resident ? "weights fit the cache: " : "weights stream from DRAM: ")
         << decimal_bytes(static_cast<double>(bound.buffer_bytes)) << " buffer); " << bound.generate_test << " "
-        << lab::with_thousands(std::llround(bound.generate_tokens_per_second)) << " tok/s = "
+        << with_thousands(std::llround(bound.generate_tokens_per_second)) << " tok/s = "
         << format("%.0f %% of bound", 100.0 * bound.fraction_of_bound) << "\n";
   }
 }
@@ -118,8 +106,8 @@ void no_cache_lines(const BenchReport& report, std::ostringstream& out) {
           << ", N = " << report.options.generate_tokens << "): "
           << format("%.1f ms", test.uncached_total_ms->mean) << " vs " << format("%.1f ms", test.cached_total_ms->mean)
           << " with the cache = " << format("%.1f×", test.uncached_total_ms->mean / test.cached_total_ms->mean)
-          << " wall time; forward tokens P·N + N(N−1)/2 = " << lab::with_thousands(test.forward_tokens_uncached)
-          << " vs P + N − 1 = " << lab::with_thousands(test.forward_tokens_cached) << " = "
+          << " wall time; forward tokens P·N + N(N−1)/2 = " << with_thousands(test.forward_tokens_uncached)
+          << " vs P + N − 1 = " << with_thousands(test.forward_tokens_cached) << " = "
           << format("%.1f×", static_cast<double>(test.forward_tokens_uncached) /
                                  static_cast<double>(test.forward_tokens_cached))
           << "; tokens " << (test.tokens_identical ? "identical" : "DIFFER") << "\n";
@@ -131,8 +119,8 @@ void drift_line(const BenchReport& report, std::ostringstream& out) {
   if (!report.drift) return;
   const DriftResult& drift = *report.drift;
   out << "bf16 drift (prefill of " << drift.prompt_tokens << " tokens, bf16 vs f32 weights): max |Δ logit| = "
-      << lab::exact_or_scientific(drift.max_abs_logit_difference) << " over "
-      << lab::with_thousands(drift.logits_compared) << " logits; last-position argmax "
+      << exact_or_scientific(drift.max_abs_logit_difference) << " over "
+      << with_thousands(drift.logits_compared) << " logits; last-position argmax "
       << (drift.f32_last_argmax == drift.bf16_last_argmax ? "agrees" : "differs") << " (" << drift.f32_last_argmax
       << (drift.f32_last_argmax == drift.bf16_last_argmax ? " = " : " vs ") << drift.bf16_last_argmax
       << "); greedy tokens identical " << drift.greedy_identical << " of " << drift.greedy_tokens;
@@ -176,14 +164,14 @@ std::string render_text(const BenchReport& report) {
   out << "cpu       " << system.cpu_model << " · " << system.cores << " cores · SIMD " << system.simd_target;
   if (!system.openblas_coretype.empty()) out << " · OPENBLAS_CORETYPE=" << system.openblas_coretype;
   out << "\nmodel     " << report.model.source << " · " << report.model.family << " · "
-      << lab::with_thousands(static_cast<long long>(report.model.parameters)) << " parameters · context "
-      << lab::with_thousands(report.model.context) << "\nweights   ";
+      << with_thousands(static_cast<long long>(report.model.parameters)) << " parameters · context "
+      << with_thousands(report.model.context) << "\nweights   ";
   std::vector<WeightType> shown;
   for (const ConfigurationResult& configuration : report.configurations) {
     if (std::find(shown.begin(), shown.end(), configuration.weight_type) != shown.end()) continue;
     out << (shown.empty() ? "" : " · ") << weight_type_name(configuration.weight_type) << " "
         << decimal_bytes(static_cast<double>(configuration.weight_bytes)) << " ("
-        << lab::with_thousands(static_cast<long long>(configuration.weight_bytes)) << " B)";
+        << with_thousands(static_cast<long long>(configuration.weight_bytes)) << " B)";
     shown.push_back(configuration.weight_type);
   }
   out << " read per decode step\nsettings  pp " << options.prompt_tokens << " · tg " << options.generate_tokens
@@ -196,7 +184,7 @@ std::string render_text(const BenchReport& report) {
   bound_lines(report, out);
   no_cache_lines(report, out);
   drift_line(report, out);
-  out << "elapsed " << lab::fixed(report.elapsed_s, 1) << " s\n";
+  out << "elapsed " << fixed(report.elapsed_s, 1) << " s\n";
   return out.str();
 }
 

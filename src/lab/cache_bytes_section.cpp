@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "core/format.h"
 #include "cache/kv_cache.h"
 #include "lab/kv_budget.h"
 #include "lab/lab_sections.h"

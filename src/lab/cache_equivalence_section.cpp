@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "core/format.h"
 #include "core/error.h"
 #include "lab/lab_sections.h"
 #include "lab/lab_statistics.h"

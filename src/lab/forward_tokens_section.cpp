@@ -3,6 +3,7 @@
 #include <string>
 #include <vector>
 
+#include "core/format.h"
 #include "lab/lab_sections.h"
 
 namespace minigen::lab {

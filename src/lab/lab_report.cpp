@@ -92,27 +92,4 @@ std::string blockquote(std::string_view text) {
   return quoted;
 }
 
-std::string with_thousands(long long value) {
-  std::string digits = std::to_string(value < 0 ? -value : value);
-  std::string grouped;
-  for (std::size_t i = 0; i < digits.size(); ++i) {
-    if (i > 0 && (digits.size() - i) % 3 == 0) grouped += ',';
-    grouped += digits[i];
-  }
-  return value < 0 ? "-" + grouped : grouped;
-}
-
-std::string fixed(double value, int decimals) {
-  char text[64];
-  std::snprintf(text, sizeof text, "%.*f", decimals, value);
-  return text;
-}
-
-std::string exact_or_scientific(double value) {
-  if (value == 0) return "0";
-  char text[64];
-  std::snprintf(text, sizeof text, "%.2e", value);
-  return text;
-}
-
 }  // namespace minigen::lab

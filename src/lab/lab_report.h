@@ -62,10 +62,4 @@ std::string printable_text(std::string_view bytes);
 // Markdown quote block of `text`, one "> " line per line.
 std::string blockquote(std::string_view text);
 
-// Number formatting for tables: 13728 → "13,728"; 1.234 → "1.23".
-std::string with_thousands(long long value);
-std::string fixed(double value, int decimals);
-// 0 → "0", anything else in scientific notation (2.5e-05): a difference that should be zero stays visible.
-std::string exact_or_scientific(double value);
-
 }  // namespace minigen::lab

@@ -29,15 +29,6 @@ TEST(LabReport, MarkdownHasSectionsTablesAndImagesInOrder) {
   EXPECT_EQ(report_json(report)["sections"]["k"]["n"], 3);
 }
 
-TEST(LabReport, NumberFormatting) {
-  EXPECT_EQ(with_thousands(13728), "13,728");
-  EXPECT_EQ(with_thousands(246), "246");
-  EXPECT_EQ(with_thousands(-1234567), "-1,234,567");
-  EXPECT_EQ(fixed(55.8048, 1), "55.8");
-  EXPECT_EQ(exact_or_scientific(0.0), "0");
-  EXPECT_EQ(exact_or_scientific(2.5e-5), "2.50e-05");
-}
-
 TEST(LabReport, PrintableTextReplacesBrokenUtf8AndControlCharacters) {
   EXPECT_EQ(printable_text("a\xff"
                            "b\tc\nd"),

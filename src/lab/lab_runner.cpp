@@ -1,3 +1,4 @@
+#include "core/format.h"
 #include "lab/lab_runner.h"
 
 #include <chrono>

@@ -1,0 +1,42 @@
+#include "core/format.h"
+
+#include <cmath>
+#include <cstdio>
+
+namespace minigen {
+
+std::string with_thousands(long long value) {
+  std::string digits = std::to_string(value < 0 ? -value : value);
+  std::string grouped_digits;
+  for (std::size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) grouped_digits += ',';
+    grouped_digits += digits[i];
+  }
+  return value < 0 ? "-" + grouped_digits : grouped_digits;
+}
+
+std::string fixed(double value, int decimals) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.*f", decimals, value);
+  return text;
+}
+
+std::string grouped(double value, int decimals) {
+  const std::string plain = fixed(std::fabs(value), decimals);
+  const std::size_t point = plain.find('.');
+  const std::string whole = plain.substr(0, point);
+  const std::string fraction = point == std::string::npos ? "" : plain.substr(point);
+  std::string text = value < 0 ? "-" : "";  // built in steps: GCC 12 warns (-Wrestrict) on "-" + std::string
+  text += with_thousands(std::stoll(whole));
+  text += fraction;
+  return text;
+}
+
+std::string exact_or_scientific(double value) {
+  if (value == 0) return "0";
+  char text[64];
+  std::snprintf(text, sizeof text, "%.2e", value);
+  return text;
+}
+
+}  // namespace minigen
