@@ -6,7 +6,7 @@
 
 #include "core/error.h"
 #include "fuzz_check.h"
-#include "model/pickle_reader.h"
+#include "model/io/pickle_reader.h"
 
 using namespace minigen;
 

@@ -5,7 +5,7 @@
 
 #include "core/error.h"
 #include "fuzz_check.h"
-#include "model/safetensors.h"
+#include "model/io/safetensors.h"
 
 using namespace minigen;
 

@@ -3,7 +3,7 @@
 // the loader's bound of 8 per archive byte (+ 1024), and only the dtypes it converts.
 #include "core/error.h"
 #include "fuzz_check.h"
-#include "model/torch_pth.h"
+#include "model/io/torch_pth.h"
 
 using namespace minigen;
 

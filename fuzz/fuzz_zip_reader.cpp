@@ -9,7 +9,7 @@
 
 #include "core/error.h"
 #include "fuzz_check.h"
-#include "model/zip_reader.h"
+#include "model/io/zip_reader.h"
 
 using namespace minigen;
 

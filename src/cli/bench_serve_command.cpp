@@ -11,9 +11,9 @@
 #include "cli/flag_checks.h"
 #include "cli/json_output.h"
 #include "core/error.h"
-#include "serve/byte_size.h"
-#include "serve/load_tester.h"
-#include "serve/soak_runner.h"
+#include "cli/byte_size.h"
+#include "loadtest/load_tester.h"
+#include "loadtest/soak_runner.h"
 
 namespace minigen::cli {
 namespace {

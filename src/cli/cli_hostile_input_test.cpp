@@ -12,7 +12,7 @@
 
 #include "cli/run_binary_test_util.h"
 #include "core/memory_limit_test_util.h"
-#include "model/torch_pth_test_writer.h"
+#include "model/io/torch_pth_test_writer.h"
 
 namespace minigen {
 namespace {

@@ -10,7 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/run_binary_test_util.h"
-#include "model/model_loader.h"
+#include "checkpoint/model_loader.h"
 
 namespace minigen {
 namespace {

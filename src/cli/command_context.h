@@ -6,7 +6,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "model/model_loader.h"
+#include "checkpoint/model_loader.h"
 #include "ops/weight_type.h"
 
 namespace minigen::cli {

@@ -4,7 +4,7 @@
 #include "cli/commands.h"
 #include "cli/flag_checks.h"
 #include "core/error.h"
-#include "model/model_loader.h"
+#include "checkpoint/model_loader.h"
 #include "model/weights.h"
 
 namespace minigen::cli {

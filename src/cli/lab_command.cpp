@@ -6,7 +6,7 @@
 #include "cli/commands.h"
 #include "cli/flag_checks.h"
 #include "lab/lab_runner.h"
-#include "model/model_loader.h"
+#include "checkpoint/model_loader.h"
 
 namespace minigen::cli {
 namespace {

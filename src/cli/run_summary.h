@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "generate/generate.h"
-#include "model/model_loader.h"
+#include "checkpoint/model_loader.h"
 
 namespace minigen::cli {
 

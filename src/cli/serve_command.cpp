@@ -12,7 +12,7 @@
 #include "cli/commands.h"
 #include "cli/flag_checks.h"
 #include "core/error.h"
-#include "serve/byte_size.h"
+#include "cli/byte_size.h"
 #include "serve/server_stack.h"
 
 namespace minigen::cli {

@@ -11,7 +11,7 @@
 #include "cli/json_output.h"
 #include "core/error.h"
 #include "core/file_io.h"
-#include "model/model_loader.h"
+#include "checkpoint/model_loader.h"
 
 namespace minigen::cli {
 namespace {

@@ -14,8 +14,8 @@
 
 #include "cache/kv_cache.h"
 #include "generate/generate.h"
-#include "model/model_loader.h"
-#include "model/safetensors.h"
+#include "checkpoint/model_loader.h"
+#include "model/io/safetensors.h"
 #include "model/test_models.h"
 #include "sampling/sampler_chain.h"
 #include "tokenizer/chat_template.h"
@@ -101,7 +101,7 @@ class ShippedModelParity : public ::testing::TestWithParam<std::string> {};
 TEST_P(ShippedModelParity, TokenizerLogitsAndGreedyContinuationsMatchTheReference) {
   const std::string path = kGoldenDir + GetParam() + ".safetensors";
   const auto metadata = read_safetensors_metadata(path);
-  const LoadedModel loaded = load_model(std::filesystem::path(MINIGEN_SOURCE_DIR) / "models" / GetParam());
+  const LoadedModel loaded = load_model(minigen_home() / "models" / GetParam());
 
   const auto prompts = nlohmann::json::parse(metadata.at("prompts")).get<std::vector<std::vector<int>>>();
   const auto texts = nlohmann::json::parse(metadata.at("prompt_texts"));

@@ -13,7 +13,7 @@
 #include <vector>
 
 #include "generate/generate.h"
-#include "model/model_loader.h"
+#include "checkpoint/model_loader.h"
 #include "model/transformer.h"
 #include "ops/thread_pool.h"
 

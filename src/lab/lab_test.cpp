@@ -11,7 +11,7 @@
 
 #include "core/error.h"
 #include "lab/lab_runner.h"
-#include "model/model_loader.h"
+#include "checkpoint/model_loader.h"
 
 namespace minigen::lab {
 namespace {

@@ -11,7 +11,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cache/block_pool.h"
-#include "model/model_loader.h"
+#include "checkpoint/model_loader.h"
 #include "serve/server_stack.h"
 
 namespace minigen::testing {

@@ -17,8 +17,8 @@
 #include <thread>
 #include <vector>
 
-#include "model/model_loader.h"
-#include "serve/load_tester.h"
+#include "checkpoint/model_loader.h"
+#include "loadtest/load_tester.h"
 #include "serve/serve_process_test_util.h"
 
 namespace minigen {

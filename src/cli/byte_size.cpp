@@ -1,4 +1,4 @@
-#include "serve/byte_size.h"
+#include "cli/byte_size.h"
 
 #include <cctype>
 #include <charconv>

@@ -1,7 +1,7 @@
 // The load test's own arithmetic and parsers, then the load test itself against an in-process server on the
 // shipped model: no errors, every stream that was not cancelled ends with [DONE], no KV block leaks, the prefix
 // cache is used. No timing assertions: the machine running the tests may be busy.
-#include "serve/load_tester.h"
+#include "loadtest/load_tester.h"
 #include "serve/metrics.h"
 
 #include <gtest/gtest.h>
@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "core/error.h"
-#include "model/model_loader.h"
+#include "checkpoint/model_loader.h"
 
 namespace minigen::load_test {
 namespace {

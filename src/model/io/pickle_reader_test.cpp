@@ -1,11 +1,11 @@
-#include "model/pickle_reader.h"
+#include "model/io/pickle_reader.h"
 
 #include <gtest/gtest.h>
 
 #include <random>
 
 #include "core/error.h"
-#include "model/torch_pth_test_writer.h"
+#include "model/io/torch_pth_test_writer.h"
 
 namespace minigen {
 namespace {

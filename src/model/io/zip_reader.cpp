@@ -1,4 +1,4 @@
-#include "model/zip_reader.h"
+#include "model/io/zip_reader.h"
 
 #include <zlib.h>
 

@@ -1,11 +1,11 @@
-#include "serve/soak_runner.h"
+#include "loadtest/soak_runner.h"
 
 #include <gtest/gtest.h>
 
 #include <filesystem>
 
-#include "model/model_loader.h"
-#include "serve/load_tester.h"
+#include "checkpoint/model_loader.h"
+#include "loadtest/load_tester.h"
 
 namespace minigen::load_test {
 namespace {

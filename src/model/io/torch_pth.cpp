@@ -1,4 +1,4 @@
-#include "model/torch_pth.h"
+#include "model/io/torch_pth.h"
 
 #include <algorithm>
 #include <array>
@@ -9,8 +9,8 @@
 
 #include "core/error.h"
 #include "model/dtype.h"
-#include "model/pickle_reader.h"
-#include "model/zip_reader.h"
+#include "model/io/pickle_reader.h"
+#include "model/io/zip_reader.h"
 
 namespace minigen {
 namespace {

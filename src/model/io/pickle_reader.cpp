@@ -1,4 +1,4 @@
-#include "model/pickle_reader.h"
+#include "model/io/pickle_reader.h"
 
 #include <bit>
 #include <cstdio>

@@ -1,4 +1,4 @@
-#include "model/torch_pth.h"
+#include "model/io/torch_pth.h"
 
 #include <gtest/gtest.h>
 
@@ -7,7 +7,7 @@
 
 #include "core/error.h"
 #include "core/memory_limit_test_util.h"
-#include "model/torch_pth_test_writer.h"
+#include "model/io/torch_pth_test_writer.h"
 
 namespace minigen {
 namespace {

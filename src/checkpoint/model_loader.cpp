@@ -1,4 +1,4 @@
-#include "model/model_loader.h"
+#include "checkpoint/model_loader.h"
 
 #include <cstdlib>
 #include <fstream>
@@ -9,8 +9,8 @@
 
 #include "core/error.h"
 #include "core/file_io.h"
-#include "model/safetensors.h"
-#include "model/torch_pth.h"
+#include "model/io/safetensors.h"
+#include "model/io/torch_pth.h"
 
 namespace minigen {
 namespace fs = std::filesystem;
@@ -46,7 +46,15 @@ std::unique_ptr<const Tokenizer> load_tokenizer(const fs::path& path) {
 
 fs::path minigen_home() {
   if (const char* home = std::getenv("MINIGEN_HOME"); home != nullptr && *home != '\0') return fs::path(home);
-  return fs::path(MINIGEN_SOURCE_DIR);
+  // Beside the binary in the build tree (build/share/minigen → the source tree), above it once installed
+  // (PREFIX/bin/minigen → PREFIX/share/minigen). The same lookup serves the tests, which run from the build tree.
+  std::error_code error;
+  const fs::path binary_directory = fs::read_symlink("/proc/self/exe", error).parent_path();
+  for (const fs::path& candidate : {binary_directory / "share" / "minigen", binary_directory.parent_path() / "share" / "minigen"}) {
+    if (fs::is_directory(candidate / "models", error)) return candidate;
+  }
+  throw Error("cannot find minigen's shipped files (models, tokenizers) in share/minigen beside or above " +
+              binary_directory.string() + "; set MINIGEN_HOME to the folder that holds them");
 }
 
 LoadedModel load_model(const fs::path& path, const LoadOptions& options) {

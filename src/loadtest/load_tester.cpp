@@ -1,4 +1,4 @@
-#include "serve/load_tester.h"
+#include "loadtest/load_tester.h"
 
 #include <httplib.h>
 

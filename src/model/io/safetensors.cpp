@@ -1,4 +1,4 @@
-#include "model/safetensors.h"
+#include "model/io/safetensors.h"
 
 #include <fcntl.h>
 #include <unistd.h>
@@ -25,6 +25,10 @@ using nlohmann::json;
 constexpr uint64_t kMaxHeaderBytes = uint64_t{100} << 20;
 // {"name": {"shape": [...]}} nests three levels; anything much deeper is not a safetensors header.
 constexpr int kMaxHeaderDepth = 8;
+// JSON values in the header: a tensor entry has about 15 (dtype, a few dims, two offsets, keys), so this allows some
+// 250,000 tensors, while keeping the parsed tree (~16 bytes a value) near 64 MB instead of the ~1 GB that 100 MB of
+// "[0,0,0,…" would build.
+constexpr uint64_t kMaxHeaderValues = uint64_t{1} << 22;
 constexpr const char* kMetadataKey = "__metadata__";
 
 struct TensorRecord {
@@ -56,9 +60,14 @@ uint64_t read_u64_le(const std::byte* bytes) {
 
 json parse_header_json(std::span<const std::byte> file, const std::string& file_name, uint64_t header_bytes) {
   std::set<std::string> top_level_names;
+  uint64_t values = 0;
   // The callback sees every top-level key, which a plain parse would silently let a later duplicate overwrite.
   auto check_event = [&](int depth, json::parse_event_t event, json& parsed) {
     if (depth > kMaxHeaderDepth) throw Error(file_name + ": safetensors header is nested too deeply");
+    if (event == json::parse_event_t::value && ++values > kMaxHeaderValues) {
+      throw Error(file_name + ": safetensors header holds more than " + std::to_string(kMaxHeaderValues) +
+                  " JSON values");
+    }
     if (event == json::parse_event_t::key && depth == 1) {
       const auto& name = parsed.get_ref<const std::string&>();
       if (!top_level_names.insert(name).second) {

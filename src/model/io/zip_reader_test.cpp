@@ -1,10 +1,10 @@
-#include "model/zip_reader.h"
+#include "model/io/zip_reader.h"
 
 #include <gtest/gtest.h>
 
 #include "core/error.h"
 #include "core/memory_limit_test_util.h"
-#include "model/torch_pth_test_writer.h"
+#include "model/io/torch_pth_test_writer.h"
 
 namespace minigen {
 namespace {

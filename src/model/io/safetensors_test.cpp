@@ -1,4 +1,4 @@
-#include "model/safetensors.h"
+#include "model/io/safetensors.h"
 
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 
 #include "core/error.h"
 #include "model/dtype.h"
-#include "model/torch_pth_test_writer.h"  // scratch files
+#include "model/io/torch_pth_test_writer.h"  // scratch files
 
 namespace minigen {
 namespace {
@@ -78,6 +78,23 @@ TEST_F(SafetensorsTest, RoundTripsEveryDtypeWithMetadata) {
     const auto metadata = read_safetensors_metadata(path);
     EXPECT_EQ(metadata.at("format"), "pt");
     EXPECT_EQ(metadata.at("producer"), "minigen");
+  }
+}
+
+// 100 MB of header is allowed (as by the reference implementation), but not 100 MB of tiny JSON values, whose
+// parsed tree would take ten times that.
+TEST_F(SafetensorsTest, RefusesAHeaderOfMillionsOfValues) {
+  std::string header = "{\"__metadata__\":{\"x\":\"y\"},\"t\":{\"dtype\":\"F32\",\"shape\":[";
+  for (int i = 0; i < (1 << 22); ++i) header += "1,";
+  header += "1],\"data_offsets\":[0,4]}}";
+  std::string file(8, '\0');
+  for (int i = 0; i < 8; ++i) file[i] = static_cast<char>((header.size() >> (8 * i)) & 0xff);
+  file += header + std::string(4, '\0');
+  try {
+    read_safetensors(std::as_bytes(std::span(file.data(), file.size())), "many.safetensors");
+    ADD_FAILURE() << "expected an Error";
+  } catch (const Error& error) {
+    EXPECT_EQ(std::string(error.what()), "many.safetensors: safetensors header holds more than 4194304 JSON values");
   }
 }
 

@@ -36,8 +36,9 @@ void save_model_directory(const std::filesystem::path& directory, const ModelCon
                           const ModelWeights& weights, const std::filesystem::path& tokenizer_directory,
                           DType dtype = DType::F32);
 
-// Where minigen finds its shipped files (default model, tokenizer): $MINIGEN_HOME if set, else the source tree
-// this binary was built from.
+// Where minigen finds its shipped files (default models, tokenizer, examples): $MINIGEN_HOME if set, else
+// share/minigen beside the binary (the build tree) or above it (an installed tree). Throws minigen::Error when
+// there is none.
 std::filesystem::path minigen_home();
 
 }  // namespace minigen

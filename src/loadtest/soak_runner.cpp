@@ -1,4 +1,4 @@
-#include "serve/soak_runner.h"
+#include "loadtest/soak_runner.h"
 
 #include <httplib.h>
 
@@ -9,7 +9,7 @@
 #include <thread>
 
 #include "core/error.h"
-#include "serve/load_tester.h"
+#include "loadtest/load_tester.h"
 
 namespace minigen::load_test {
 namespace {
