@@ -7,9 +7,9 @@
 
 #include "bench/bench_statistics.h"
 #include "bench/bf16_drift.h"
+#include "bench/greedy_decode.h"
 #include "bench/memory_bandwidth.h"
 #include "cache/kv_cache.h"
-#include "sampling/token_choice.h"
 
 namespace minigen::bench {
 namespace {
@@ -55,20 +55,13 @@ TestResult named_test(std::string name, std::string kind) {
   return test;
 }
 
-std::span<const float> row_logits(const std::vector<float>& logits, int row, int vocab) {
-  return std::span(logits).subspan(static_cast<std::size_t>(row) * vocab, vocab);
-}
-
-// Greedy generation of `new_tokens` after `prompt` with the cache: prefill, argmax, then one token per step.
+// Greedy generation of `new_tokens` after `prompt` with the cache: prefill, then one token per step.
 std::vector<int> generate_cached(Transformer& transformer, KvCache& cache, std::span<const int> prompt,
                                  int new_tokens) {
   cache.clear();
-  const ForwardRow prefill{&cache, prompt, false};
-  std::vector<int> tokens{argmax(transformer.forward(std::span(&prefill, 1)))};
-  while (static_cast<int>(tokens.size()) < new_tokens) {
-    const ForwardRow step{&cache, std::span(&tokens.back(), 1), false};
-    tokens.push_back(argmax(transformer.forward(std::span(&step, 1))));
-  }
+  std::vector<int> tokens{prefill_argmax(transformer, cache, prompt)};
+  const std::vector<int> rest = greedy_decode(transformer, cache, tokens.front(), new_tokens - 1);
+  tokens.insert(tokens.end(), rest.begin(), rest.end());
   return tokens;
 }
 
@@ -79,8 +72,7 @@ std::vector<int> generate_uncached(Transformer& transformer, KvCache& cache, std
   std::vector<int> tokens;
   while (static_cast<int>(tokens.size()) < new_tokens) {
     cache.clear();
-    const ForwardRow whole{&cache, sequence, false};
-    tokens.push_back(argmax(transformer.forward(std::span(&whole, 1))));
+    tokens.push_back(prefill_argmax(transformer, cache, sequence));
     sequence.push_back(tokens.back());
   }
   return tokens;
@@ -105,12 +97,8 @@ TestResult prompt_test(Transformer& transformer, KvCache& cache, std::span<const
 TestResult generate_test(Transformer& transformer, KvCache& cache, int first_token, int new_tokens, int repetitions) {
   const auto seconds = timed_runs(repetitions, [&] {
     cache.clear();
-    int token = first_token;
     const auto start = Clock::now();
-    for (int i = 0; i < new_tokens; ++i) {
-      const ForwardRow row{&cache, std::span(&token, 1), false};
-      token = argmax(transformer.forward(std::span(&row, 1)));
-    }
+    static_cast<void>(greedy_decode(transformer, cache, first_token, new_tokens));
     return seconds_since(start);
   });
   TestResult result = named_test(numbered("tg", new_tokens), "generate");
@@ -124,29 +112,20 @@ TestResult generate_test(Transformer& transformer, KvCache& cache, int first_tok
 // B rows of one token: the weights are read once per step for all B rows.
 TestResult batch_decode_test(Transformer& transformer, const BenchOptions& options, int batch_size) {
   const ModelConfig& config = transformer.model().config;
-  const int vocab = config.vocab_size;
   const int new_tokens = options.generate_tokens;
   std::vector<KvCache> caches;
   std::vector<std::vector<int>> prefixes;
   for (int b = 0; b < batch_size; ++b) {
     caches.emplace_back(config.kv_layout(), options.batch_prompt_tokens + new_tokens);
-    prefixes.push_back(bench_prompt(options.batch_prompt_tokens, vocab, b + 1));
+    prefixes.push_back(bench_prompt(options.batch_prompt_tokens, config.vocab_size, b + 1));
   }
-  std::vector<ForwardRow> rows(batch_size);
-  std::vector<int> next(batch_size);
+  std::vector<KvCache*> cache_of_row;
+  for (KvCache& cache : caches) cache_of_row.push_back(&cache);
   const auto seconds = timed_runs(options.repetitions, [&] {
-    for (int b = 0; b < batch_size; ++b) {
-      caches[b].clear();
-      rows[b] = ForwardRow{&caches[b], prefixes[b], false};
-    }
-    const std::vector<float>& prefix_logits = transformer.forward(rows);
-    for (int b = 0; b < batch_size; ++b) next[b] = argmax(row_logits(prefix_logits, b, vocab));
+    for (KvCache& cache : caches) cache.clear();
+    const std::vector<int> first = prefill_argmax(transformer, cache_of_row, prefixes);  // untimed
     const auto start = Clock::now();
-    for (int step = 0; step < new_tokens; ++step) {
-      for (int b = 0; b < batch_size; ++b) rows[b] = ForwardRow{&caches[b], std::span(&next[b], 1), false};
-      const std::vector<float>& logits = transformer.forward(rows);
-      for (int b = 0; b < batch_size; ++b) next[b] = argmax(row_logits(logits, b, vocab));
-    }
+    static_cast<void>(greedy_decode(transformer, cache_of_row, first, new_tokens));
     return seconds_since(start);
   });
   TestResult result = named_test(numbered("b", batch_size, " decode"), "batch_decode");
@@ -161,9 +140,8 @@ TestResult batch_decode_test(Transformer& transformer, const BenchOptions& optio
 TestResult first_token_test(Transformer& transformer, KvCache& cache, std::span<const int> prompt, int repetitions) {
   const auto seconds = timed_runs(repetitions, [&] {
     cache.clear();
-    const ForwardRow row{&cache, prompt, false};
     const auto start = Clock::now();
-    static_cast<void>(argmax(transformer.forward(std::span(&row, 1))));
+    static_cast<void>(prefill_argmax(transformer, cache, prompt));
     return seconds_since(start);
   });
   TestResult result = named_test("ttft", "ttft");

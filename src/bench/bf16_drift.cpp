@@ -4,6 +4,7 @@
 #include <cmath>
 #include <vector>
 
+#include "bench/greedy_decode.h"
 #include "cache/kv_cache.h"
 #include "model/transformer.h"
 #include "sampling/token_choice.h"
@@ -24,14 +25,10 @@ PrefillAndContinuation prefill_and_continue(const Model& model, ThreadPool& pool
   PrefillAndContinuation result;
   const ForwardRow prefill{&cache, prompt, true};
   result.prompt_logits = transformer.forward(std::span(&prefill, 1));
-  int token = argmax(std::span(result.prompt_logits).subspan(result.prompt_logits.size() - vocab));
-  result.greedy_tokens.push_back(token);
+  const int first = argmax(std::span(result.prompt_logits).subspan(result.prompt_logits.size() - vocab));
   // The last greedy token is chosen, never fed: P + N − 1 positions in the cache.
-  while (static_cast<int>(result.greedy_tokens.size()) < greedy_tokens) {
-    const ForwardRow step{&cache, std::span(&token, 1), false};
-    token = argmax(transformer.forward(std::span(&step, 1)));
-    result.greedy_tokens.push_back(token);
-  }
+  result.greedy_tokens = greedy_decode(transformer, cache, first, greedy_tokens - 1);
+  result.greedy_tokens.insert(result.greedy_tokens.begin(), first);
   return result;
 }
 

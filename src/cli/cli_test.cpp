@@ -152,6 +152,10 @@ TEST_F(Cli, BadSettingsGiveOneClearError) {
   expect_clear_error("generate" + model + " -p hi --min-p 2", "min-p");
   expect_clear_error("generate" + model + " -p hi --repetition-penalty 0", "repetition");
   expect_clear_error("generate" + model + " -p hi --top-p-rule nucleus", "minimind");
+  // The library names the parameter top_p; the CLI names its flag.
+  EXPECT_EQ(run("generate" + model + " -p hi --top-p 1.5").err, "minigen: error: --top-p must be in (0, 1], got 1.5\n");
+  EXPECT_EQ(run("generate" + model + " -p hi --temperature 0").err,
+            "minigen: error: --temperature must be > 0 when sampling, got 0 (--greedy takes the argmax)\n");
   expect_clear_error("generate" + model + " -p hi -n 0", "max-new-tokens");
   expect_clear_error("generate" + model + " -p hi --num-return-sequences 0", "num-return-sequences");
   expect_clear_error("generate" + model + " -p hi -n 40000", "context");

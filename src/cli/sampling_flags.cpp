@@ -6,42 +6,47 @@
 
 namespace minigen::cli {
 
+std::string sampling_flag_name(SamplingParam param) {
+  std::string name = "--" + std::string(sampling_param_name(param));  // "top_p" → "--top-p"
+  for (char& c : name) c = c == '_' ? '-' : c;
+  return name;
+}
+
 void SamplingFlags::add_to(CLI::App& command) {
-  command.add_option("--temperature", temperature, "divide logits by T before sampling (> 0)")
+  command.add_option("--temperature", values.temperature, "divide logits by T before sampling (> 0)")
       ->check(finite_number())
-      ->default_val(0.85f);
-  command.add_option("--top-k", top_k, "keep the k most likely tokens; 0 turns it off")
+      ->capture_default_str();
+  command.add_option("--top-k", values.top_k, "keep the k most likely tokens; 0 turns it off")
       ->check(integer_in(0, INT_MAX))
-      ->default_val(50);
-  command.add_option("--top-p", top_p, "nucleus sampling threshold in (0, 1]; 1 turns it off")
+      ->capture_default_str();
+  command.add_option("--top-p", values.top_p, "nucleus sampling threshold in (0, 1]; 1 turns it off")
       ->check(finite_number())
-      ->default_val(0.85f);
-  command.add_option("--min-p", min_p, "drop tokens below min-p × the top probability; 0 turns it off")
+      ->capture_default_str();
+  command.add_option("--min-p", values.min_p, "drop tokens below min-p × the top probability; 0 turns it off")
       ->check(finite_number())
-      ->default_val(0.0f);
-  command.add_option("--repetition-penalty", repetition_penalty,
+      ->capture_default_str();
+  command.add_option("--repetition-penalty", values.repetition_penalty,
                      "MiniMind's sign-aware penalty on every token already in the row; 1 turns it off")
       ->check(finite_number())
-      ->default_val(1.0f);
-  command.add_flag("--greedy", greedy, "take the most likely token (argmax) instead of sampling");
-  command.add_option("--seed", seed, "seed of the per-row random streams, 0 to 2^64 − 1")
+      ->capture_default_str();
+  command.add_flag("--greedy", values.greedy, "take the most likely token (argmax) instead of sampling");
+  command.add_option("--seed", values.seed, "seed of the per-row random streams, 0 to 2^64 − 1")
       ->check(seed_value())
-      ->default_val(0);
+      ->capture_default_str();
   command.add_option("--top-p-rule", top_p_rule, "where top-p cuts: minimind (default), hf or llamacpp")
-      ->default_val("minimind");
+      ->capture_default_str();
 }
 
 SamplingParams SamplingFlags::params() const {
-  SamplingParams params;
-  params.temperature = temperature;
-  params.top_k = top_k;
-  params.top_p = top_p;
-  params.min_p = min_p;
-  params.repetition_penalty = repetition_penalty;
-  params.greedy = greedy;
-  params.seed = seed;
+  SamplingParams params = values;
   params.top_p_rule = parse_top_p_rule(top_p_rule);
-  params.validate();
+  try {
+    params.validate();
+  } catch (const InvalidSamplingParam& invalid) {
+    const bool temperature = invalid.param() == SamplingParam::kTemperature;
+    throw Error(sampling_flag_name(invalid.param()) + " " + invalid.problem() +
+                (temperature ? " (--greedy takes the argmax)" : ""));
+  }
   return params;
 }
 

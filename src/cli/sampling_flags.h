@@ -1,6 +1,6 @@
 #pragma once
-// The sampling flags of `generate` and `chat`, with MiniMind's generate defaults (T 0.85, top-p 0.85, top-k 50).
-#include <cstdint>
+// The sampling flags of `generate` and `chat`. Their defaults are SamplingParams{}'s (MiniMind's generate defaults);
+// this file only names them as flags.
 #include <string>
 
 #include <CLI/CLI.hpp>
@@ -10,18 +10,16 @@
 namespace minigen::cli {
 
 struct SamplingFlags {
-  float temperature = 0.85f;
-  int top_k = 50;
-  float top_p = 0.85f;
-  float min_p = 0.0f;
-  float repetition_penalty = 1.0f;
-  bool greedy = false;
-  uint64_t seed = 0;
-  std::string top_p_rule = "minimind";
+  SamplingParams values;  // the flags write straight into it
+  std::string top_p_rule = std::string(top_p_rule_name(SamplingParams{}.top_p_rule));
 
   void add_to(CLI::App& command);
-  // Checks ranges (temperature ≤ 0 without --greedy, top-p outside (0, 1], ...) and throws minigen::Error.
+  // The parameters, validated; an out-of-range value is an Error naming its flag ("--top-p must be in (0, 1], got
+  // 1.5"; "--temperature must be > 0 when sampling, got 0 (--greedy takes the argmax)").
   SamplingParams params() const;
 };
+
+// The flag that sets a parameter: "--temperature", "--top-k", "--top-p", "--min-p", "--repetition-penalty".
+std::string sampling_flag_name(SamplingParam param);
 
 }  // namespace minigen::cli

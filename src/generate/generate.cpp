@@ -109,7 +109,7 @@ GenerateResult generate(Transformer& transformer, std::span<const std::vector<in
       std::copy(last, last + config.vocab_size, row_logits.begin());
       const uint64_t rng_row = options.rng_rows.empty() ? static_cast<uint64_t>(r) : options.rng_rows[r];
       const SamplingContext context{ids[r], rng_row, static_cast<uint64_t>(step)};
-      const SampledToken outcome = sampler.sample_with_count(row_logits, context);
+      const SampledToken outcome = sampler.sample(row_logits, context);
       ids[r].push_back(outcome.token);
       sequence.token_ids.push_back(outcome.token);
       sequence.kept_candidates.push_back(outcome.kept_count);

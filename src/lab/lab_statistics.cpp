@@ -11,6 +11,8 @@ namespace minigen::lab {
 namespace {
 
 // z_i = (logit_i − max) / T, so that exp never overflows; p_i = exp(z_i) / Z with Z = Σ exp(z_j) ≥ 1.
+// Its own softmax, in double, rather than the samplers' (sampling/probabilities.h): the samplers must reproduce
+// torch's float arithmetic, while the lab reports entropies and probabilities, where double keeps Σ p·ln p exact.
 std::vector<double> scaled_logits(std::span<const float> logits, double temperature, double& partition) {
   if (logits.empty()) throw Error("no logits to take a distribution of");
   if (!(temperature > 0)) throw Error("the temperature of a distribution must be positive");

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <limits>
 
+#include "ops/count_dispatch.h"
 #include "ops/lane_sum.h"
 
 #undef HWY_TARGET_INCLUDE
@@ -71,12 +72,10 @@ void score_chains(const float* const* queries, float* const* head_scores, const 
 template <int kBlocks>
 void score_chains_for(int heads, const float* const* queries, float* const* head_scores, const float* const* blocks,
                       int first_block, int num_keys, const KvBlockLayout& layout, int kv_head, float divisor) {
-  switch (heads) {
-    case 1: return score_chains<1, kBlocks>(queries, head_scores, blocks, first_block, num_keys, layout, kv_head, divisor);
-    case 2: return score_chains<2, kBlocks>(queries, head_scores, blocks, first_block, num_keys, layout, kv_head, divisor);
-    case 3: return score_chains<3, kBlocks>(queries, head_scores, blocks, first_block, num_keys, layout, kv_head, divisor);
-    default: return score_chains<4, kBlocks>(queries, head_scores, blocks, first_block, num_keys, layout, kv_head, divisor);
-  }
+  dispatch_count<4>(heads, [&](auto chain_heads) {
+    score_chains<decltype(chain_heads)::value, kBlocks>(queries, head_scores, blocks, first_block, num_keys, layout,
+                                                        kv_head, divisor);
+  });
 }
 
 // exp(s − max) in place over `padded` scores (−∞ → 0), then divided by their sum in lanes mod 16, folded pairwise.
@@ -161,16 +160,9 @@ void attend_group(const AttentionGroup& group, const float* const* blocks, int n
       chunk.value_offset[c] = ((first + c) % vectors_per_head) * kLanes;
       chunk.out[c] = group.out + h * head_dim + chunk.value_offset[c];
     }
-    switch (count) {
-      case 1: value_chains<1>(chunk, blocks, num_keys, layout, group.kv_head); break;
-      case 2: value_chains<2>(chunk, blocks, num_keys, layout, group.kv_head); break;
-      case 3: value_chains<3>(chunk, blocks, num_keys, layout, group.kv_head); break;
-      case 4: value_chains<4>(chunk, blocks, num_keys, layout, group.kv_head); break;
-      case 5: value_chains<5>(chunk, blocks, num_keys, layout, group.kv_head); break;
-      case 6: value_chains<6>(chunk, blocks, num_keys, layout, group.kv_head); break;
-      case 7: value_chains<7>(chunk, blocks, num_keys, layout, group.kv_head); break;
-      default: value_chains<kValueChains>(chunk, blocks, num_keys, layout, group.kv_head); break;
-    }
+    dispatch_count<kValueChains>(count, [&](auto value_count) {
+      value_chains<decltype(value_count)::value>(chunk, blocks, num_keys, layout, group.kv_head);
+    });
   }
   for (int h = 0; h < group.group_size; ++h) {
     for (int dim = vectors_per_head * kLanes; dim < head_dim; ++dim) {

@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "ops/count_dispatch.h"
+
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "ops/matmul.cpp"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep — re-includes this file once per SIMD target
@@ -89,15 +91,9 @@ HWY_NOINLINE void tile(const float* x, int in_features, const Weight* panels, st
 template <int kPanels, typename Weight>
 void tile_rows(int rows, const float* x, int in_features, const Weight* panels, std::size_t panel_stride, float* out,
                int out_stride, int out_valid, MatmulOutput mode) {
-  static_assert(kTileRows <= 6, "extend the switch below");
-  switch (rows) {
-    case 1: return tile<1, kPanels>(x, in_features, panels, panel_stride, out, out_stride, out_valid, mode);
-    case 2: return tile<std::min(2, kTileRows), kPanels>(x, in_features, panels, panel_stride, out, out_stride, out_valid, mode);
-    case 3: return tile<std::min(3, kTileRows), kPanels>(x, in_features, panels, panel_stride, out, out_stride, out_valid, mode);
-    case 4: return tile<std::min(4, kTileRows), kPanels>(x, in_features, panels, panel_stride, out, out_stride, out_valid, mode);
-    case 5: return tile<std::min(5, kTileRows), kPanels>(x, in_features, panels, panel_stride, out, out_stride, out_valid, mode);
-    default: return tile<kTileRows, kPanels>(x, in_features, panels, panel_stride, out, out_stride, out_valid, mode);
-  }
+  dispatch_count<kTileRows>(rows, [&](auto tile_rows) {
+    tile<decltype(tile_rows)::value, kPanels>(x, in_features, panels, panel_stride, out, out_stride, out_valid, mode);
+  });
 }
 
 template <typename Weight>
@@ -115,12 +111,10 @@ void panel_range(float* out, const float* x, int rows, int in_features, int out_
         const int tile_rows_here = std::min(kTileRows, block_end - r);
         const float* x_tile = x + static_cast<std::size_t>(r) * in_features;
         float* out_tile = out + static_cast<std::size_t>(r) * out_features + first_out;
-        switch (group) {
-          case 1: tile_rows<1>(tile_rows_here, x_tile, in_features, panels, panel_stride, out_tile, out_features, out_valid, mode); break;
-          case 2: tile_rows<std::min(2, kTilePanels)>(tile_rows_here, x_tile, in_features, panels, panel_stride, out_tile, out_features, out_valid, mode); break;
-          case 3: tile_rows<std::min(3, kTilePanels)>(tile_rows_here, x_tile, in_features, panels, panel_stride, out_tile, out_features, out_valid, mode); break;
-          default: tile_rows<kTilePanels>(tile_rows_here, x_tile, in_features, panels, panel_stride, out_tile, out_features, out_valid, mode); break;
-        }
+        dispatch_count<kTilePanels>(group, [&](auto tile_panels) {
+          tile_rows<decltype(tile_panels)::value>(tile_rows_here, x_tile, in_features, panels, panel_stride, out_tile,
+                                                  out_features, out_valid, mode);
+        });
       }
     }
   }

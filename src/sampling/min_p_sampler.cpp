@@ -6,12 +6,13 @@
 
 #include "core/error.h"
 #include "sampling/probabilities.h"
+#include "sampling/sampling_params.h"
 #include "sampling/shortest_decimal.h"
 
 namespace minigen {
 
 MinPSampler::MinPSampler(float min_p) : min_p_(min_p) {
-  if (!(min_p >= 0.0f && min_p <= 1.0f)) throw Error("min-p must be in [0, 1], got " + shortest_decimal(min_p));
+  check_min_p(min_p);
 }
 
 void MinPSampler::apply(std::span<float> logits, const SamplingContext& /*context*/) const {

@@ -5,14 +5,13 @@
 #include <vector>
 
 #include "core/error.h"
+#include "sampling/sampling_params.h"
 #include "sampling/shortest_decimal.h"
 
 namespace minigen {
 
 RepetitionPenaltySampler::RepetitionPenaltySampler(float penalty) : penalty_(penalty) {
-  if (!(std::isfinite(penalty) && penalty > 0.0f)) {
-    throw Error("repetition penalty must be a finite number > 0, got " + shortest_decimal(penalty));
-  }
+  check_repetition_penalty(penalty);
 }
 
 void RepetitionPenaltySampler::apply(std::span<float> logits, const SamplingContext& context) const {

@@ -50,19 +50,13 @@ std::vector<uint8_t> SamplerChain::kept_mask(std::span<const float> logits, cons
   return mask;
 }
 
-SampledToken SamplerChain::sample_with_count(std::span<float> logits, const SamplingContext& context) const {
+SampledToken SamplerChain::sample(std::span<float> logits, const SamplingContext& context) const {
   filter(logits, context);
   SampledToken result;
   for (const float logit : logits) result.kept_count += is_removed(logit) ? 0 : 1;
   result.token =
       params_.greedy ? argmax(logits) : draw_from_softmax(logits, uniform_for(params_.seed, context.row, context.step));
   return result;
-}
-
-int SamplerChain::sample(std::span<float> logits, const SamplingContext& context) {
-  const SampledToken result = sample_with_count(logits, context);
-  last_kept_count_ = result.kept_count;
-  return result.token;
 }
 
 std::vector<std::string> SamplerChain::stage_names() const {

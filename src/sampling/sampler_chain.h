@@ -46,11 +46,7 @@ class SamplerChain {
 
   // Filters `logits` in place, then takes the argmax (greedy) or draws with uniform_for(seed, context.row,
   // context.step). Throws minigen::Error on an empty row, a NaN logit, or a history id outside the vocabulary.
-  SampledToken sample_with_count(std::span<float> logits, const SamplingContext& context) const;
-
-  // sample_with_count's token; its kept_count is then available from last_kept_count().
-  int sample(std::span<float> logits, const SamplingContext& context);
-  int last_kept_count() const { return last_kept_count_; }
+  SampledToken sample(std::span<float> logits, const SamplingContext& context) const;
 
   // The stages in order, with their settings, for reports:
   // {"temperature(0.85)", "top-k(50)", "top-p(0.85, minimind)", "draw(seed=0)"}.
@@ -64,7 +60,6 @@ class SamplerChain {
 
   SamplingParams params_;
   std::vector<Stage> stages_;
-  int last_kept_count_ = 0;
 };
 
 }  // namespace minigen

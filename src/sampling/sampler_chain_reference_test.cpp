@@ -179,7 +179,7 @@ void expect_chain_matches_reference(size_t size, std::span<const RowShape> shape
                 const uint64_t step = static_cast<uint64_t>(row_index);
                 const SampledToken expected = reference_choice(expected_filtered, params, step);
                 std::vector<float> filtered = row;
-                const SampledToken sampled = SamplerChain(params).sample_with_count(filtered, {.step = step});
+                const SampledToken sampled = SamplerChain(params).sample(filtered, {.step = step});
                 const std::string where = describe(shape, size, params);
                 ASSERT_EQ(sampled.token, expected.token) << where;
                 ASSERT_EQ(sampled.kept_count, expected.kept_count) << where;

@@ -53,8 +53,9 @@ TEST(SamplerChainTest, RepetitionPenaltyComesBeforeTopK) {
       .temperature = 1.0f, .top_k = 1, .top_p = 1.0f, .repetition_penalty = 2.0f, .greedy = true};
   SamplerChain chain(params);
   std::vector<float> logits = {3.0f, 2.9f, 1.0f};
-  EXPECT_EQ(chain.sample(logits, {.history = history}), 1);
-  EXPECT_EQ(chain.last_kept_count(), 1);
+  const SampledToken sampled = chain.sample(logits, {.history = history});
+  EXPECT_EQ(sampled.token, 1);
+  EXPECT_EQ(sampled.kept_count, 1);
   EXPECT_EQ(logits, (std::vector<float>{kMinusInfinity, 2.9f, kMinusInfinity}));
 }
 
@@ -76,7 +77,7 @@ TEST(SamplerChainTest, GreedyTakesTheFirstOfTiedMaxima) {
   const SamplingParams params{.greedy = true};  // default filters and T = 0.85 still run, as in MiniMind
   SamplerChain chain(params);
   std::vector<float> logits = {1.0f, 4.0f, 2.0f, 4.0f};
-  const SampledToken result = chain.sample_with_count(logits, {});
+  const SampledToken result = chain.sample(logits, {});
   EXPECT_EQ(result.token, 1);
   // top-k 50 keeps all four; after T = 0.85 the tied maxima have probability ≈ 0.471 each, so the cumulative passes
   // 0.85 at the second → the two tied maxima remain.
@@ -90,7 +91,7 @@ TEST(SamplerChainTest, DrawUsesTheCounterRng) {
   for (uint64_t step = 0; step < 20; ++step) {
     std::vector<float> row = logits;
     const SamplingContext context{.row = 3, .step = step};
-    EXPECT_EQ(chain.sample_with_count(row, context).token, draw_from_softmax(logits, uniform_for(1234, 3, step)));
+    EXPECT_EQ(chain.sample(row, context).token, draw_from_softmax(logits, uniform_for(1234, 3, step)));
   }
 }
 
@@ -102,7 +103,7 @@ TEST(SamplerChainTest, DrawFrequenciesFollowTheProbabilities) {
   constexpr int kSteps = 20000;
   for (uint64_t step = 0; step < kSteps; ++step) {
     std::vector<float> row = logits;
-    ++counts[chain.sample_with_count(row, {.step = step}).token];
+    ++counts[chain.sample(row, {.step = step}).token];
   }
   EXPECT_NEAR(counts[0] / static_cast<double>(kSteps), 0.25, 0.02);
   EXPECT_NEAR(counts[1] / static_cast<double>(kSteps), 0.25, 0.02);
@@ -113,7 +114,7 @@ TEST(SamplerChainTest, OneSurvivorIsAlwaysSampled) {
   const SamplerChain chain(SamplingParams{.seed = 77});
   for (uint64_t step = 0; step < 10; ++step) {
     std::vector<float> row = {kMinusInfinity, kMinusInfinity, 0.5f, kMinusInfinity};
-    const SampledToken result = chain.sample_with_count(row, {.step = step});
+    const SampledToken result = chain.sample(row, {.step = step});
     EXPECT_EQ(result.token, 2);
     EXPECT_EQ(result.kept_count, 1);
   }

@@ -3,35 +3,73 @@
 #include <cmath>
 #include <string>
 
-#include "core/error.h"
 #include "sampling/shortest_decimal.h"
 
 namespace minigen {
 
+std::string_view sampling_param_name(SamplingParam param) {
+  switch (param) {
+    case SamplingParam::kTemperature: return "temperature";
+    case SamplingParam::kTopK: return "top_k";
+    case SamplingParam::kTopP: return "top_p";
+    case SamplingParam::kMinP: return "min_p";
+    case SamplingParam::kRepetitionPenalty: return "repetition_penalty";
+  }
+  return "unknown sampling parameter";
+}
+
+InvalidSamplingParam::InvalidSamplingParam(SamplingParam param, std::string problem)
+    : Error(std::string(sampling_param_name(param)) + " " + problem), param_(param), problem_(std::move(problem)) {}
+
+void check_temperature(float temperature) {
+  if (!std::isfinite(temperature)) {
+    throw InvalidSamplingParam(SamplingParam::kTemperature, "must be a finite number, got " + shortest_decimal(temperature));
+  }
+  if (!(temperature > 0.0f)) {
+    throw InvalidSamplingParam(SamplingParam::kTemperature,
+                               "must be > 0 when sampling, got " + shortest_decimal(temperature));
+  }
+  if (temperature < kMinTemperature) {
+    throw InvalidSamplingParam(SamplingParam::kTemperature, "must be at least " + shortest_decimal(kMinTemperature) +
+                                                                " (smaller ones overflow the logits), got " +
+                                                                shortest_decimal(temperature));
+  }
+}
+
+void check_top_k(int top_k) {
+  if (top_k < 0) {
+    throw InvalidSamplingParam(SamplingParam::kTopK, "must be >= 0 (0 turns it off), got " + std::to_string(top_k));
+  }
+}
+
+void check_top_p(float top_p) {
+  if (!(top_p > 0.0f && top_p <= 1.0f)) {
+    throw InvalidSamplingParam(SamplingParam::kTopP, "must be in (0, 1], got " + shortest_decimal(top_p));
+  }
+}
+
+void check_min_p(float min_p) {
+  if (!(min_p >= 0.0f && min_p <= 1.0f)) {
+    throw InvalidSamplingParam(SamplingParam::kMinP, "must be in [0, 1], got " + shortest_decimal(min_p));
+  }
+}
+
+void check_repetition_penalty(float penalty) {
+  if (!(penalty >= kMinRepetitionPenalty && penalty <= kMaxRepetitionPenalty)) {  // NaN fails both
+    throw InvalidSamplingParam(SamplingParam::kRepetitionPenalty,
+                               "must be in [" + shortest_decimal(kMinRepetitionPenalty) + ", " +
+                                   shortest_decimal(kMaxRepetitionPenalty) + "] (1 turns it off), got " +
+                                   shortest_decimal(penalty));
+  }
+}
+
 void SamplingParams::validate() const {
-  if (std::isnan(temperature) || std::isinf(temperature)) {
-    throw Error("--temperature must be a finite number, got " + shortest_decimal(temperature));
-  }
-  if (!greedy && !(temperature > 0.0f)) {
-    throw Error("--temperature must be > 0 when sampling (use --greedy for argmax), got " +
-                shortest_decimal(temperature));
-  }
-  if (applies_temperature() && temperature < kMinTemperature) {
-    throw Error("--temperature must be at least " + shortest_decimal(kMinTemperature) +
-                " (smaller ones overflow the logits; use --greedy for argmax), got " + shortest_decimal(temperature));
-  }
-  if (top_k < 0) throw Error("--top-k must be >= 0 (0 turns it off), got " + std::to_string(top_k));
-  if (!(top_p > 0.0f && top_p <= 1.0f)) throw Error("--top-p must be in (0, 1], got " + shortest_decimal(top_p));
-  if (!(min_p >= 0.0f && min_p <= 1.0f)) throw Error("--min-p must be in [0, 1], got " + shortest_decimal(min_p));
-  if (!(std::isfinite(repetition_penalty) && repetition_penalty > 0.0f)) {
-    throw Error("--repetition-penalty must be a finite number > 0 (1 turns it off), got " +
-                shortest_decimal(repetition_penalty));
-  }
-  if (repetition_penalty < kMinRepetitionPenalty || repetition_penalty > kMaxRepetitionPenalty) {
-    throw Error("--repetition-penalty must be in [" + shortest_decimal(kMinRepetitionPenalty) + ", " +
-                shortest_decimal(kMaxRepetitionPenalty) + "] (1 turns it off), got " +
-                shortest_decimal(repetition_penalty));
-  }
+  if (std::isnan(temperature) || std::isinf(temperature)) check_temperature(temperature);
+  if (applies_temperature()) check_temperature(temperature);
+  check_top_k(top_k);
+  check_top_p(top_p);
+  check_min_p(min_p);
+  check_repetition_penalty(repetition_penalty);
 }
 
 bool SamplingParams::applies_temperature() const { return !greedy || temperature > 0.0f; }

@@ -1,8 +1,12 @@
 #pragma once
 // What the user asks for: plain data, filled from command-line flags or a request body, checked by validate().
-// Defaults are those of MiniMind's generate (temperature 0.85, top-k 50, top-p 0.85, no repetition penalty).
+// The defaults written here are the only copy: MiniMind's generate (temperature 0.85, top-k 50, top-p 0.85, no
+// repetition penalty); the CLI flags and the HTTP API take theirs from SamplingParams{}.
 #include <cstdint>
+#include <string>
+#include <string_view>
 
+#include "core/error.h"
 #include "sampling/top_p_rule.h"
 
 namespace minigen {
@@ -24,13 +28,39 @@ struct SamplingParams {
   TopPRule top_p_rule = TopPRule::Minimind;
   uint64_t seed = 0;  // with (row, step), determines every draw; see counter_rng.h
 
-  // Throws minigen::Error naming the offending flag, e.g. "--top-p must be in (0, 1], got 1.5". NaN is rejected
-  // everywhere. When greedy, a temperature ≤ 0 is accepted and ignored; a positive one is still applied, because
-  // MiniMind divides by the temperature even when it then takes the argmax.
+  // Throws InvalidSamplingParam for the first parameter out of range; NaN is rejected everywhere. When greedy, a
+  // temperature ≤ 0 is accepted and ignored; a positive one is still applied, because MiniMind divides by the
+  // temperature even when it then takes the argmax.
   void validate() const;
 
   // Whether the chain divides by the temperature: always when sampling, only for a positive one when greedy.
   bool applies_temperature() const;
 };
+
+enum class SamplingParam { kTemperature, kTopK, kTopP, kMinP, kRepetitionPenalty };
+
+// The name SamplingParams (and OpenAI's API) gives the parameter: "temperature", "top_k", "top_p", ...
+std::string_view sampling_param_name(SamplingParam param);
+
+// Which parameter is out of range and why, kept apart so that each boundary names the parameter its own way (the
+// CLI "--top-p", the API the JSON field "top_p"); what() names it as SamplingParams does.
+class InvalidSamplingParam : public Error {
+ public:
+  InvalidSamplingParam(SamplingParam param, std::string problem);
+  SamplingParam param() const { return param_; }
+  const std::string& problem() const { return problem_; }  // e.g. "must be in (0, 1], got 1.5"
+
+ private:
+  SamplingParam param_;
+  std::string problem_;
+};
+
+// Each parameter's rule, written once: validate() applies them all, and each sampler stage checks its own argument
+// with the same function. check_temperature is the rule for a temperature that is applied (divided by).
+void check_temperature(float temperature);
+void check_top_k(int top_k);
+void check_top_p(float top_p);
+void check_min_p(float min_p);
+void check_repetition_penalty(float penalty);
 
 }  // namespace minigen

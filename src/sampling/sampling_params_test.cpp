@@ -35,27 +35,34 @@ TEST(SamplingParamsTest, DefaultsAreMiniMinds) {
   EXPECT_EQ(ValidationMessage(params), "");
 }
 
-TEST(SamplingParamsTest, MessagesNameTheFlag) {
-  EXPECT_EQ(ValidationMessage({.top_p = 1.5f}), "--top-p must be in (0, 1], got 1.5");
-  EXPECT_EQ(ValidationMessage({.top_p = 0.0f}), "--top-p must be in (0, 1], got 0");
-  EXPECT_EQ(ValidationMessage({.top_k = -3}), "--top-k must be >= 0 (0 turns it off), got -3");
-  EXPECT_EQ(ValidationMessage({.min_p = 1.25f}), "--min-p must be in [0, 1], got 1.25");
-  EXPECT_EQ(ValidationMessage({.min_p = -0.5f}), "--min-p must be in [0, 1], got -0.5");
+// The library names each parameter as SamplingParams spells it; the CLI and the API rename it (cli/sampling_flags,
+// serve/openai_api), which is why the parameter and the problem also travel apart.
+TEST(SamplingParamsTest, MessagesNameTheParameter) {
+  EXPECT_EQ(ValidationMessage({.top_p = 1.5f}), "top_p must be in (0, 1], got 1.5");
+  EXPECT_EQ(ValidationMessage({.top_p = 0.0f}), "top_p must be in (0, 1], got 0");
+  EXPECT_EQ(ValidationMessage({.top_k = -3}), "top_k must be >= 0 (0 turns it off), got -3");
+  EXPECT_EQ(ValidationMessage({.min_p = 1.25f}), "min_p must be in [0, 1], got 1.25");
+  EXPECT_EQ(ValidationMessage({.min_p = -0.5f}), "min_p must be in [0, 1], got -0.5");
   EXPECT_EQ(ValidationMessage({.repetition_penalty = 0.0f}),
-            "--repetition-penalty must be a finite number > 0 (1 turns it off), got 0");
-  EXPECT_EQ(ValidationMessage({.temperature = 0.0f}),
-            "--temperature must be > 0 when sampling (use --greedy for argmax), got 0");
-  EXPECT_EQ(ValidationMessage({.temperature = -1.0f}),
-            "--temperature must be > 0 when sampling (use --greedy for argmax), got -1");
+            "repetition_penalty must be in [0.01, 100] (1 turns it off), got 0");
+  EXPECT_EQ(ValidationMessage({.temperature = 0.0f}), "temperature must be > 0 when sampling, got 0");
+  EXPECT_EQ(ValidationMessage({.temperature = -1.0f}), "temperature must be > 0 when sampling, got -1");
+  try {
+    SamplingParams{.top_p = 2.0f}.validate();
+    ADD_FAILURE() << "expected InvalidSamplingParam";
+  } catch (const InvalidSamplingParam& invalid) {
+    EXPECT_EQ(invalid.param(), SamplingParam::kTopP);
+    EXPECT_EQ(invalid.problem(), "must be in (0, 1], got 2");
+  }
 }
 
 TEST(SamplingParamsTest, NaNIsRejectedEverywhere) {
-  EXPECT_EQ(ValidationMessage({.temperature = kNaN}), "--temperature must be a finite number, got nan");
-  EXPECT_EQ(ValidationMessage({.temperature = kNaN, .greedy = true}), "--temperature must be a finite number, got nan");
-  EXPECT_EQ(ValidationMessage({.top_p = kNaN}), "--top-p must be in (0, 1], got nan");
-  EXPECT_EQ(ValidationMessage({.min_p = kNaN}), "--min-p must be in [0, 1], got nan");
+  EXPECT_EQ(ValidationMessage({.temperature = kNaN}), "temperature must be a finite number, got nan");
+  EXPECT_EQ(ValidationMessage({.temperature = kNaN, .greedy = true}), "temperature must be a finite number, got nan");
+  EXPECT_EQ(ValidationMessage({.top_p = kNaN}), "top_p must be in (0, 1], got nan");
+  EXPECT_EQ(ValidationMessage({.min_p = kNaN}), "min_p must be in [0, 1], got nan");
   EXPECT_EQ(ValidationMessage({.repetition_penalty = kNaN}),
-            "--repetition-penalty must be a finite number > 0 (1 turns it off), got nan");
+            "repetition_penalty must be in [0.01, 100] (1 turns it off), got nan");
 }
 
 TEST(SamplingParamsTest, GreedyAcceptsAndIgnoresNonPositiveTemperature) {
@@ -72,15 +79,13 @@ TEST(SamplingParamsTest, GreedyAcceptsAndIgnoresNonPositiveTemperature) {
 
 TEST(SamplingParamsTest, TemperaturesAndPenaltiesThatOverflowLogitsAreRejected) {
   EXPECT_EQ(ValidationMessage({.temperature = 1e-39f}),
-            "--temperature must be at least 0.01 (smaller ones overflow the logits; use --greedy for argmax), got "
-            "1e-39");
+            "temperature must be at least 0.01 (smaller ones overflow the logits), got 1e-39");
   EXPECT_EQ(ValidationMessage({.temperature = 0.0099f, .greedy = true}),
-            "--temperature must be at least 0.01 (smaller ones overflow the logits; use --greedy for argmax), got "
-            "0.0099");
+            "temperature must be at least 0.01 (smaller ones overflow the logits), got 0.0099");
   EXPECT_EQ(ValidationMessage({.repetition_penalty = 1e-38f}),
-            "--repetition-penalty must be in [0.01, 100] (1 turns it off), got 1e-38");
+            "repetition_penalty must be in [0.01, 100] (1 turns it off), got 1e-38");
   EXPECT_EQ(ValidationMessage({.repetition_penalty = 101.0f}),
-            "--repetition-penalty must be in [0.01, 100] (1 turns it off), got 101");
+            "repetition_penalty must be in [0.01, 100] (1 turns it off), got 101");
   EXPECT_EQ(ValidationMessage({.temperature = 0.01f, .repetition_penalty = 0.01f}), "");
   EXPECT_EQ(ValidationMessage({.temperature = 0.01f, .repetition_penalty = 100.0f}), "");
 }

@@ -3,14 +3,13 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "sampling/sampling_params.h"
 #include "sampling/shortest_decimal.h"
 
 namespace minigen {
 
 TemperatureSampler::TemperatureSampler(float temperature) : temperature_(temperature) {
-  if (!(std::isfinite(temperature) && temperature > 0.0f)) {
-    throw Error("temperature must be a finite number > 0, got " + shortest_decimal(temperature));
-  }
+  check_temperature(temperature);
 }
 
 void TemperatureSampler::apply(std::span<float> logits, const SamplingContext& /*context*/) const {

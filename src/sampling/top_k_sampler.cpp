@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "sampling/sampling_params.h"
 
 namespace minigen {
 namespace {
@@ -51,7 +52,7 @@ float kth_largest(std::span<const float> values, size_t k) {
 }  // namespace
 
 TopKSampler::TopKSampler(int k) : k_(k) {
-  if (k < 0) throw Error("top-k must be >= 0 (0 turns it off), got " + std::to_string(k));
+  check_top_k(k);
 }
 
 void TopKSampler::apply(std::span<float> logits, const SamplingContext& /*context*/) const {

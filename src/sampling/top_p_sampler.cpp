@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "sampling/descending_sort.h"
 #include "sampling/probabilities.h"
+#include "sampling/sampling_params.h"
 #include "sampling/shortest_decimal.h"
 
 namespace minigen {
@@ -91,7 +92,7 @@ int top_p_kept_count(std::span<const float> descending_probabilities, float top_
 }
 
 TopPSampler::TopPSampler(float top_p, TopPRule rule) : top_p_(top_p), rule_(rule) {
-  if (!(top_p > 0.0f && top_p <= 1.0f)) throw Error("top-p must be in (0, 1], got " + shortest_decimal(top_p));
+  check_top_p(top_p);
 }
 
 void TopPSampler::apply(std::span<float> logits, const SamplingContext& /*context*/) const {

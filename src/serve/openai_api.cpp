@@ -158,19 +158,16 @@ ApiRequest parse_api_request(Endpoint endpoint, const std::string& body_text, co
   settings.max_new_tokens = integer_field(body, endpoint == Endpoint::kChatCompletions && field(body, "max_completion_tokens")
                                                     ? "max_completion_tokens" : "max_tokens",
                                           endpoint == Endpoint::kChatCompletions ? 256 : 16, 1, 1 << 20);
-  settings.sampling.temperature = static_cast<float>(number_field(body, "temperature", 0.85, 0.0, 2.0));
+  // Defaults are SamplingParams{}'s; the ranges here are the API's own (OpenAI's temperature ≤ 2), the rules that
+  // keep the arithmetic defined are SamplingParams::validate()'s, applied once below.
+  const SamplingParams defaults;
+  settings.sampling.temperature = static_cast<float>(number_field(body, "temperature", defaults.temperature, 0.0, 2.0));
   settings.sampling.greedy = settings.sampling.temperature == 0.0f;
-  if (!settings.sampling.greedy && settings.sampling.temperature < kMinTemperature) {
-    throw ApiError(400,
-                   "'temperature' must be 0 (greedy) or at least " + shortest_decimal(kMinTemperature) +
-                       " (smaller ones overflow the logits), got " + field(body, "temperature")->dump(),
-                   "temperature");
-  }
-  settings.sampling.top_p = static_cast<float>(number_field(body, "top_p", 0.85, 0.0, 1.0, false));
-  settings.sampling.top_k = integer_field(body, "top_k", 50, 0, 1 << 20);
-  settings.sampling.min_p = static_cast<float>(number_field(body, "min_p", 0.0, 0.0, 1.0));
+  settings.sampling.top_p = static_cast<float>(number_field(body, "top_p", defaults.top_p, 0.0, 1.0, false));
+  settings.sampling.top_k = integer_field(body, "top_k", defaults.top_k, 0, 1 << 20);
+  settings.sampling.min_p = static_cast<float>(number_field(body, "min_p", defaults.min_p, 0.0, 1.0));
   settings.sampling.repetition_penalty =
-      static_cast<float>(number_field(body, "repetition_penalty", 1.0, 0.01, 10.0));
+      static_cast<float>(number_field(body, "repetition_penalty", defaults.repetition_penalty, 0.01, 10.0));
   const json* seed = field(body, "seed");
   if (seed != nullptr && !seed->is_number_integer()) throw ApiError(400, "'seed' must be an integer", "seed");
   settings.sampling.seed = seed != nullptr ? static_cast<uint64_t>(seed->get<int64_t>()) : 0;
@@ -210,8 +207,10 @@ ApiRequest parse_api_request(Endpoint endpoint, const std::string& body_text, co
   settings.top_candidates = request.logprobs ? std::max(1, request.top_logprobs) : 0;
   try {
     settings.sampling.validate();
-  } catch (const std::exception& error) {
-    throw ApiError(400, error.what());
+  } catch (const InvalidSamplingParam& invalid) {
+    const std::string name(sampling_param_name(invalid.param()));
+    const bool temperature = invalid.param() == SamplingParam::kTemperature;
+    throw ApiError(400, "'" + name + "' " + invalid.problem() + (temperature ? " (0 means greedy)" : ""), name);
   }
   return request;
 }

@@ -94,31 +94,16 @@ SequenceToken Scheduler::sample(Sequence& sequence, const float* logits) {
   thread_local std::vector<float> row_logits;  // sample() runs on the pool's threads, one sequence each
   row_logits.assign(logits, logits + vocab);
   const SamplingContext context{sequence.tokens, sequence.request.rng_row, static_cast<uint64_t>(sequence.generated)};
-  const SampledToken chosen = sequence.sampler.sample_with_count(row_logits, context);  // filters in place
+  const SampledToken chosen = sequence.sampler.sample(row_logits, context);  // filters in place
   SequenceToken out;
   out.sequence = sequence.id;
   out.token = chosen.token;
   out.step = sequence.generated;
   out.kept_candidates = chosen.kept_count;
   if (sequence.request.top_candidates > 0) {
-    // The distribution the token was drawn from: softmax over the kept (finite) logits, in double for reporting.
-    double max_logit = -std::numeric_limits<double>::infinity();
-    for (float v : row_logits) max_logit = std::max(max_logit, static_cast<double>(v));
-    double sum = 0;
-    for (float v : row_logits) sum += std::isfinite(v) ? std::exp(v - max_logit) : 0.0;
-    auto probability = [&](int id) {
-      return std::isfinite(row_logits[id]) ? static_cast<float>(std::exp(row_logits[id] - max_logit) / sum) : 0.0f;
-    };
-    out.probability = probability(chosen.token);
-    std::vector<int> kept;
-    for (int id = 0; id < vocab; ++id) {
-      if (std::isfinite(row_logits[id])) kept.push_back(id);
-    }
-    const int shown = std::min<int>(sequence.request.top_candidates, static_cast<int>(kept.size()));
-    std::partial_sort(kept.begin(), kept.begin() + shown, kept.end(), [&](int a, int b) {
-      return row_logits[a] != row_logits[b] ? row_logits[a] > row_logits[b] : a < b;
-    });
-    for (int i = 0; i < shown; ++i) out.top.push_back({kept[i], probability(kept[i])});
+    DrawDistribution drawn = describe_draw(row_logits, chosen.token, sequence.request.top_candidates);
+    out.probability = drawn.chosen_probability;
+    out.top = std::move(drawn.top);
   }
   sequence.tokens.push_back(chosen.token);
   ++sequence.generated;

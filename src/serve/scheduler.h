@@ -19,6 +19,7 @@
 #include "cache/block_pool.h"
 #include "cache/paged_sequence.h"
 #include "model/transformer.h"
+#include "sampling/candidates.h"
 #include "sampling/sampler_chain.h"
 
 namespace minigen {
@@ -32,11 +33,6 @@ struct SequenceRequest {
   int top_candidates = 0;      // report the this-many most likely kept candidates of every step (logprobs)
   // false: forget the K/V after every token, so each step re-feeds the whole sequence (the no-cache cost, live).
   bool use_cache = true;
-};
-
-struct Candidate {
-  int token = 0;
-  float probability = 0;
 };
 
 // One generated token of one sequence.
