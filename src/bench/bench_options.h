@@ -16,17 +16,17 @@ namespace minigen::bench {
 inline constexpr int kFirstOrdinaryTokenId = 36;
 
 struct BenchOptions {
-  int prompt_tokens = 512;                      // pp P, TTFT and the no-cache prompt
-  int generate_tokens = 128;                    // tg N, and the decode steps of every batch test
-  std::vector<int> batch_sizes = {1, 8, 32};    // rows of the batch decode tests
-  std::vector<int> thread_counts;               // one pool per entry
+  int prompt_tokens = 512;                    // pp P, TTFT and the no-cache prompt
+  int generate_tokens = 128;                  // tg N, and the decode steps of every batch test
+  std::vector<int> batch_sizes = {1, 8, 32};  // rows of the batch decode tests
+  std::vector<int> thread_counts;             // one pool per entry
   std::vector<WeightType> weight_types = {WeightType::kF32};
-  bool no_cache = false;                        // also generate without the cache (slow: P·N + N(N−1)/2 tokens)
-  int repetitions = 5;                          // measured runs per test, after one warm-up run
+  bool no_cache = false;  // also generate without the cache (slow: P·N + N(N−1)/2 tokens)
+  int repetitions = 5;    // measured runs per test, after one warm-up run
   bool quick = false;
-  int batch_prompt_tokens = 16;                 // each batch row's prefix, prefilled before the timed steps
+  int batch_prompt_tokens = 16;                          // each batch row's prefix, prefilled before the timed steps
   std::size_t dram_buffer_bytes = std::size_t{1} << 30;  // far beyond any last-level cache
-  int bandwidth_runs = 5;                       // the best of these is the bandwidth
+  int bandwidth_runs = 5;                                // the best of these is the bandwidth
 };
 
 // The flags as typed. Numbers arrive as text so that every bad value — "x", "0", "1,,2" — becomes one

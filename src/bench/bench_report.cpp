@@ -45,13 +45,13 @@ nlohmann::json statistic_json(const Statistic& statistic) {
 }
 
 nlohmann::json test_json(const TestResult& test) {
-  nlohmann::json json = {{"name", test.name},
-                         {"kind", test.kind},
-                         {"batch_size", test.batch_size},
-                         {"tokens_per_second", test.tokens_per_second ? statistic_json(*test.tokens_per_second)
-                                                                      : nlohmann::json(nullptr)},
-                         {"time_ms", statistic_json(test.time_ms)},
-                         {"time_per", test.time_per}};
+  nlohmann::json json = {
+      {"name", test.name},
+      {"kind", test.kind},
+      {"batch_size", test.batch_size},
+      {"tokens_per_second", test.tokens_per_second ? statistic_json(*test.tokens_per_second) : nlohmann::json(nullptr)},
+      {"time_ms", statistic_json(test.time_ms)},
+      {"time_per", test.time_per}};
   if (test.speedup_vs_batch1) json["speedup_vs_batch1"] = *test.speedup_vs_batch1;
   if (test.kind == "generate_no_cache") {
     json["cached_total_ms"] = statistic_json(*test.cached_total_ms);
@@ -92,8 +92,8 @@ void bound_lines(const BenchReport& report, std::ostringstream& out) {
         << with_thousands(std::llround(bound.bound_tokens_per_second)) << " tok/s ("
         << (bound.cache_resident ? "weights fit the cache: " : "weights stream from DRAM: ")
         << decimal_bytes(static_cast<double>(bound.buffer_bytes)) << " buffer); " << bound.generate_test << " "
-        << with_thousands(std::llround(bound.generate_tokens_per_second)) << " tok/s = "
-        << format("%.0f %% of bound", 100.0 * bound.fraction_of_bound) << "\n";
+        << with_thousands(std::llround(bound.generate_tokens_per_second))
+        << " tok/s = " << format("%.0f %% of bound", 100.0 * bound.fraction_of_bound) << "\n";
   }
 }
 
@@ -101,15 +101,15 @@ void no_cache_lines(const BenchReport& report, std::ostringstream& out) {
   for (const ConfigurationResult& configuration : report.configurations) {
     for (const TestResult& test : configuration.tests) {
       if (test.kind != "generate_no_cache") continue;
-      out << "no cache, " << weight_type_name(configuration.weight_type) << ", "
-          << threads_text(configuration.threads) << " (P = " << report.options.prompt_tokens
-          << ", N = " << report.options.generate_tokens << "): "
-          << format("%.1f ms", test.uncached_total_ms->mean) << " vs " << format("%.1f ms", test.cached_total_ms->mean)
+      out << "no cache, " << weight_type_name(configuration.weight_type) << ", " << threads_text(configuration.threads)
+          << " (P = " << report.options.prompt_tokens << ", N = " << report.options.generate_tokens
+          << "): " << format("%.1f ms", test.uncached_total_ms->mean) << " vs "
+          << format("%.1f ms", test.cached_total_ms->mean)
           << " with the cache = " << format("%.1f×", test.uncached_total_ms->mean / test.cached_total_ms->mean)
           << " wall time; forward tokens P·N + N(N−1)/2 = " << with_thousands(test.forward_tokens_uncached)
           << " vs P + N − 1 = " << with_thousands(test.forward_tokens_cached) << " = "
-          << format("%.1f×", static_cast<double>(test.forward_tokens_uncached) /
-                                 static_cast<double>(test.forward_tokens_cached))
+          << format("%.1f×",
+                    static_cast<double>(test.forward_tokens_uncached) / static_cast<double>(test.forward_tokens_cached))
           << "; tokens " << (test.tokens_identical ? "identical" : "DIFFER") << "\n";
     }
   }
@@ -118,9 +118,9 @@ void no_cache_lines(const BenchReport& report, std::ostringstream& out) {
 void drift_line(const BenchReport& report, std::ostringstream& out) {
   if (!report.drift) return;
   const DriftResult& drift = *report.drift;
-  out << "bf16 drift (prefill of " << drift.prompt_tokens << " tokens, bf16 vs f32 weights): max |Δ logit| = "
-      << exact_or_scientific(drift.max_abs_logit_difference) << " over "
-      << with_thousands(drift.logits_compared) << " logits; last-position argmax "
+  out << "bf16 drift (prefill of " << drift.prompt_tokens
+      << " tokens, bf16 vs f32 weights): max |Δ logit| = " << exact_or_scientific(drift.max_abs_logit_difference)
+      << " over " << with_thousands(drift.logits_compared) << " logits; last-position argmax "
       << (drift.f32_last_argmax == drift.bf16_last_argmax ? "agrees" : "differs") << " (" << drift.f32_last_argmax
       << (drift.f32_last_argmax == drift.bf16_last_argmax ? " = " : " vs ") << drift.bf16_last_argmax
       << "); greedy tokens identical " << drift.greedy_identical << " of " << drift.greedy_tokens;
@@ -197,8 +197,9 @@ nlohmann::json report_json(const BenchReport& report) {
        {{"cpu_model", report.system.cpu_model},
         {"cores", report.system.cores},
         {"simd_target", report.system.simd_target},
-        {"openblas_coretype", report.system.openblas_coretype.empty() ? nlohmann::json(nullptr)
-                                                                      : nlohmann::json(report.system.openblas_coretype)}}},
+        {"openblas_coretype", report.system.openblas_coretype.empty()
+                                  ? nlohmann::json(nullptr)
+                                  : nlohmann::json(report.system.openblas_coretype)}}},
       {"model",
        {{"source", report.model.source},
         {"family", report.model.family},

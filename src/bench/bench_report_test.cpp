@@ -41,8 +41,8 @@ BenchReport fixed_report() {
   TestResult uncached = test_of("tg8 no-cache", "generate_no_cache", {100, 100}, {10, 10}, "token");
   uncached.cached_total_ms = summarize({5, 5});
   uncached.uncached_total_ms = summarize({80, 80});
-  uncached.forward_tokens_cached = 23;    // 16 + 8 − 1
-  uncached.forward_tokens_uncached = 156; // 16·8 + 8·7/2
+  uncached.forward_tokens_cached = 23;     // 16 + 8 − 1
+  uncached.forward_tokens_uncached = 156;  // 16·8 + 8·7/2
   configuration.tests.push_back(uncached);
   configuration.bound = {54.1e9, 19'400'000, true, 54.1e9 / 19.4e6, "tg8", 2310, 2310 / (54.1e9 / 19.4e6)};
   report.configurations.push_back(configuration);

@@ -152,8 +152,8 @@ TestResult first_token_test(Transformer& transformer, KvCache& cache, std::span<
 
 // tg N without the cache, next to the same generation with it: their wall-time ratio beside the forward-token
 // ratio (P·N + N(N−1)/2) ÷ (P + N − 1) that the module predicts it approaches.
-TestResult uncached_generate_test(Transformer& transformer, KvCache& cache, std::span<const int> prompt,
-                                  int new_tokens, int repetitions) {
+TestResult uncached_generate_test(Transformer& transformer, KvCache& cache, std::span<const int> prompt, int new_tokens,
+                                  int repetitions) {
   std::vector<double> cached_seconds;
   bool identical = true;
   const auto uncached_seconds = timed_runs(repetitions, [&] {

@@ -55,17 +55,18 @@ TEST(BenchRunner, MeasuresEveryTestOfEveryConfiguration) {
     EXPECT_EQ(names, (std::vector<std::string>{"pp12", "tg5", "b1 decode", "b3 decode", "ttft", "tg5 no-cache"}));
     EXPECT_TRUE(configuration.tests[3].speedup_vs_batch1.has_value());
     const TestResult& uncached = configuration.tests[5];
-    EXPECT_EQ(uncached.forward_tokens_cached, 16);     // 12 + 5 − 1
-    EXPECT_EQ(uncached.forward_tokens_uncached, 70);   // 12·5 + 5·4/2
-    EXPECT_TRUE(uncached.tokens_identical);            // the cache changes no token
-    EXPECT_TRUE(configuration.bound.cache_resident);   // the tiny model's weights are under 24 MB
+    EXPECT_EQ(uncached.forward_tokens_cached, 16);    // 12 + 5 − 1
+    EXPECT_EQ(uncached.forward_tokens_uncached, 70);  // 12·5 + 5·4/2
+    EXPECT_TRUE(uncached.tokens_identical);           // the cache changes no token
+    EXPECT_TRUE(configuration.bound.cache_resident);  // the tiny model's weights are under 24 MB
     EXPECT_GT(configuration.bound.bound_tokens_per_second, 0);
   }
   // bf16 halves the bytes of the packed matrices; the norms stay fp32.
   EXPECT_LT(report.configurations[1].weight_bytes, report.configurations[0].weight_bytes * 6 / 10);
   // The DRAM buffer and one cache-sized buffer per weight type, on the one pool.
   EXPECT_EQ(report.bandwidth.size(), 3u);
-  for (const BandwidthMeasurement& measured : report.bandwidth) EXPECT_EQ(measured.checksum, measured.expected_checksum);
+  for (const BandwidthMeasurement& measured : report.bandwidth)
+    EXPECT_EQ(measured.checksum, measured.expected_checksum);
   ASSERT_TRUE(report.drift.has_value());
   EXPECT_EQ(report.drift->logits_compared, 12 * 6400);
   EXPECT_GT(report.drift->max_abs_logit_difference, 0);  // bf16 rounding moves the logits …

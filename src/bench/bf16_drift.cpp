@@ -41,9 +41,9 @@ DriftResult measure_bf16_drift(const Model& model, ThreadPool& pool, std::span<c
   drift.prompt_tokens = static_cast<int>(prompt.size());
   drift.threads = pool.num_threads();
   for (std::size_t i = 0; i < exact.prompt_logits.size(); ++i) {
-    drift.max_abs_logit_difference =
-        std::max(drift.max_abs_logit_difference,
-                 std::fabs(static_cast<double>(exact.prompt_logits[i]) - static_cast<double>(rounded.prompt_logits[i])));
+    drift.max_abs_logit_difference = std::max(
+        drift.max_abs_logit_difference,
+        std::fabs(static_cast<double>(exact.prompt_logits[i]) - static_cast<double>(rounded.prompt_logits[i])));
   }
   drift.logits_compared = static_cast<int64_t>(exact.prompt_logits.size());
   drift.f32_last_argmax = exact.greedy_tokens.front();

@@ -7,10 +7,13 @@
 
 #include "hwy/aligned_allocator.h"
 
+// foreach_target.h must come before the other Highway headers, so their order is not clang-format's to sort.
+// clang-format off
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "bench/memory_bandwidth.cpp"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
+// clang-format on
 
 HWY_BEFORE_NAMESPACE();
 namespace minigen::bench {
@@ -92,7 +95,8 @@ float bandwidth_pattern_value(std::size_t index) { return static_cast<float>(ind
 double bandwidth_pattern_sum(std::size_t count) {
   // Each full period 0 + 1 + … + 7 = 28; the incomplete one contributes 0 + 1 + … + (r − 1) = r(r − 1)/2.
   const std::size_t remainder = count % 8;
-  return 28.0 * static_cast<double>(count / 8) + static_cast<double>(remainder == 0 ? 0 : remainder * (remainder - 1) / 2);
+  return 28.0 * static_cast<double>(count / 8) +
+         static_cast<double>(remainder == 0 ? 0 : remainder * (remainder - 1) / 2);
 }
 
 BandwidthMeasurement measure_read_bandwidth(std::size_t buffer_bytes, ThreadPool& pool, int runs) {
@@ -124,7 +128,8 @@ BandwidthMeasurement measure_read_bandwidth(std::size_t buffer_bytes, ThreadPool
 
   for (int run = 0; run < measurement.runs; ++run) {
     const auto start = Clock::now();
-    for (int pass = 0; pass < measurement.passes_per_run; ++pass) measurement.checksum = parallel_sum(values, count, pool);
+    for (int pass = 0; pass < measurement.passes_per_run; ++pass)
+      measurement.checksum = parallel_sum(values, count, pool);
     const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
     const double bytes_per_second =
         static_cast<double>(measurement.buffer_bytes) * measurement.passes_per_run / std::max(seconds, 1e-12);

@@ -23,11 +23,11 @@ double bandwidth_pattern_sum(std::size_t count);
 struct BandwidthMeasurement {
   std::size_t buffer_bytes = 0;
   int threads = 0;
-  int runs = 0;                 // the best of these is reported
-  int passes_per_run = 0;       // whole-buffer reads per run, enough for a run to last a few tens of ms
-  double bytes_per_second = 0;  // best run: passes · buffer_bytes / seconds
-  double checksum = 0;          // what the last pass summed …
-  double expected_checksum = 0; // … and what it must be
+  int runs = 0;                  // the best of these is reported
+  int passes_per_run = 0;        // whole-buffer reads per run, enough for a run to last a few tens of ms
+  double bytes_per_second = 0;   // best run: passes · buffer_bytes / seconds
+  double checksum = 0;           // what the last pass summed …
+  double expected_checksum = 0;  // … and what it must be
 };
 
 // Allocates and fills (first touch by the reading threads) a buffer of `buffer_bytes`, then reads it `runs` times.

@@ -82,12 +82,12 @@ class BlockPool {
   KvBlockLayout layout_;
   hwy::AlignedFreeUniquePtr<float[]> storage_;
   std::vector<int> reference_count_;
-  std::vector<int> free_;                        // uncached, unreferenced
-  std::list<int> evictable_;                     // cached, unreferenced; front = least recently used
+  std::vector<int> free_;     // uncached, unreferenced
+  std::list<int> evictable_;  // cached, unreferenced; front = least recently used
   std::vector<std::list<int>::iterator> evictable_position_;
   std::vector<bool> in_evictable_;
   std::unordered_map<Key, Entry, KeyHash> entries_;
-  std::vector<const Key*> key_of_block_;         // the entry a cached block is registered under, else nullptr
+  std::vector<const Key*> key_of_block_;  // the entry a cached block is registered under, else nullptr
   int64_t next_prefix_id_ = 1;
   int64_t lookups_ = 0;
   int64_t hits_ = 0;

@@ -41,8 +41,7 @@ void KvCache::advance(int count) {
 
 void KvCache::write(int layer, int position, const float* key_row, const float* value_row) {
   if (position < 0 || position >= capacity_) throw Error("KV cache write beyond its capacity");
-  layout_.write(const_cast<float*>(block(layer, position)), position % KvBlockLayout::kBlockTokens, key_row,
-                value_row);
+  layout_.write(const_cast<float*>(block(layer, position)), position % KvBlockLayout::kBlockTokens, key_row, value_row);
 }
 
 float KvCache::key_at(int layer, int position, int index) const {

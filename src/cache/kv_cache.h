@@ -9,8 +9,8 @@
 #include <cstddef>
 #include <vector>
 
-#include "ops/kv_sequence.h"
 #include "ops/kv_block.h"
+#include "ops/kv_sequence.h"
 
 namespace minigen {
 
@@ -47,8 +47,8 @@ class KvCache : public KvSequence {
 
  private:
   const float* block(int layer, int position) const {
-    return layers_[layer].data() + static_cast<std::size_t>(position / KvBlockLayout::kBlockTokens) *
-                                       layout_.block_floats();
+    return layers_[layer].data() +
+           static_cast<std::size_t>(position / KvBlockLayout::kBlockTokens) * layout_.block_floats();
   }
 
   int num_layers_;

@@ -60,7 +60,8 @@ void PagedKvSequence::publish_full_blocks(std::span<const int> tokens) {
   while (static_cast<int>(prefix_ids_.size()) < full_blocks) {
     const int b = static_cast<int>(prefix_ids_.size());
     const int64_t parent = b == 0 ? BlockPool::kNoPrefix : prefix_ids_[b - 1];
-    prefix_ids_.push_back(pool_.publish(table_[b], parent, tokens.subspan(static_cast<std::size_t>(b) * kBlock, kBlock)));
+    prefix_ids_.push_back(
+        pool_.publish(table_[b], parent, tokens.subspan(static_cast<std::size_t>(b) * kBlock, kBlock)));
   }
 }
 

@@ -41,8 +41,8 @@ class PagedKvSequence : public KvSequence {
 
  private:
   BlockPool& pool_;
-  std::vector<int> table_;                 // block ids, position p in table_[p / 16]
-  std::vector<int64_t> prefix_ids_;         // prefix id after each published full block
+  std::vector<int> table_;           // block ids, position p in table_[p / 16]
+  std::vector<int64_t> prefix_ids_;  // prefix id after each published full block
   int length_ = 0;
 };
 

@@ -2,10 +2,9 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "core/error.h"
 #include "core/file_io.h"
@@ -50,7 +49,8 @@ fs::path minigen_home() {
   // (PREFIX/bin/minigen → PREFIX/share/minigen). The same lookup serves the tests, which run from the build tree.
   std::error_code error;
   const fs::path binary_directory = fs::read_symlink("/proc/self/exe", error).parent_path();
-  for (const fs::path& candidate : {binary_directory / "share" / "minigen", binary_directory.parent_path() / "share" / "minigen"}) {
+  for (const fs::path& candidate :
+       {binary_directory / "share" / "minigen", binary_directory.parent_path() / "share" / "minigen"}) {
     if (fs::is_directory(candidate / "models", error)) return candidate;
   }
   throw Error("cannot find minigen's shipped files (models, tokenizers) in share/minigen beside or above " +
@@ -87,8 +87,8 @@ LoadedModel load_model(const fs::path& path, const LoadOptions& options) {
   loaded.stored_dtype = dominant_dtype(tensors);
   loaded.tokenizer = load_tokenizer(tokenizer_location);
   if (loaded.tokenizer->vocab_size() > config.vocab_size) {
-    throw Error("the tokenizer has " + std::to_string(loaded.tokenizer->vocab_size()) +
-                " tokens but the model only " + std::to_string(config.vocab_size));
+    throw Error("the tokenizer has " + std::to_string(loaded.tokenizer->vocab_size()) + " tokens but the model only " +
+                std::to_string(config.vocab_size));
   }
   ModelWeights weights = weights_from_tensors(config, std::move(tensors));
   loaded.model = std::make_unique<const Model>(std::move(config), std::move(weights));
@@ -99,8 +99,8 @@ void save_model_directory(const fs::path& directory, const ModelConfig& config, 
                           const fs::path& tokenizer_directory, DType dtype) {
   // Read (and so checked: regular files of a sane size) before anything is written.
   std::vector<std::pair<std::string, std::string>> tokenizer_files;
-  for (const auto& [name, max_bytes] : {std::pair{"tokenizer.json", kMaxTokenizerFileBytes},
-                                        std::pair{"tokenizer_config.json", kMaxConfigFileBytes}}) {
+  for (const auto& [name, max_bytes] :
+       {std::pair{"tokenizer.json", kMaxTokenizerFileBytes}, std::pair{"tokenizer_config.json", kMaxConfigFileBytes}}) {
     if (!fs::exists(tokenizer_directory / name)) {
       throw Error("tokenizer directory " + tokenizer_directory.string() + " has no " + name);
     }

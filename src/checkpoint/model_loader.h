@@ -13,7 +13,7 @@
 namespace minigen {
 
 struct LoadOptions {
-  int num_q_heads = 8;  // a .pth cannot tell the head count; MiniMind's default is 8
+  int num_q_heads = 8;                                  // a .pth cannot tell the head count; MiniMind's default is 8
   std::optional<std::filesystem::path> tokenizer_path;  // tokenizer.json or the directory holding it
 };
 

@@ -6,12 +6,12 @@
 #include <memory>
 #include <string>
 
+#include "cli/byte_size.h"
 #include "cli/command_context.h"
 #include "cli/commands.h"
 #include "cli/flag_checks.h"
 #include "cli/json_output.h"
 #include "core/error.h"
-#include "cli/byte_size.h"
 #include "loadtest/load_tester.h"
 #include "loadtest/soak_runner.h"
 
@@ -50,7 +50,8 @@ std::string format(const char* pattern, double a, double b = 0, double c = 0) {
 void print_phase_row(const char* label, const load_test::PhaseResult& phase) {
   std::printf("  %-16s %9.2f %9lld %11.1f %12.2f %14s %16s\n", label, phase.wall_seconds,
               static_cast<long long>(phase.tokens()), phase.tokens_per_second(), phase.requests_per_second(),
-              milliseconds(phase.ttft_percentile_ms(50)).c_str(), milliseconds(phase.latency_percentile_ms(50)).c_str());
+              milliseconds(phase.ttft_percentile_ms(50)).c_str(),
+              milliseconds(phase.latency_percentile_ms(50)).c_str());
 }
 
 void print_report(const load_test::LoadTestReport& report, const std::string& server_description) {
@@ -73,9 +74,9 @@ void print_report(const load_test::LoadTestReport& report, const std::string& se
   print_line("", "short, medium and long prompts · max_tokens " + std::to_string(std::min(16, options.max_tokens)) +
                      "–" + std::to_string(options.max_tokens) + " · temperature 0.8, a seed per request");
   print_line("wall time", format("%.2f s", report.load.wall_seconds));
-  print_line("throughput", format("%.1f generated tokens/s · %.2f requests/s (%.0f tokens)",
-                                  report.load.tokens_per_second(), report.load.requests_per_second(),
-                                  static_cast<double>(report.load.tokens())));
+  print_line("throughput",
+             format("%.1f generated tokens/s · %.2f requests/s (%.0f tokens)", report.load.tokens_per_second(),
+                    report.load.requests_per_second(), static_cast<double>(report.load.tokens())));
   print_line("TTFT", "p50 " + milliseconds(report.load.ttft_percentile_ms(50)) + " · p99 " +
                          milliseconds(report.load.ttft_percentile_ms(99)));
   print_line("latency", "p50 " + milliseconds(report.load.latency_percentile_ms(50)) + " · p99 " +
@@ -84,31 +85,33 @@ void print_report(const load_test::LoadTestReport& report, const std::string& se
   print_line("cancelled", std::to_string(report.load.cancelled()) + " closed mid-stream (" + std::to_string(planned) +
                               " planned after 1–" + std::to_string(std::max(1, options.max_tokens / 4)) +
                               " tokens; the others finished first)");
-  print_line("[DONE]", std::to_string(done) + " of the " + std::to_string(not_cancelled) +
-                           " requests not cancelled");
-  print_line("leaked blocks",
-             std::to_string(report.after_load.kv_blocks_used) +
-                 (report.after_load.drained ? format(" (server idle %.2f s after the last request)",
-                                                     report.after_load.seconds)
-                                            : format(" (server still busy after %.0f s)", report.after_load.seconds)));
+  print_line("[DONE]", std::to_string(done) + " of the " + std::to_string(not_cancelled) + " requests not cancelled");
+  print_line(
+      "leaked blocks",
+      std::to_string(report.after_load.kv_blocks_used) +
+          (report.after_load.drained ? format(" (server idle %.2f s after the last request)", report.after_load.seconds)
+                                     : format(" (server still busy after %.0f s)", report.after_load.seconds)));
   const load_test::PrefixCacheUse& prefix = report.prefix_cache;
-  print_line("prefix cache", format("%.0f of %.0f block lookups hit", static_cast<double>(prefix.block_hits),
-                                    static_cast<double>(prefix.block_lookups)) +
-                                 format(" · %.0f of %.0f prompt tokens cached (%.1f %%)",
-                                        static_cast<double>(prefix.prompt_tokens_cached),
-                                        static_cast<double>(prefix.prompt_tokens_cached + prefix.prompt_tokens_computed),
-                                        100.0 * prefix.cached_fraction()));
+  print_line(
+      "prefix cache",
+      format("%.0f of %.0f block lookups hit", static_cast<double>(prefix.block_hits),
+             static_cast<double>(prefix.block_lookups)) +
+          format(" · %.0f of %.0f prompt tokens cached (%.1f %%)", static_cast<double>(prefix.prompt_tokens_cached),
+                 static_cast<double>(prefix.prompt_tokens_cached + prefix.prompt_tokens_computed),
+                 100.0 * prefix.cached_fraction()));
 
   if (!report.sequential_requests.empty()) {
-    std::printf("\ncomparison      %zu decode-bound requests (short prompts, exactly %d new tokens each), no cancellations\n",
-                report.sequential_requests.size(), report.sequential_requests.front().max_tokens);
+    std::printf(
+        "\ncomparison      %zu decode-bound requests (short prompts, exactly %d new tokens each), no cancellations\n",
+        report.sequential_requests.size(), report.sequential_requests.front().max_tokens);
     std::printf("  %-16s %9s %9s %11s %12s %14s %16s\n", "", "wall s", "tokens", "tokens/s", "requests/s", "TTFT p50",
                 "latency p50");
     print_phase_row("one at a time", report.sequential);
     print_phase_row((std::to_string(options.concurrency) + " at a time").c_str(), report.concurrent);
     print_line("speed-up", format("%.2f× in tokens/s (target ≥ 5×)", report.speedup()));
-    print_line("errors", std::to_string(report.sequential.errors() + report.concurrent.errors()) +
-                             format(" · leaked blocks at the end %.0f", static_cast<double>(report.at_end.kv_blocks_used)));
+    print_line("errors",
+               std::to_string(report.sequential.errors() + report.concurrent.errors()) +
+                   format(" · leaked blocks at the end %.0f", static_cast<double>(report.at_end.kv_blocks_used)));
   }
   std::printf("\n");
   print_line("result", std::string(report.passed() ? "PASS" : "FAIL") + " (" + std::to_string(report.errors()) +
@@ -138,8 +141,8 @@ int run_soak(const BenchServeFlags& flags, const std::string& url, const std::st
     std::cout << to_json_text(load_test::soak_json(report)) << "\n";
   } else {
     std::printf("minigen bench-serve --soak · %s\n\n", description.c_str());
-    print_line("load", format("%.1f min, %.0f clients back to back", report.options.minutes,
-                              report.options.concurrency));
+    print_line("load",
+               format("%.1f min, %.0f clients back to back", report.options.minutes, report.options.concurrency));
     print_line("requests", std::to_string(report.requests) + ": " + std::to_string(report.generations) +
                                " streaming generations (" + std::to_string(report.cancelled) + " closed mid-stream), " +
                                std::to_string(report.abandoned) + " abandoned non-streaming, " +
@@ -148,12 +151,11 @@ int run_soak(const BenchServeFlags& flags, const std::string& url, const std::st
     std::printf("%-15s %8s %10s %11s %9s %12s\n", "samples", "seconds", "requests", "unexpected", "RSS MB",
                 "KV in use");
     for (const load_test::SoakSample& point : report.samples) {
-      std::printf("%-15s %8.0f %10lld %11lld %9.1f %12lld\n", "", point.seconds,
-                  static_cast<long long>(point.requests), static_cast<long long>(point.unexpected), point.rss_mb,
-                  static_cast<long long>(point.kv_blocks_used));
+      std::printf("%-15s %8.0f %10lld %11lld %9.1f %12lld\n", "", point.seconds, static_cast<long long>(point.requests),
+                  static_cast<long long>(point.unexpected), point.rss_mb, static_cast<long long>(point.kv_blocks_used));
     }
-    print_line("RSS slope", format("%+.3f MB per 1,000 requests after the first third of the run",
-                                   report.rss_slope_mb_per_1000));
+    print_line("RSS slope",
+               format("%+.3f MB per 1,000 requests after the first third of the run", report.rss_slope_mb_per_1000));
     print_line("leaked blocks", std::to_string(report.leaked_blocks) + (report.drained ? "" : " (server not idle)"));
     print_line("result", report.passed() ? "PASS" : "FAIL");
   }
@@ -214,8 +216,9 @@ CommandAction add_bench_serve_command(CLI::App& app) {
       "bench-serve",
       "serving load test: concurrent streaming clients, cancellations, prefix sharing; errors, leaked KV blocks, "
       "TTFT/latency percentiles and the speed-up of batching over one-at-a-time");
-  command->add_option("--url", flags->url, "test a running server, e.g. http://127.0.0.1:8080 [default: start one "
-                                           "in this process on a free port]");
+  command->add_option("--url", flags->url,
+                      "test a running server, e.g. http://127.0.0.1:8080 [default: start one "
+                      "in this process on a free port]");
   flags->model.add_to(*command);
   command->add_option("--kv-budget", flags->kv_budget, "in-process server: memory for the KV cache pool")
       ->default_val("256MiB");
@@ -231,21 +234,24 @@ CommandAction add_bench_serve_command(CLI::App& app) {
   command->add_option("--concurrency", flags->load.concurrency, "clients sending at once")
       ->default_val(32)
       ->check(integer_in(1, 128));
-  command->add_option("--cancel-fraction", flags->load.cancel_fraction,
-                      "share of load requests the client closes mid-stream")
+  command
+      ->add_option("--cancel-fraction", flags->load.cancel_fraction,
+                   "share of load requests the client closes mid-stream")
       ->default_val(0.1)
       ->check(number_in(0.0, 1.0));
   command->add_option("--max-tokens", flags->load.max_tokens, "largest max_tokens of a request (each draws 16..this)")
       ->default_val(64)
       ->check(integer_in(1, 1 << 16));
-  command->add_option("--compare-sequential", flags->load.compare_requests,
-                      "requests run one at a time and then concurrently for the speed-up (0: skip)")
+  command
+      ->add_option("--compare-sequential", flags->load.compare_requests,
+                   "requests run one at a time and then concurrently for the speed-up (0: skip)")
       ->default_val(24)
       ->check(integer_in(0, 1 << 16));
   command->add_option("--seed", flags->load.seed, "seed of the request mix")->default_val(1)->check(seed_value());
-  command->add_option("--soak", flags->soak_minutes,
-                      "instead of the load test: steady load for this many minutes with cancellations and bad "
-                      "requests mixed in, the server's RSS sampled (see --soak-sample)")
+  command
+      ->add_option("--soak", flags->soak_minutes,
+                   "instead of the load test: steady load for this many minutes with cancellations and bad "
+                   "requests mixed in, the server's RSS sampled (see --soak-sample)")
       ->check(number_in(0.0, 24.0 * 60));
   command->add_option("--soak-sample", flags->soak_sample_seconds, "seconds between the soak's samples")
       ->default_val(60)

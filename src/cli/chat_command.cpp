@@ -39,7 +39,8 @@ int run_chat(const ChatFlags& flags) {
 
   std::vector<ChatMessage> history;
   if (!flags.system.empty()) history.push_back({"system", flags.system});
-  std::cerr << "minigen chat — " << loaded.path.string() << ". Type a message; /reset clears the history, /quit ends.\n";
+  std::cerr << "minigen chat — " << loaded.path.string()
+            << ". Type a message; /reset clears the history, /quit ends.\n";
   std::string line;
   while (true) {
     std::cout << "> " << std::flush;

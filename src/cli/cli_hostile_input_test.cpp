@@ -7,7 +7,6 @@
 
 #include <filesystem>
 #include <fstream>
-
 #include <nlohmann/json.hpp>
 
 #include "cli/run_binary_test_util.h"
@@ -105,9 +104,9 @@ TEST_F(CliHostileInput, FifosAndDevicesAreRefusedAtOnceWhereverAFileIsRead) {
                "model.pth is not a regular file (it is a FIFO)");
   expect_error("tokenize --tokenizer /dev/zero hi", "/dev/zero is not a regular file (it is a character device)");
   expect_error("tokenize" + model + " --jsonl " + fifo("texts.jsonl").string(), "texts.jsonl is not a regular");
-  expect_error("tokenizer train --vocab 300 --out " + (work_dir() / "trained").string() + " " +
-                   fifo("corpus.txt").string(),
-               "corpus.txt is not a regular file (it is a FIFO)");
+  expect_error(
+      "tokenizer train --vocab 300 --out " + (work_dir() / "trained").string() + " " + fifo("corpus.txt").string(),
+      "corpus.txt is not a regular file (it is a FIFO)");
   EXPECT_FALSE(fs::exists(work_dir() / "trained"));
 
   // The chat's messages come from stdin; endless input without a newline is one error, not unbounded memory.
@@ -131,8 +130,7 @@ TEST_F(CliHostileInput, FilesLargerThanTheirCapAreRefusedBeforeReading) {
   fs::copy(tiny_model(), model);
   fs::resize_file(model / "config.json", 17 << 20);
   expect_error("generate -m " + model.string() + " -p hi",
-               (model / "config.json").string() + " is 17825792 bytes; a config.json may be at most 16 MiB", {},
-               true);
+               (model / "config.json").string() + " is 17825792 bytes; a config.json may be at most 16 MiB", {}, true);
   fs::resize_file(model / "tokenizer.json", 65 << 20);
   expect_error("tokenize --tokenizer " + model.string() + " hi",
                "tokenizer.json is 68157440 bytes; a tokenizer.json may be at most 64 MiB");
@@ -171,8 +169,8 @@ TEST_F(CliHostileInput, LyingConfigsAreOneClearError) {
   fs::copy(tiny_model(), model);
   const auto original = nlohmann::json::parse(testing::read_text_file(model / "config.json"));
   const std::vector<std::pair<std::string, long long>> lies = {
-      {"vocab_size", 1LL << 30},       {"hidden_size", 1 << 20},   {"num_hidden_layers", 100000},
-      {"num_attention_heads", 65536},  {"intermediate_size", 1 << 30}, {"max_position_embeddings", 1LL << 31},
+      {"vocab_size", 1LL << 30},      {"hidden_size", 1 << 20},       {"num_hidden_layers", 100000},
+      {"num_attention_heads", 65536}, {"intermediate_size", 1 << 30}, {"max_position_embeddings", 1LL << 31},
   };
   for (const auto& [field, value] : lies) {
     auto config = original;
@@ -188,8 +186,8 @@ TEST_F(CliHostileInput, RowsAndCountsHaveBounds) {
                "--num-return-sequences: 1000000 is not an integer in [1, 256] (see `minigen generate --help`)", {},
                true);
   expect_error("generate" + model + " -p hi -n 2147483648",
-               "--max-new-tokens: 2147483648 is not an integer in [1, 2147483647] (see `minigen generate --help`)",
-               {}, true);
+               "--max-new-tokens: 2147483648 is not an integer in [1, 2147483647] (see `minigen generate --help`)", {},
+               true);
   expect_error("chat" + model + " -n 0", "--max-new-tokens: 0 is not an integer in [1, 2147483647]");
   expect_error("generate" + model + " -p hi --threads 5000", "--threads: 5000 is not an integer in [0, 1024]");
   expect_error("init-random --family minimind2 --layers 1000 --out " + (work_dir() / "never").string(),
@@ -219,8 +217,8 @@ TEST_F(CliHostileInput, ArgumentParserErrorsAreOneLine) {
   const std::string model = " -m " + tiny_model().string();
   expect_error("generate" + model + " -p hi --no-such-flag",
                "unknown option --no-such-flag (see `minigen generate --help`)", {}, true);
-  expect_error("generate" + model + " -p hi -n", "--max-new-tokens needs a value (see `minigen generate --help`)",
-               {}, true);
+  expect_error("generate" + model + " -p hi -n", "--max-new-tokens needs a value (see `minigen generate --help`)", {},
+               true);
   expect_error("generate" + model + " -p hi -n abc",
                "--max-new-tokens: abc is not an integer in [1, 2147483647] (see `minigen generate --help`)", {}, true);
   expect_error("generate" + model + " -p hi --temperature warm",

@@ -5,12 +5,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 
-#include <nlohmann/json.hpp>
-
-#include "cli/run_binary_test_util.h"
 #include "checkpoint/model_loader.h"
+#include "cli/run_binary_test_util.h"
 
 namespace minigen {
 namespace {
@@ -58,8 +57,8 @@ class Cli : public ::testing::Test {
 
 TEST_F(Cli, GreedyWithAndWithoutCacheGiveIdenticalTokensAnd246Versus13728ForwardTokens) {
   const fs::path prompt = prompt_file_of_length(183);
-  const std::string common = "generate -m " + tiny_model().string() + " -f " + prompt.string() +
-                             " --greedy --ignore-eos -n 64 --json";
+  const std::string common =
+      "generate -m " + tiny_model().string() + " -f " + prompt.string() + " --greedy --ignore-eos -n 64 --json";
   const RunResult cached = run(common);
   const RunResult uncached = run(common + " --no-cache");
   ASSERT_EQ(cached.exit_code, 0) << cached.err;
@@ -98,8 +97,8 @@ TEST_F(Cli, SeveralReturnSequencesAndSeedsAreReproducible) {
 TEST_F(Cli, TokenizeDetokenizeAndInfo) {
   const RunResult ids = run("tokenize -m " + tiny_model().string() + " 'In the beginning'");
   ASSERT_EQ(ids.exit_code, 0) << ids.err;
-  const RunResult text = run("detokenize -m " + tiny_model().string() + " '" + ids.out.substr(0, ids.out.size() - 1) +
-                             "'");
+  const RunResult text =
+      run("detokenize -m " + tiny_model().string() + " '" + ids.out.substr(0, ids.out.size() - 1) + "'");
   EXPECT_EQ(text.out, "In the beginning\n");
   const RunResult info = run("info " + tiny_model().string() + " --json");
   ASSERT_EQ(info.exit_code, 0) << info.err;
@@ -201,9 +200,9 @@ TEST_F(Cli, BadModelFilesGiveOneClearError) {
   expect_clear_error("generate -m " + broken.string() + " -p hi", "tokenizer");
 
   std::ofstream(work_dir() / "fake.pth") << "not a zip archive at all";
-  expect_clear_error("generate -m " + (work_dir() / "fake.pth").string() + " --tokenizer " + tiny_model().string() +
-                         " -p hi",
-                     "fake.pth");
+  expect_clear_error(
+      "generate -m " + (work_dir() / "fake.pth").string() + " --tokenizer " + tiny_model().string() + " -p hi",
+      "fake.pth");
 }
 
 }  // namespace

@@ -17,8 +17,9 @@ void ModelFlags::add_to(CLI::App& command) {
       ->default_val(8)
       ->check(integer_in(1, 1024));
   command.add_option("--threads", threads, "worker threads [default: one per core]")->check(integer_in(0, 1024));
-  command.add_option("--weights", weights,
-                     "element type the matrix products read: f32 (exact) or bf16 (half the bytes, fp32 sums)")
+  command
+      .add_option("--weights", weights,
+                  "element type the matrix products read: f32 (exact) or bf16 (half the bytes, fp32 sums)")
       ->default_val("f32")
       ->check(CLI::IsMember({"f32", "bf16"}));
 }

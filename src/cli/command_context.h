@@ -1,10 +1,10 @@
 #pragma once
-// Flags several commands share (model, tokenizer, threads, weight type) and the helpers that turn them into a loaded model.
+// Flags several commands share (model, tokenizer, threads, weight type) and the helpers that turn them into a loaded
+// model.
+#include <CLI/CLI.hpp>
 #include <filesystem>
 #include <optional>
 #include <string>
-
-#include <CLI/CLI.hpp>
 
 #include "checkpoint/model_loader.h"
 #include "ops/weight_type.h"

@@ -1,8 +1,7 @@
 #pragma once
 // Each subcommand registers itself on the app; `main` only wires them together and turns errors into exit codes.
-#include <functional>
-
 #include <CLI/CLI.hpp>
+#include <functional>
 
 namespace minigen::cli {
 

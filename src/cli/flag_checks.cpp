@@ -1,8 +1,8 @@
 #include "cli/flag_checks.h"
 
+#include <cctype>
 #include <cerrno>
 #include <charconv>
-#include <cctype>
 #include <cmath>
 #include <cstdlib>
 #include <optional>
@@ -57,8 +57,8 @@ std::string rewrite(const CLI::ParseError& error, const CLI::App& app) {
   const std::string message = error.what();
   if (dynamic_cast<const CLI::ExtrasError*>(&error) != nullptr) {
     std::string arguments = message;
-    for (std::string_view prefix : {"The following argument was not expected: ",
-                                    "The following arguments were not expected: "}) {
+    for (std::string_view prefix :
+         {"The following argument was not expected: ", "The following arguments were not expected: "}) {
       if (auto rest = after(message, prefix)) arguments = *rest;
     }
     if (!arguments.empty() && arguments[0] == '-') return "unknown option " + arguments;

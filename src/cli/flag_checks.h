@@ -3,10 +3,9 @@
 // text, before CLI11 converts them, so that a value that would overflow the flag's type ("2147483648" for an int,
 // "-1" or "1e23" for a seed) gets the same message as one outside the flag's range:
 //   minigen: error: --max-new-tokens: 2147483648 is not an integer in [1, 2147483647]
+#include <CLI/CLI.hpp>
 #include <cstdint>
 #include <string>
-
-#include <CLI/CLI.hpp>
 
 namespace minigen::cli {
 

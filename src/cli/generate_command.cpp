@@ -2,7 +2,6 @@
 #include <climits>
 #include <cstdio>
 #include <iostream>
-
 #include <nlohmann/json.hpp>
 
 #include "cli/command_context.h"
@@ -56,9 +55,7 @@ int run_generate(const GenerateFlags& flags) {
   StreamDecoder decoder(tokenizer, /*skip_special_tokens=*/true);
   TokenCallback on_token;
   if (stream) {
-    on_token = [&](const TokenEvent& event) {
-      std::cout << decoder.push(event.token) << std::flush;
-    };
+    on_token = [&](const TokenEvent& event) { std::cout << decoder.push(event.token) << std::flush; };
   }
   const GenerateResult result = generate(transformer, prompts, options, on_token);
 

@@ -1,13 +1,12 @@
 // `minigen info`: what a model is — family, shape, parameters, and what its KV cache costs per token.
 #include <cstdio>
 #include <iostream>
-
 #include <nlohmann/json.hpp>
 
+#include "cache/kv_cache.h"
 #include "cli/command_context.h"
 #include "cli/commands.h"
 #include "cli/json_output.h"
-#include "cache/kv_cache.h"
 
 namespace minigen::cli {
 namespace {
@@ -56,8 +55,8 @@ int run_info(InfoFlags flags) {
               dtype_name(loaded.stored_dtype));
   std::printf("family       %s\n", identify_family(c).c_str());
   std::printf("parameters   %zu (%.2f M)\n", c.parameter_count(), c.parameter_count() / 1e6);
-  std::printf("shape        hidden %d · %d layers · %d q heads · %d kv heads · head_dim %d · ffn %d%s\n",
-              c.hidden_size, c.num_layers, c.num_q_heads, c.num_kv_heads, c.head_dim,
+  std::printf("shape        hidden %d · %d layers · %d q heads · %d kv heads · head_dim %d · ffn %d%s\n", c.hidden_size,
+              c.num_layers, c.num_q_heads, c.num_kv_heads, c.head_dim,
               c.use_moe ? c.moe_intermediate_size : c.intermediate_size, c.qk_norm ? " · qk-norm" : "");
   if (c.use_moe) {
     std::printf("experts      %d routed, top-%d, %d shared\n", c.num_experts, c.num_experts_per_token,

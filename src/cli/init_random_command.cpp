@@ -1,10 +1,10 @@
 // `minigen init-random`: a deterministic random-weight HF model directory of any family (tests and experiments).
 #include <iostream>
 
+#include "checkpoint/model_loader.h"
 #include "cli/commands.h"
 #include "cli/flag_checks.h"
 #include "core/error.h"
-#include "checkpoint/model_loader.h"
 #include "model/weights.h"
 
 namespace minigen::cli {
@@ -34,8 +34,8 @@ int run_init_random(const InitRandomFlags& flags) {
       flags.tokenizer.empty() ? minigen_home() / "tokenizers" / "minigen-6400" : std::filesystem::path(flags.tokenizer);
   save_model_directory(flags.out, config, random_weights(config, flags.seed), tokenizer, dtype);
   std::cerr << "wrote a random " << flags.family << " model (" << config.num_layers << " layers, "
-            << config.parameter_count() << " parameters, seed " << flags.seed << ", " << dtype_name(dtype)
-            << ") to " << flags.out << "\n";
+            << config.parameter_count() << " parameters, seed " << flags.seed << ", " << dtype_name(dtype) << ") to "
+            << flags.out << "\n";
   return 0;
 }
 
@@ -44,7 +44,9 @@ int run_init_random(const InitRandomFlags& flags) {
 CommandAction add_init_random_command(CLI::App& app) {
   auto flags = std::make_shared<InitRandomFlags>();
   CLI::App* command = app.add_subcommand("init-random", "write a deterministic random-weight model directory");
-  command->add_option("--family", flags->family, "tiny, minimind3, minimind3-moe, minimind2, minimind2-small, minimind2-moe")
+  command
+      ->add_option("--family", flags->family,
+                   "tiny, minimind3, minimind3-moe, minimind2, minimind2-small, minimind2-moe")
       ->required();
   command->add_option("--out", flags->out, "directory to write")->required();
   command->add_option("--seed", flags->seed, "weights seed, 0 to 2^64 − 1")->check(seed_value())->default_val(0);

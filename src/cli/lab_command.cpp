@@ -3,10 +3,10 @@
 #include <cstdio>
 #include <iostream>
 
+#include "checkpoint/model_loader.h"
 #include "cli/commands.h"
 #include "cli/flag_checks.h"
 #include "lab/lab_runner.h"
-#include "checkpoint/model_loader.h"
 
 namespace minigen::cli {
 namespace {

@@ -3,11 +3,10 @@
 // Exit codes: 0 success (and --help); 1 for every error the user can fix — a bad flag or value (the argument
 // parser's errors included), a bad or missing file, a request the model cannot hold — always with exactly one line
 // "minigen: error: …" on stderr; 2 for an internal error (a bug), "minigen: internal error: …".
+#include <CLI/CLI.hpp>
 #include <iostream>
 #include <utility>
 #include <vector>
-
-#include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
 #include "cli/flag_checks.h"

@@ -1,9 +1,8 @@
 #pragma once
 // How a prompt is given: raw text for a base model (-p, -f) or a user message rendered as ChatML (--chat).
+#include <CLI/CLI.hpp>
 #include <string>
 #include <vector>
-
-#include <CLI/CLI.hpp>
 
 #include "tokenizer/bpe_tokenizer.h"
 

@@ -7,7 +7,7 @@
 namespace minigen::cli {
 
 nlohmann::json run_summary_json(const GenerateResult& result, const Tokenizer& tokenizer,
-                                 const GenerateOptions& options, const LoadedModel& loaded) {
+                                const GenerateOptions& options, const LoadedModel& loaded) {
   const GenerateStats& stats = result.stats;
   nlohmann::json sequences = nlohmann::json::array();
   for (const GeneratedSequence& sequence : result.sequences) {

@@ -25,8 +25,9 @@ void SamplingFlags::add_to(CLI::App& command) {
   command.add_option("--min-p", values.min_p, "drop tokens below min-p × the top probability; 0 turns it off")
       ->check(finite_number())
       ->capture_default_str();
-  command.add_option("--repetition-penalty", values.repetition_penalty,
-                     "MiniMind's sign-aware penalty on every token already in the row; 1 turns it off")
+  command
+      .add_option("--repetition-penalty", values.repetition_penalty,
+                  "MiniMind's sign-aware penalty on every token already in the row; 1 turns it off")
       ->check(finite_number())
       ->capture_default_str();
   command.add_flag("--greedy", values.greedy, "take the most likely token (argmax) instead of sampling");

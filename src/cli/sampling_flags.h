@@ -1,9 +1,8 @@
 #pragma once
 // The sampling flags of `generate` and `chat`. Their defaults are SamplingParams{}'s (MiniMind's generate defaults);
 // this file only names them as flags.
-#include <string>
-
 #include <CLI/CLI.hpp>
+#include <string>
 
 #include "sampling/sampling_params.h"
 

@@ -8,11 +8,11 @@
 #include <cstdlib>
 #include <thread>
 
+#include "cli/byte_size.h"
 #include "cli/command_context.h"
 #include "cli/commands.h"
 #include "cli/flag_checks.h"
 #include "core/error.h"
-#include "cli/byte_size.h"
 #include "serve/server_stack.h"
 
 namespace minigen::cli {
@@ -126,8 +126,7 @@ int run_serve_command(const ServeFlags& flags) {
   print_capacity(stack, loaded, flags, port);
 
   std::atomic<bool> finished{false};
-  std::thread watcher(
-      [&] { watch_signals(signals, stack, to_milliseconds(flags.drain_timeout_s), finished); });
+  std::thread watcher([&] { watch_signals(signals, stack, to_milliseconds(flags.drain_timeout_s), finished); });
   stack.serve();
   finished.store(true);
   watcher.join();
@@ -140,10 +139,12 @@ int run_serve_command(const ServeFlags& flags) {
 CommandAction add_serve_command(CLI::App& app) {
   auto flags = std::make_shared<ServeFlags>();
   CLI::App* command = app.add_subcommand(
-      "serve", "OpenAI-compatible HTTP server: continuous batching over a paged KV cache, streaming, /metrics, web page");
+      "serve",
+      "OpenAI-compatible HTTP server: continuous batching over a paged KV cache, streaming, /metrics, web page");
   flags->model.add_to(*command);
-  command->add_option("--host", flags->host,
-                      "address to listen on; a loopback address answers only requests addressed to localhost")
+  command
+      ->add_option("--host", flags->host,
+                   "address to listen on; a loopback address answers only requests addressed to localhost")
       ->default_val("127.0.0.1");
   command->add_option("--port", flags->port, "port (0: any free port)")->default_val(8080)->check(integer_in(0, 65535));
   command->add_option("--kv-budget", flags->kv_budget, "memory for the KV cache pool, e.g. 256MiB, 1GiB")
@@ -161,19 +162,22 @@ CommandAction add_serve_command(CLI::App& app) {
                       "require 'Authorization: Bearer KEY' on every /v1/* route (default: $MINIGEN_API_KEY)");
   command->add_option("--cors-origin", flags->cors_origin,
                       "allow browser pages from this origin (or *) to call the API; off by default");
-  command->add_option("--drain-timeout", flags->drain_timeout_s,
-                      "seconds requests in progress may take to finish after SIGTERM/SIGINT")
+  command
+      ->add_option("--drain-timeout", flags->drain_timeout_s,
+                   "seconds requests in progress may take to finish after SIGTERM/SIGINT")
       ->default_val(10)
       ->check(number_in(0.0, 3600.0));
-  command->add_option("--request-timeout", flags->request_timeout_s,
-                      "seconds a client has to send a whole request (line, headers and body); 408 after")
+  command
+      ->add_option("--request-timeout", flags->request_timeout_s,
+                   "seconds a client has to send a whole request (line, headers and body); 408 after")
       ->default_val(10)
       ->check(number_in(0.1, 3600.0));
   command->add_option("--idle-timeout", flags->idle_timeout_s, "seconds an idle keep-alive connection stays open")
       ->default_val(5)
       ->check(number_in(0.1, 3600.0));
-  command->add_option("--max-connections", flags->max_connections,
-                      "open connections at most; when full, the one waiting longest for its request is closed")
+  command
+      ->add_option("--max-connections", flags->max_connections,
+                   "open connections at most; when full, the one waiting longest for its request is closed")
       ->default_val(512)
       ->check(integer_in(2, 100000));
   return [flags] { return run_serve_command(*flags); };

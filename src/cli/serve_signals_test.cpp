@@ -6,13 +6,12 @@
 
 #include <atomic>
 #include <chrono>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 
-#include <nlohmann/json.hpp>
-
-#include "serve/serve_process_test_util.h"
 #include "http/raw_client_test_util.h"
+#include "serve/serve_process_test_util.h"
 
 namespace minigen {
 namespace {
@@ -30,8 +29,12 @@ struct StreamingRequest {
       httplib::Request request;
       request.method = "POST";
       request.path = "/v1/completions";
-      request.body = json{{"prompt", "In the beginning"}, {"max_tokens", max_tokens}, {"ignore_eos", true},
-                          {"stream", true}, {"seed", 1}}.dump();
+      request.body = json{
+          {"prompt", "In the beginning"},
+          {"max_tokens", max_tokens},
+          {"ignore_eos", true},
+          {"stream", true},
+          {"seed", 1}}.dump();
       request.set_header("Content-Type", "application/json");
       request.content_receiver = [this](const char* data, std::size_t size, uint64_t, uint64_t) {
         received.append(data, size);

@@ -1,17 +1,16 @@
 // `minigen tokenize` and `minigen detokenize`: text ↔ token ids with the model's tokenizer.
 #include <iostream>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
+#include "checkpoint/model_loader.h"
 #include "cli/command_context.h"
 #include "cli/commands.h"
 #include "cli/json_output.h"
 #include "core/error.h"
 #include "core/file_io.h"
-#include "checkpoint/model_loader.h"
 
 namespace minigen::cli {
 namespace {
@@ -119,7 +118,8 @@ CommandAction add_tokenize_command(CLI::App& app) {
   CLI::App* command = app.add_subcommand("tokenize", "print the token ids of a text");
   flags->tokenizer.add_to(*command);
   command->add_option("text", flags->text, "text to encode");
-  command->add_option("--jsonl", flags->jsonl, "encode every {\"text\": ...} line of a JSONL file, one id array per line");
+  command->add_option("--jsonl", flags->jsonl,
+                      "encode every {\"text\": ...} line of a JSONL file, one id array per line");
   command->add_flag("--bos", flags->bos, "put the bos token first, as a base-model prompt does");
   command->add_flag("--json", flags->json, "print ids and each token's text as JSON");
   return [flags] { return run_tokenize(*flags); };

@@ -70,8 +70,8 @@ std::size_t RegularFile::read_some(std::span<char> buffer) {
 std::string read_whole_file(const std::filesystem::path& path, uint64_t max_bytes, std::string_view what) {
   RegularFile file(path);
   auto too_large = [&](uint64_t size) {
-    return Error(path.string() + " is " + std::to_string(size) + " bytes; a " + std::string(what) +
-                 " may be at most " + byte_count_text(max_bytes));
+    return Error(path.string() + " is " + std::to_string(size) + " bytes; a " + std::string(what) + " may be at most " +
+                 byte_count_text(max_bytes));
   };
   if (file.size() > max_bytes) throw too_large(file.size());
   std::string contents(static_cast<std::size_t>(file.size()), '\0');

@@ -1,10 +1,10 @@
-#include "cache/kv_cache.h"
 #include "generate/generate.h"
 
 #include <algorithm>
 #include <chrono>
 #include <memory>
 
+#include "cache/kv_cache.h"
 #include "core/error.h"
 #include "sampling/sampler_chain.h"
 
@@ -76,7 +76,8 @@ GenerateResult generate(Transformer& transformer, std::span<const std::vector<in
   for (int r = 0; r < rows; ++r) {
     const int prompt_tokens = static_cast<int>(ids[r].size());
     const int initial_capacity = prompt_tokens + std::min(options.max_new_tokens, kInitialNewTokenCapacity);
-    caches.push_back(std::make_unique<KvCache>(config.kv_layout(), initial_capacity, prompt_tokens + options.max_new_tokens));
+    caches.push_back(
+        std::make_unique<KvCache>(config.kv_layout(), initial_capacity, prompt_tokens + options.max_new_tokens));
     result.sequences[r].prompt_tokens = static_cast<int>(ids[r].size());
   }
   std::vector<bool> finished(rows, false);

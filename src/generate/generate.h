@@ -30,17 +30,17 @@ struct GeneratedSequence {
   std::string finish_reason;   // "stop" (eos) or "length" (max_new_tokens reached)
   int padding_steps = 0;       // steps this row was still fed after it finished (eos padding, wasted work)
   int64_t forward_tokens = 0;  // tokens of this row fed to forward: P + N − 1 with cache, P·N + N(N−1)/2 without
-  std::vector<int> kept_candidates;  // per step: how many tokens survived the filters (top-k, top-p, min-p)
+  std::vector<int> kept_candidates;             // per step: how many tokens survived the filters (top-k, top-p, min-p)
   std::vector<std::vector<float>> step_logits;  // per step, when keep_step_logits
 };
 
 struct GenerateStats {
-  int forward_calls = 0;  // = steps: one forward per new token
-  int64_t forward_tokens = 0;       // over all rows
+  int forward_calls = 0;       // = steps: one forward per new token
+  int64_t forward_tokens = 0;  // over all rows
   std::size_t kv_bytes_allocated = 0;
-  std::size_t kv_bytes_used = 0;    // 2 · layers · length · kv_heads · head_dim · 4, summed over rows
-  double ttft_ms = 0;               // start → first token of every row chosen (prefill + one sampling)
-  double itl_ms = 0;                // mean time between later tokens
+  std::size_t kv_bytes_used = 0;  // 2 · layers · length · kv_heads · head_dim · 4, summed over rows
+  double ttft_ms = 0;             // start → first token of every row chosen (prefill + one sampling)
+  double itl_ms = 0;              // mean time between later tokens
   double total_ms = 0;
 };
 

@@ -12,8 +12,8 @@ namespace minigen {
 namespace {
 
 using testing::random_test_model;
-using testing::test_prompt;
 using testing::test_config;
+using testing::test_prompt;
 
 GenerateOptions greedy_exactly(int new_tokens) {
   GenerateOptions options;
@@ -48,7 +48,10 @@ TEST(Generate, ForwardTokenCountsMatchTheFormulasAndCacheChangesNothing) {
   auto model = random_test_model("tiny");
   ThreadPool pool(2);
   Transformer transformer(*model, pool);
-  struct Case { int prompt; int new_tokens; };
+  struct Case {
+    int prompt;
+    int new_tokens;
+  };
   for (Case c : {Case{1, 1}, Case{5, 3}, Case{17, 10}, Case{40, 24}}) {
     const std::vector<std::vector<int>> prompts = {test_prompt(c.prompt, 1)};
     GenerateOptions options = greedy_exactly(c.new_tokens);

@@ -68,9 +68,8 @@ MemoryEstimate estimate_run_memory(const ModelConfig& config, const RunShape& sh
 uint64_t run_memory_budget_bytes() {
   const long pages = ::sysconf(_SC_PHYS_PAGES);
   const long page_size = ::sysconf(_SC_PAGE_SIZE);
-  const uint64_t physical = pages > 0 && page_size > 0
-                                ? times(static_cast<uint64_t>(pages), static_cast<uint64_t>(page_size))
-                                : kSaturated;
+  const uint64_t physical =
+      pages > 0 && page_size > 0 ? times(static_cast<uint64_t>(pages), static_cast<uint64_t>(page_size)) : kSaturated;
   return std::min(physical, cgroup_memory_limit()) / 2;
 }
 

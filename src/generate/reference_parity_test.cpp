@@ -9,12 +9,11 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
-
 #include <nlohmann/json.hpp>
 
 #include "cache/kv_cache.h"
-#include "generate/generate.h"
 #include "checkpoint/model_loader.h"
+#include "generate/generate.h"
 #include "model/io/safetensors.h"
 #include "model/test_models.h"
 #include "sampling/sampler_chain.h"
@@ -71,8 +70,8 @@ void expect_matches_fixture(const Model& model, const TensorMap& golden,
         if (ids[step] == static_cast<int>(expected_ids.values[step])) continue;
         // A different choice is only acceptable where the reference's top two logits were closer than the tolerance;
         // after it the sequences diverge, so stop comparing.
-        EXPECT_LT(margins.values[step], 1e-4) << label << " " << kind << " prompt " << k << " differs at step "
-                                              << step << ": " << ids[step] << " vs " << expected_ids.values[step];
+        EXPECT_LT(margins.values[step], 1e-4) << label << " " << kind << " prompt " << k << " differs at step " << step
+                                              << ": " << ids[step] << " vs " << expected_ids.values[step];
         break;
       }
     }
@@ -120,8 +119,8 @@ TEST_P(ShippedModelParity, TokenizerLogitsAndGreedyContinuationsMatchTheReferenc
   expect_matches_fixture(*loaded.model, read_safetensors(path), metadata, GetParam());
 }
 
-INSTANTIATE_TEST_SUITE_P(TrainedModels, ShippedModelParity,
-                         ::testing::Values("minigen-tiny-base", "minigen-tiny-sft"), testing::FamilyTestName());
+INSTANTIATE_TEST_SUITE_P(TrainedModels, ShippedModelParity, ::testing::Values("minigen-tiny-base", "minigen-tiny-sft"),
+                         testing::FamilyTestName());
 
 TEST(ReferenceParity, SamplerMasksMatchTheReferenceExactly) {
   std::ifstream in(kGoldenDir + "sampler_masks.json");

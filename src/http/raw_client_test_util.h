@@ -44,8 +44,8 @@ class RawClient {
   std::string read_until(std::string_view needle, std::chrono::milliseconds timeout = std::chrono::seconds(10)) {
     const auto deadline = std::chrono::steady_clock::now() + timeout;
     while (received_.find(needle) == std::string::npos && !closed_) {
-      const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline -
-                                                                               std::chrono::steady_clock::now());
+      const auto left =
+          std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
       if (left.count() <= 0) break;
       pollfd ready{socket_, POLLIN, 0};
       if (::poll(&ready, 1, static_cast<int>(left.count())) <= 0) break;

@@ -10,10 +10,10 @@ namespace minigen::http {
 
 struct Request {
   std::string method;
-  std::string target;  // as sent: path and query
-  std::string path;    // target up to '?'
-  std::string query;   // after '?', without it
-  int version_minor = 1;  // HTTP/1.0 or HTTP/1.1
+  std::string target;                                        // as sent: path and query
+  std::string path;                                          // target up to '?'
+  std::string query;                                         // after '?', without it
+  int version_minor = 1;                                     // HTTP/1.0 or HTTP/1.1
   std::vector<std::pair<std::string, std::string>> headers;  // names lower-cased, values trimmed
   std::string body;
   std::string remote_address;  // the peer, "127.0.0.1:51234"

@@ -194,7 +194,8 @@ ParseResult parse_request(std::string_view buffer, const RequestLimits& limits) 
                             std::to_string(limits.max_body_bytes) + " bytes");
   }
   if (const std::string* expect = request.header("expect")) {
-    if (!equals_ignoring_case(*expect, "100-continue")) return failure(417, "only 'Expect: 100-continue' is understood");
+    if (!equals_ignoring_case(*expect, "100-continue"))
+      return failure(417, "only 'Expect: 100-continue' is understood");
   }
 
   result.headers_complete = true;

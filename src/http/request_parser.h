@@ -17,11 +17,11 @@ namespace minigen::http {
 struct ParseResult {
   enum class Status { kNeedMore, kComplete, kError };
   Status status = Status::kNeedMore;
-  Request request;               // complete request; on kNeedMore with headers_complete, everything but the body
-  std::size_t consumed = 0;      // bytes of the buffer this request used (kComplete)
-  bool headers_complete = false; // the blank line after the headers has arrived
-  bool expects_continue = false; // "Expect: 100-continue" and the body has not arrived yet
-  int error_status = 0;          // 400, 411, 413, 417, 431, 501, 505 (kError)
+  Request request;                // complete request; on kNeedMore with headers_complete, everything but the body
+  std::size_t consumed = 0;       // bytes of the buffer this request used (kComplete)
+  bool headers_complete = false;  // the blank line after the headers has arrived
+  bool expects_continue = false;  // "Expect: 100-continue" and the body has not arrived yet
+  int error_status = 0;           // 400, 411, 413, 417, 431, 501, 505 (kError)
   std::string error_message;
 };
 

@@ -91,7 +91,8 @@ TEST(RequestParser, MalformedAndOversizedRequestsGetTheRightStatus) {
     const ParseResult parsed = parse_request(bad.text, limits);
     EXPECT_EQ(parsed.status, Status::kError) << bad.text;
     EXPECT_EQ(parsed.error_status, bad.status) << bad.text;
-    EXPECT_NE(parsed.error_message.find(bad.message_part), std::string::npos) << bad.text << " → " << parsed.error_message;
+    EXPECT_NE(parsed.error_message.find(bad.message_part), std::string::npos)
+        << bad.text << " → " << parsed.error_message;
   }
 }
 

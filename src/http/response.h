@@ -22,8 +22,8 @@ std::string_view status_reason(int status);
 
 // "HTTP/1.1 200 OK\r\n" + headers + the framing ones + "\r\n". With a content length the body follows in full;
 // without one the body is chunked (HTTP/1.1) or ends when the connection closes (an HTTP/1.0 client).
-std::string response_head(int status, const Headers& headers, std::optional<std::size_t> content_length,
-                          bool chunked, bool keep_alive);
+std::string response_head(int status, const Headers& headers, std::optional<std::size_t> content_length, bool chunked,
+                          bool keep_alive);
 
 // One chunk of a chunked body ("1a\r\n...\r\n"); the last chunk is "0\r\n\r\n".
 std::string chunk(std::string_view data);

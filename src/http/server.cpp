@@ -29,8 +29,8 @@ struct Server::Connection {
   State state = State::kReading;
   bool close_after_write = false;
   bool continue_sent = false;
-  bool served_before = false;          // waiting for a second request: idle_timeout applies until its first byte
-  Clock::time_point waiting_since;     // when it began waiting for its current request
+  bool served_before = false;       // waiting for a second request: idle_timeout applies until its first byte
+  Clock::time_point waiting_since;  // when it began waiting for its current request
   Clock::time_point deadline;
 };
 
@@ -50,7 +50,9 @@ std::string peer_name(const sockaddr_storage& address, socklen_t length) {
 }
 
 // Best effort, for answers to clients that are being dropped anyway (408, 503 at the door): one non-blocking send.
-void send_once(int socket, std::string_view data) { [[maybe_unused]] auto ignored = ::send(socket, data.data(), data.size(), MSG_NOSIGNAL | MSG_DONTWAIT); }
+void send_once(int socket, std::string_view data) {
+  [[maybe_unused]] auto ignored = ::send(socket, data.data(), data.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+}
 
 std::string serialize(const Response& response, bool keep_alive) {
   return response_head(response.status, response.headers, response.body.size(), false, keep_alive) + response.body;
@@ -105,7 +107,7 @@ int Server::bind(const std::string& host, int port) {
   socklen_t length = sizeof bound;
   ::getsockname(listen_socket_, reinterpret_cast<sockaddr*>(&bound), &length);
   return ntohs(bound.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&bound)->sin6_port
-                                          : reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
+                                           : reinterpret_cast<sockaddr_in*>(&bound)->sin_port);
 }
 
 void Server::wake() {
@@ -124,7 +126,7 @@ void Server::stop() {
 }
 
 ServerStats Server::stats() const {
-  return {open_.load(), accepted_.load(), timed_out_.load(), evicted_.load(),
+  return {open_.load(),     accepted_.load(), timed_out_.load(),   evicted_.load(),
           requests_.load(), rejected_.load(), workers_busy_.load()};
 }
 
@@ -153,8 +155,8 @@ void Server::accept_connections() {
   while (true) {
     sockaddr_storage address{};
     socklen_t length = sizeof address;
-    const int socket = ::accept4(listen_socket_, reinterpret_cast<sockaddr*>(&address), &length,
-                                 SOCK_NONBLOCK | SOCK_CLOEXEC);
+    const int socket =
+        ::accept4(listen_socket_, reinterpret_cast<sockaddr*>(&address), &length, SOCK_NONBLOCK | SOCK_CLOEXEC);
     if (socket < 0) {
       if (errno == EINTR || errno == ECONNABORTED) continue;
       if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
@@ -234,8 +236,8 @@ void Server::flush(Connection& connection) {
   connection.state = Connection::State::kReading;
   connection.served_before = true;
   connection.waiting_since = Clock::now();
-  connection.deadline = connection.waiting_since +
-                        (connection.in.empty() ? options_.idle_timeout : options_.request_timeout);
+  connection.deadline =
+      connection.waiting_since + (connection.in.empty() ? options_.idle_timeout : options_.request_timeout);
 }
 
 // Parses and answers every complete request in the buffer (pipelining), until one needs a worker or more bytes.
@@ -339,8 +341,8 @@ void Server::take_back_returned() {
     connection->state = Connection::State::kReading;
     connection->served_before = true;
     connection->waiting_since = Clock::now();
-    connection->deadline = connection->waiting_since +
-                           (connection->in.empty() ? options_.idle_timeout : options_.request_timeout);
+    connection->deadline =
+        connection->waiting_since + (connection->in.empty() ? options_.idle_timeout : options_.request_timeout);
     connections_.push_back(std::move(connection));
     process(*connections_.back());
   }

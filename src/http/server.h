@@ -52,7 +52,7 @@ struct ServerStats {
   int64_t connections_timed_out = 0;  // closed for a request that did not arrive in time (or an idle keep-alive)
   int64_t connections_evicted = 0;    // closed to make room at max_connections
   int64_t requests = 0;
-  int64_t requests_rejected = 0;      // malformed, too large, or no worker free
+  int64_t requests_rejected = 0;  // malformed, too large, or no worker free
   int64_t workers_busy = 0;
 };
 
@@ -94,7 +94,7 @@ class Server {
   int listen_socket_ = -1;
   int wake_fd_ = -1;  // eventfd: a worker returned a connection, or begin_drain()/stop() was called
   std::vector<std::unique_ptr<Connection>> connections_;  // loop thread only
-  Clock::time_point accept_paused_until_{};                // after EMFILE: let the process breathe
+  Clock::time_point accept_paused_until_{};               // after EMFILE: let the process breathe
 
   std::atomic<bool> draining_{false};
   std::atomic<bool> stopping_{false};

@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "core/format.h"
 #include "cache/kv_cache.h"
+#include "core/format.h"
 #include "lab/kv_budget.h"
 #include "lab/lab_sections.h"
 

@@ -4,8 +4,8 @@
 #include <string>
 #include <vector>
 
-#include "core/format.h"
 #include "core/error.h"
+#include "core/format.h"
 #include "lab/lab_sections.h"
 #include "lab/lab_statistics.h"
 #include "tokenizer/chat_template.h"
@@ -22,8 +22,7 @@ constexpr uint64_t kSamplingSeed = 1234;
 
 std::vector<NamedPrompt> equivalence_prompts(const LabContext& lab) {
   std::vector<NamedPrompt> prompts;
-  for (const char* text :
-       {"In the beginning", "And it came to pass, when the", "A fool and his money"}) {
+  for (const char* text : {"In the beginning", "And it came to pass, when the", "A fool and his money"}) {
     prompts.push_back({std::string("\"") + text + "\"", encode_base_prompt(*lab.base().tokenizer, text)});
   }
   prompts.push_back({"examples/genesis-183.txt", lab.genesis_prompt()});

@@ -12,8 +12,8 @@
 #include <tuple>
 #include <vector>
 
-#include "generate/generate.h"
 #include "checkpoint/model_loader.h"
+#include "generate/generate.h"
 #include "model/transformer.h"
 #include "ops/thread_pool.h"
 

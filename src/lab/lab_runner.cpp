@@ -1,10 +1,10 @@
-#include "core/format.h"
 #include "lab/lab_runner.h"
 
 #include <chrono>
 #include <functional>
 
 #include "core/error.h"
+#include "core/format.h"
 #include "core/json_text.h"
 #include "lab/gnuplot_plot.h"
 #include "lab/lab_report.h"

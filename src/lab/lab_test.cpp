@@ -9,9 +9,9 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "checkpoint/model_loader.h"
 #include "core/error.h"
 #include "lab/lab_runner.h"
-#include "checkpoint/model_loader.h"
 
 namespace minigen::lab {
 namespace {

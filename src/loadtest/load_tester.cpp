@@ -53,10 +53,10 @@ constexpr const char* kSystemPrompt =
     "guessing. You never repeat the question and you never add greetings, apologies or remarks about yourself.";
 
 constexpr const char* kWords[] = {
-    "river", "mountain", "bread",  "garden", "window", "letter", "winter", "market", "silver", "forest",
-    "candle", "harbor", "meadow", "lantern", "kettle", "village", "thunder", "orchard", "pebble", "ladder",
-    "shepherd", "valley", "copper", "island", "feather", "wagon", "morning", "evening", "stone",  "field",
-    "water",  "light",  "house",  "road",   "king",   "child",  "seed",   "cloud",  "fire",   "salt"};
+    "river",    "mountain", "bread",  "garden",  "window",  "letter",  "winter",  "market",  "silver", "forest",
+    "candle",   "harbor",   "meadow", "lantern", "kettle",  "village", "thunder", "orchard", "pebble", "ladder",
+    "shepherd", "valley",   "copper", "island",  "feather", "wagon",   "morning", "evening", "stone",  "field",
+    "water",    "light",    "house",  "road",    "king",    "child",   "seed",    "cloud",   "fire",   "salt"};
 constexpr const char* kLinks[] = {"the", "a", "and", "of", "in", "by", "near", "under", "with", "over", "from"};
 constexpr const char* kVerbs[] = {"was", "came", "stood", "grew", "fell", "turned", "rested", "carried", "found"};
 
@@ -273,12 +273,8 @@ std::vector<LoadRequest> make_requests(const RequestMix& mix) {
     const bool may_stop = random.between(0, 3) == 0;
     request.ignore_eos = mix.always_ignore_eos || request.cancel_after_tokens > 0 || !may_stop;
     const std::string user = mix.label + user_text(random, request.length_class);
-    json body = {{"model", "minigen"},
-                 {"stream", true},
-                 {"max_tokens", request.max_tokens},
-                 {"temperature", 0.8},
-                 {"seed", request.seed},
-                 {"ignore_eos", request.ignore_eos}};
+    json body = {{"model", "minigen"}, {"stream", true},       {"max_tokens", request.max_tokens},
+                 {"temperature", 0.8}, {"seed", request.seed}, {"ignore_eos", request.ignore_eos}};
     if (request.chat) {
       json messages = json::array();
       if (request.shared_prefix) messages.push_back({{"role", "system"}, {"content", kSystemPrompt}});
@@ -355,8 +351,8 @@ RequestOutcome run_request(const std::string& url, const LoadRequest& request) {
   } else if (outcome.tokens > request.max_tokens ||
              (outcome.finish_reason == "length" && outcome.tokens != request.max_tokens) ||
              (request.ignore_eos && outcome.finish_reason != "length")) {
-    outcome.error = std::to_string(outcome.tokens) + " tokens with max_tokens " +
-                    std::to_string(request.max_tokens) + " and finish_reason " + outcome.finish_reason;
+    outcome.error = std::to_string(outcome.tokens) + " tokens with max_tokens " + std::to_string(request.max_tokens) +
+                    " and finish_reason " + outcome.finish_reason;
   }
   return outcome;
 }
@@ -479,8 +475,8 @@ LoadTestReport run_load_test(const std::string& url, const LoadTestOptions& opti
   report.requests =
       make_requests({options.requests, options.max_tokens, options.cancel_fraction, options.seed, false, ""});
   const std::map<std::string, double> before = fetch_metrics(url);
-  progress("load: " + std::to_string(options.requests) + " streaming requests, " +
-           std::to_string(options.concurrency) + " at a time");
+  progress("load: " + std::to_string(options.requests) + " streaming requests, " + std::to_string(options.concurrency) +
+           " at a time");
   report.load = run_phase(url, report.requests, options.concurrency);
   report.after_load = wait_until_idle(url, options.drain_timeout_seconds);
   const std::map<std::string, double> after = fetch_metrics(url);
@@ -522,27 +518,26 @@ json report_json(const LoadTestReport& report) {
   load["shared_prefix_requests"] = shared;
   load["planned_cancellations"] = planned_cancellations;
   load["done_received"] = done;
-  json out = {
-      {"url", report.url},
-      {"settings",
-       {{"requests", options.requests},
-        {"concurrency", options.concurrency},
-        {"cancel_fraction", options.cancel_fraction},
-        {"max_tokens", options.max_tokens},
-        {"compare_requests", options.compare_requests},
-        {"seed", options.seed}}},
-      {"load", load},
-      {"after_load", drain_json(report.after_load)},
-      {"prefix_cache",
-       {{"block_lookups", report.prefix_cache.block_lookups},
-        {"block_hits", report.prefix_cache.block_hits},
-        {"prompt_tokens_cached", report.prefix_cache.prompt_tokens_cached},
-        {"prompt_tokens_computed", report.prefix_cache.prompt_tokens_computed},
-        {"cached_fraction", report.prefix_cache.cached_fraction()}}},
-      {"at_end", drain_json(report.at_end)},
-      {"errors", report.errors()},
-      {"leaked_blocks", report.leaked_blocks()},
-      {"passed", report.passed()}};
+  json out = {{"url", report.url},
+              {"settings",
+               {{"requests", options.requests},
+                {"concurrency", options.concurrency},
+                {"cancel_fraction", options.cancel_fraction},
+                {"max_tokens", options.max_tokens},
+                {"compare_requests", options.compare_requests},
+                {"seed", options.seed}}},
+              {"load", load},
+              {"after_load", drain_json(report.after_load)},
+              {"prefix_cache",
+               {{"block_lookups", report.prefix_cache.block_lookups},
+                {"block_hits", report.prefix_cache.block_hits},
+                {"prompt_tokens_cached", report.prefix_cache.prompt_tokens_cached},
+                {"prompt_tokens_computed", report.prefix_cache.prompt_tokens_computed},
+                {"cached_fraction", report.prefix_cache.cached_fraction()}}},
+              {"at_end", drain_json(report.at_end)},
+              {"errors", report.errors()},
+              {"leaked_blocks", report.leaked_blocks()},
+              {"passed", report.passed()}};
   if (!report.sequential_requests.empty()) {
     out["comparison"] = {{"requests", report.sequential_requests.size()},
                          {"sequential", phase_json(report.sequential)},

@@ -10,13 +10,12 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
 #include <string_view>
 #include <thread>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "serve/server_stack.h"
 
@@ -82,15 +81,15 @@ std::vector<LoadRequest> make_requests(const RequestMix& mix);
 
 // What the client saw of one request.
 struct RequestOutcome {
-  int status = 0;               // HTTP status (0: no response)
-  bool done = false;            // `data: [DONE]` arrived
-  bool cancelled = false;       // the client closed the connection on purpose
-  int tokens = 0;               // chunks received (each carries one generated token)
-  double ttft_ms = -1;          // send → first chunk; −1 without one
-  double latency_ms = -1;       // send → [DONE]; −1 without it
+  int status = 0;          // HTTP status (0: no response)
+  bool done = false;       // `data: [DONE]` arrived
+  bool cancelled = false;  // the client closed the connection on purpose
+  int tokens = 0;          // chunks received (each carries one generated token)
+  double ttft_ms = -1;     // send → first chunk; −1 without one
+  double latency_ms = -1;  // send → [DONE]; −1 without it
   std::string text;
   std::string finish_reason;
-  std::string error;            // non-empty: the request failed (non-200, malformed chunk, no [DONE], ...)
+  std::string error;  // non-empty: the request failed (non-200, malformed chunk, no [DONE], ...)
 };
 
 // Sends one streaming request to `url` (scheme://host:port) and reads it to the end, or until
@@ -122,9 +121,9 @@ std::map<std::string, double> fetch_metrics(const std::string& url);
 
 // The server's state once it has nothing left to do.
 struct DrainResult {
-  bool drained = false;       // running and waiting reached 0 before the timeout
-  double seconds = 0;         // how long that took
-  int64_t kv_blocks_used = 0; // referenced blocks left then: leaked, since no sequence should exist
+  bool drained = false;        // running and waiting reached 0 before the timeout
+  double seconds = 0;          // how long that took
+  int64_t kv_blocks_used = 0;  // referenced blocks left then: leaked, since no sequence should exist
 };
 DrainResult wait_until_idle(const std::string& url, double timeout_seconds);
 
@@ -162,9 +161,9 @@ struct LoadTestReport {
   PhaseResult concurrent;
   DrainResult at_end;
 
-  int errors() const;           // over every phase
+  int errors() const;             // over every phase
   int64_t leaked_blocks() const;  // after the load and at the end
-  double speedup() const;       // tokens/s at the concurrency ÷ tokens/s one at a time; NaN without comparison
+  double speedup() const;         // tokens/s at the concurrency ÷ tokens/s one at a time; NaN without comparison
   bool passed() const { return errors() == 0 && leaked_blocks() == 0; }
 };
 

@@ -2,7 +2,6 @@
 // shipped model: no errors, every stream that was not cancelled ends with [DONE], no KV block leaks, the prefix
 // cache is used. No timing assertions: the machine running the tests may be busy.
 #include "loadtest/load_tester.h"
-#include "serve/metrics.h"
 
 #include <gtest/gtest.h>
 
@@ -11,8 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "core/error.h"
 #include "checkpoint/model_loader.h"
+#include "core/error.h"
+#include "serve/metrics.h"
 
 namespace minigen::load_test {
 namespace {
@@ -22,9 +22,9 @@ TEST(LoadTestPercentile, InterpolatesBetweenNearestRanks) {
   EXPECT_DOUBLE_EQ(percentile(values, 0), 15);
   EXPECT_DOUBLE_EQ(percentile(values, 100), 50);
   EXPECT_DOUBLE_EQ(percentile(values, 50), 35);
-  EXPECT_DOUBLE_EQ(percentile(values, 25), 20);   // rank 1 exactly
-  EXPECT_DOUBLE_EQ(percentile(values, 40), 29);   // rank 1.6: 20 + 0.6 · 15
-  EXPECT_DOUBLE_EQ(percentile(values, 99), 49.6); // rank 3.96: 40 + 0.96 · 10
+  EXPECT_DOUBLE_EQ(percentile(values, 25), 20);    // rank 1 exactly
+  EXPECT_DOUBLE_EQ(percentile(values, 40), 29);    // rank 1.6: 20 + 0.6 · 15
+  EXPECT_DOUBLE_EQ(percentile(values, 99), 49.6);  // rank 3.96: 40 + 0.96 · 10
 }
 
 TEST(LoadTestPercentile, EdgeCases) {
@@ -73,7 +73,8 @@ TEST(LoadTestPrometheus, ReadsTheServersOwnMetrics) {
   status.prefix_lookups = 40;
   status.prefix_hits = 10;
   status.counters.prefix_cached_tokens = 160;
-  const std::map<std::string, double> metrics = parse_prometheus_text(metrics_text(status, http::ServerStats{.connections_open = 3}));
+  const std::map<std::string, double> metrics =
+      parse_prometheus_text(metrics_text(status, http::ServerStats{.connections_open = 3}));
   EXPECT_EQ(metrics.at("minigen_requests_running"), 2);
   EXPECT_EQ(metrics.at("minigen_requests_waiting"), 5);
   EXPECT_EQ(metrics.at("minigen_kv_blocks_used"), 7);

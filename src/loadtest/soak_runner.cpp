@@ -139,10 +139,12 @@ SoakReport run_soak(const std::string& url, const SoakOptions& options) {
           }
         } else if (kind < options.bad_fraction + options.abandon_fraction) {
           // The client asks for a long answer and leaves after 50 ms: the server must notice and free it.
-          const std::string body = json{{"prompt", "In the beginning"}, {"max_tokens", 2000}, {"ignore_eos", true}}.dump();
+          const std::string body =
+              json{{"prompt", "In the beginning"}, {"max_tokens", 2000}, {"ignore_eos", true}}.dump();
           auto result = client_for(url, 50).Post("/v1/completions", body, "application/json");
           ++abandoned;
-          if (result) note_error("an abandoned request was answered within 50 ms: HTTP " + std::to_string(result->status));
+          if (result)
+            note_error("an abandoned request was answered within 50 ms: HTTP " + std::to_string(result->status));
         } else {
           const LoadRequest& request = generations[static_cast<std::size_t>(i) % generations.size()];
           const RequestOutcome outcome = run_request(url, request);
@@ -183,8 +185,11 @@ SoakReport run_soak(const std::string& url, const SoakOptions& options) {
 json soak_json(const SoakReport& report) {
   json samples = json::array();
   for (const SoakSample& point : report.samples) {
-    samples.push_back({{"seconds", point.seconds}, {"requests", point.requests}, {"unexpected", point.unexpected},
-                       {"rss_mb", point.rss_mb}, {"kv_blocks_used", point.kv_blocks_used},
+    samples.push_back({{"seconds", point.seconds},
+                       {"requests", point.requests},
+                       {"unexpected", point.unexpected},
+                       {"rss_mb", point.rss_mb},
+                       {"kv_blocks_used", point.kv_blocks_used},
                        {"connections_open", point.connections_open}});
   }
   return {{"minutes", report.options.minutes},

@@ -9,11 +9,10 @@
 // /metrics are read: its resident memory, KV blocks in use, requests so far. At the end the server must drain to
 // zero KV blocks; the report gives the RSS slope per 1,000 requests after warm-up (least squares).
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <ostream>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace minigen::load_test {
 
@@ -22,18 +21,18 @@ struct SoakOptions {
   double sample_seconds = 60;
   int concurrency = 16;
   int max_tokens = 64;
-  double cancel_fraction = 0.1;   // of the streaming generations
-  double bad_fraction = 0.15;     // of all requests
-  double abandon_fraction = 0.05; // non-streaming requests the client gives up on after a moment
+  double cancel_fraction = 0.1;    // of the streaming generations
+  double bad_fraction = 0.15;      // of all requests
+  double abandon_fraction = 0.05;  // non-streaming requests the client gives up on after a moment
   uint64_t seed = 1;
   std::ostream* progress = nullptr;
 };
 
 struct SoakSample {
-  double seconds = 0;        // since the start
-  int64_t requests = 0;      // sent by the soak so far
-  int64_t unexpected = 0;    // so far: wrong status, broken stream, transport error
-  double rss_mb = 0;         // the server's resident memory (process_resident_memory_bytes)
+  double seconds = 0;      // since the start
+  int64_t requests = 0;    // sent by the soak so far
+  int64_t unexpected = 0;  // so far: wrong status, broken stream, transport error
+  double rss_mb = 0;       // the server's resident memory (process_resident_memory_bytes)
   int64_t kv_blocks_used = 0;
   int64_t connections_open = 0;
 };

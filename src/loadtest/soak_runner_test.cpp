@@ -42,7 +42,7 @@ TEST(SoakRunner, ShortSoakOnTheShippedModelHasNoSurprises) {
   EXPECT_EQ(report.requests, report.bad_requests + report.abandoned + report.generations);
   EXPECT_TRUE(report.drained);
   EXPECT_EQ(report.leaked_blocks, 0);
-  ASSERT_GE(report.samples.size(), 4u);  // before, every 2 s of 6 s, after
+  ASSERT_GE(report.samples.size(), 4u);                                            // before, every 2 s of 6 s, after
   for (const SoakSample& sample : report.samples) EXPECT_GT(sample.rss_mb, 10.0);  // the model alone is 19 MB
   EXPECT_EQ(report.samples.back().kv_blocks_used, 0);
   EXPECT_TRUE(report.passed());

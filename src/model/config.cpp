@@ -5,9 +5,8 @@
 #include <climits>
 #include <cmath>
 #include <initializer_list>
-#include <numbers>
-
 #include <nlohmann/json.hpp>
+#include <numbers>
 
 #include "core/error.h"
 

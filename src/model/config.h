@@ -1,11 +1,10 @@
 #pragma once
 // A model's shape as plain data, filled from config.json, from a family name, or inferred from tensor shapes.
+#include <nlohmann/json_fwd.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json_fwd.hpp>
 
 #include "model/tensor.h"
 #include "ops/kv_block.h"
@@ -42,9 +41,9 @@ struct ModelConfig {
 
   // Mixture of experts (use_moe false: all zero).
   bool use_moe = false;
-  int num_experts = 0;              // routed experts
-  int num_experts_per_token = 0;    // top-k of the router
-  int num_shared_experts = 0;       // always-on experts added to the routed output (MiniMind2-MoE: 1)
+  int num_experts = 0;            // routed experts
+  int num_experts_per_token = 0;  // top-k of the router
+  int num_shared_experts = 0;     // always-on experts added to the routed output (MiniMind2-MoE: 1)
   int moe_intermediate_size = 0;
   bool norm_topk_prob = true;
 

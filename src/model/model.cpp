@@ -12,7 +12,8 @@ std::optional<RopeYarn> yarn_of(const ModelConfig& config) {
 }  // namespace
 
 Model::Model(ModelConfig model_config, ModelWeights model_weights)
-    : config(std::move(model_config)), weights(std::move(model_weights)),
+    : config(std::move(model_config)),
+      weights(std::move(model_weights)),
       rope(config.head_dim, config.max_position_embeddings, config.rope_theta, yarn_of(config)) {}
 
 }  // namespace minigen

@@ -25,8 +25,7 @@ PackedWeights pack_weights(const ModelConfig& config, const ModelWeights& weight
   for (const LayerWeights& layer : weights.layers) {
     PackedLayer out;
     out.qkv = PackedMatrix::stack({layer.q_proj.data(), layer.k_proj.data(), layer.v_proj.data()},
-                                  {layer.q_proj.rows, layer.k_proj.rows, layer.v_proj.rows}, config.hidden_size,
-                                  type);
+                                  {layer.q_proj.rows, layer.k_proj.rows, layer.v_proj.rows}, config.hidden_size, type);
     out.o_proj = pack(layer.o_proj, type);
     if (config.use_moe) {
       out.router = pack(layer.router, type);

@@ -14,7 +14,7 @@ namespace minigen {
 
 enum class DType { F32, F16, BF16 };
 
-const char* dtype_name(DType dtype);      // "F32", "F16", "BF16" (safetensors spelling)
+const char* dtype_name(DType dtype);  // "F32", "F16", "BF16" (safetensors spelling)
 std::size_t dtype_size_bytes(DType dtype);
 
 struct HostTensor {

@@ -71,8 +71,8 @@ void Transformer::lay_out_tokens(std::span<const ForwardRow> rows) {
     const int first_position = row.cache->length();
     const int64_t end_position = static_cast<int64_t>(first_position) + static_cast<int64_t>(row.tokens.size());
     if (end_position > config.max_position_embeddings) {
-      throw Error("the sequence would reach " + std::to_string(end_position) + " tokens, beyond the model's context of " +
-                  std::to_string(config.max_position_embeddings));
+      throw Error("the sequence would reach " + std::to_string(end_position) +
+                  " tokens, beyond the model's context of " + std::to_string(config.max_position_embeddings));
     }
     for (std::size_t i = 0; i < row.tokens.size(); ++i) {
       const int token = row.tokens[i];
@@ -128,8 +128,8 @@ const std::vector<float>& Transformer::forward(std::span<const ForwardRow> rows)
   const int wanted_count = static_cast<int>(wanted.size());
   grow(normed_, static_cast<std::size_t>(wanted_count) * hidden);
   for_each_token(wanted_count, [&](int i) {
-    rmsnorm(row_of(normed_, i, hidden), row_of(residual_, wanted[i], hidden), model_.weights.final_norm.data(),
-            hidden, config.rms_norm_eps);
+    rmsnorm(row_of(normed_, i, hidden), row_of(residual_, wanted[i], hidden), model_.weights.final_norm.data(), hidden,
+            config.rms_norm_eps);
   });
   logits_.resize(static_cast<std::size_t>(wanted_count) * config.vocab_size);
   matmul(logits_.data(), normed_.data(), packed_.lm_head, wanted_count, pool_);
@@ -184,8 +184,8 @@ void Transformer::attention_block(const LayerWeights& layer, const PackedLayer& 
       const int t = static_cast<int>(item / config.num_kv_heads);
       const int kv_head = static_cast<int>(item % config.num_kv_heads);
       const int num_keys = token_position_[t] + 1;  // causal: keys 0 … position
-      const std::size_t padded = (num_keys + KvBlockLayout::kBlockTokens - 1) / KvBlockLayout::kBlockTokens *
-                                 KvBlockLayout::kBlockTokens;
+      const std::size_t padded =
+          (num_keys + KvBlockLayout::kBlockTokens - 1) / KvBlockLayout::kBlockTokens * KvBlockLayout::kBlockTokens;
       if (scores.size() < group_size * padded) scores.resize(group_size * padded);
       AttentionGroup group;
       group.queries = row_of(qkv_, t, qkv_width) + kv_head * group_size * head_dim;

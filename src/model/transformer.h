@@ -11,9 +11,9 @@
 #include <span>
 #include <vector>
 
-#include "ops/kv_sequence.h"
 #include "model/model.h"
 #include "model/packed_weights.h"
+#include "ops/kv_sequence.h"
 #include "ops/matmul.h"
 #include "ops/thread_pool.h"
 

@@ -1,16 +1,16 @@
 // The forward pass's design rule, checked with memcmp: a row's logits do not depend on how many tokens or rows
 // share the call, nor on whether its earlier tokens came from the cache.
-#include "cache/kv_cache.h"
 #include "model/transformer.h"
 
 #include <gtest/gtest.h>
 
-#include <cmath>
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <memory>
 #include <string>
 
+#include "cache/kv_cache.h"
 #include "core/error.h"
 #include "model/test_models.h"
 

@@ -15,9 +15,7 @@ class TensorTaker {
  public:
   explicit TensorTaker(TensorMap& tensors) : tensors_(tensors) {}
 
-  std::vector<float> vector(const std::string& name, int64_t length) {
-    return take(name, {length}).values;
-  }
+  std::vector<float> vector(const std::string& name, int64_t length) { return take(name, {length}).values; }
 
   Matrix matrix(const std::string& name, int rows, int cols) {
     HostTensor tensor = take(name, {rows, cols});

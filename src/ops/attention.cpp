@@ -9,11 +9,14 @@
 #include "ops/count_dispatch.h"
 #include "ops/lane_sum.h"
 
+// foreach_target.h must come before the other Highway headers, so their order is not clang-format's to sort.
+// clang-format off
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "ops/attention.cpp"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
 #include "hwy/contrib/math/math-inl.h"
+// clang-format on
 
 HWY_BEFORE_NAMESPACE();
 namespace minigen {
@@ -31,8 +34,8 @@ constexpr int kValueChains = 8;
 // the head dimension, interleaved so the FMA latency is hidden (a single chain would wait ~4 cycles per step).
 // scores[h][16b + t] = (q_h · k_{16b+t}) / sqrt(head_dim); positions ≥ num_keys get −∞.
 template <int kHeads, int kBlocks>
-void score_chains(const float* const* queries, float* const* head_scores, const float* const* blocks,
-                  int first_block, int num_keys, const KvBlockLayout& layout, int kv_head, float divisor) {
+void score_chains(const float* const* queries, float* const* head_scores, const float* const* blocks, int first_block,
+                  int num_keys, const KvBlockLayout& layout, int kv_head, float divisor) {
   const Tag d;
   using V = hn::Vec<Tag>;
   V acc[kHeads][kBlocks][kVectorsPerBlock];
@@ -115,11 +118,11 @@ void value_chains(const ValueChains& chunk, const float* const* blocks, int num_
   V acc[kCount];
   for (auto& a : acc) a = hn::Zero(d);
   for (int j = 0; j < num_keys; ++j) {
-    const float* value_row = layout.value_row(blocks[j / KvBlockLayout::kBlockTokens], j % KvBlockLayout::kBlockTokens,
-                                              kv_head);
+    const float* value_row =
+        layout.value_row(blocks[j / KvBlockLayout::kBlockTokens], j % KvBlockLayout::kBlockTokens, kv_head);
     for (int c = 0; c < kCount; ++c) {
-      acc[c] = hn::MulAdd(hn::Set(d, chunk.probabilities[c][j]), hn::LoadU(d, value_row + chunk.value_offset[c]),
-                          acc[c]);
+      acc[c] =
+          hn::MulAdd(hn::Set(d, chunk.probabilities[c][j]), hn::LoadU(d, value_row + chunk.value_offset[c]), acc[c]);
     }
   }
   for (int c = 0; c < kCount; ++c) hn::StoreU(acc[c], d, chunk.out[c]);
@@ -144,7 +147,8 @@ void attend_group(const AttentionGroup& group, const float* const* blocks, int n
     for (; b + 2 <= num_blocks; b += 2) {
       score_chains_for<2>(heads, queries, head_scores, blocks, b, num_keys, layout, group.kv_head, divisor);
     }
-    if (b < num_blocks) score_chains_for<1>(heads, queries, head_scores, blocks, b, num_keys, layout, group.kv_head, divisor);
+    if (b < num_blocks)
+      score_chains_for<1>(heads, queries, head_scores, blocks, b, num_keys, layout, group.kv_head, divisor);
     for (int h = 0; h < heads; ++h) softmax_in_lanes(head_scores[h], padded);
   }
 

@@ -15,8 +15,10 @@ void dispatch_count(int n, Kernel&& kernel) {
   static_assert(kMax >= 1);
   const int count = std::clamp(n, 1, kMax);
   [&]<int... kIndex>(std::integer_sequence<int, kIndex...>) {
-    static_cast<void>(((count == kIndex + 1 ? (kernel(std::integral_constant<int, kIndex + 1>{}), true) : false) || ...));
-  }(std::make_integer_sequence<int, kMax>{});
+    static_cast<void>(
+        ((count == kIndex + 1 ? (kernel(std::integral_constant<int, kIndex + 1>{}), true) : false) || ...));
+  }
+  (std::make_integer_sequence<int, kMax>{});
 }
 
 }  // namespace minigen

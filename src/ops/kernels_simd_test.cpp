@@ -128,8 +128,7 @@ TEST(AttentionSimd, HeadResultIndependentOfGroupAndOfLaterPositions) {
   const CacheBlocks short_cache(layout, 37, 31);  // same first 37 positions, nothing after
   for (int h = 0; h < group_size; ++h) {
     std::vector<float> alone(layout.head_dim);
-    attend({queries.data() + h * layout.head_dim, alone.data(), 1, 1}, short_cache.pointers, 37, layout,
-           scores.data());
+    attend({queries.data() + h * layout.head_dim, alone.data(), 1, 1}, short_cache.pointers, 37, layout, scores.data());
     EXPECT_TRUE(bitwise_equal(alone.data(), together.data() + h * layout.head_dim, layout.head_dim)) << h;
   }
 }

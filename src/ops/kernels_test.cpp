@@ -37,7 +37,7 @@ TEST(Activation, SiluTimesUp) {
   const float up[2] = {5.0f, 3.0f};
   float out[2];
   silu_mul(out, gate, up, 2);
-  EXPECT_EQ(out[0], 0.0f);                                         // silu(0) = 0
+  EXPECT_EQ(out[0], 0.0f);                                        // silu(0) = 0
   EXPECT_NEAR(out[1], 3.0 * 2.0 / (1.0 + std::exp(-2.0)), 1e-6);  // 2·σ(2)·3
 }
 
@@ -97,8 +97,8 @@ TEST(Attention, TwoKeysHandComputed) {
   std::vector<float> scores(16);
   AttentionGroup group{q, out, 1, 0};
   attend(group, blocks, 2, layout, scores.data());
-  EXPECT_NEAR(out[0], 1.0, 1e-6);  // ¼·4 + ¾·0
-  EXPECT_NEAR(out[1], 5.0, 1e-6);  // ¼·8 + ¾·4
+  EXPECT_NEAR(out[0], 1.0, 1e-6);                   // ¼·4 + ¾·0
+  EXPECT_NEAR(out[1], 5.0, 1e-6);                   // ¼·8 + ¾·4
   attend(group, blocks, 1, layout, scores.data());  // causal: only key 0 visible
   EXPECT_EQ(out[0], 4.0f);
   EXPECT_EQ(out[1], 8.0f);

@@ -9,10 +9,13 @@
 
 #include "ops/count_dispatch.h"
 
+// foreach_target.h must come before the other Highway headers, so their order is not clang-format's to sort.
+// clang-format off
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "ops/matmul.cpp"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep — re-includes this file once per SIMD target
 #include "hwy/highway.h"
+// clang-format on
 
 HWY_BEFORE_NAMESPACE();
 namespace minigen {
@@ -58,9 +61,8 @@ HWY_NOINLINE void tile(const float* x, int in_features, const Weight* panels, st
     V w[kPanels * kVectorsPerPanel];
     for (int p = 0; p < kPanels; ++p) {
       for (int v = 0; v < kVectorsPerPanel; ++v) {
-        w[p * kVectorsPerPanel + v] =
-            load_weights(panels + p * panel_stride + static_cast<std::size_t>(k) * PackedMatrix::kPanelWidth +
-                         v * kLanes);
+        w[p * kVectorsPerPanel + v] = load_weights(
+            panels + p * panel_stride + static_cast<std::size_t>(k) * PackedMatrix::kPanelWidth + v * kLanes);
       }
     }
     for (int r = 0; r < kRows; ++r) {
@@ -146,13 +148,13 @@ void matmul(float* out, const float* x, const PackedMatrix& weight, int rows, Th
   // is always computed whole by one thread.
   pool.parallel_for(weight.panels(), [&](int64_t begin, int64_t end) {
     if (weight.type() == WeightType::kF32) {
-      HWY_DYNAMIC_DISPATCH(matmul_panels_f32)(out, x, rows, weight.in_features(), weight.out_features(),
-                                              weight.f32_panel(0), static_cast<int>(begin), static_cast<int>(end),
-                                              mode);
+      HWY_DYNAMIC_DISPATCH(matmul_panels_f32)
+      (out, x, rows, weight.in_features(), weight.out_features(), weight.f32_panel(0), static_cast<int>(begin),
+       static_cast<int>(end), mode);
     } else {
-      HWY_DYNAMIC_DISPATCH(matmul_panels_bf16)(out, x, rows, weight.in_features(), weight.out_features(),
-                                               weight.bf16_panel(0), static_cast<int>(begin), static_cast<int>(end),
-                                               mode);
+      HWY_DYNAMIC_DISPATCH(matmul_panels_bf16)
+      (out, x, rows, weight.in_features(), weight.out_features(), weight.bf16_panel(0), static_cast<int>(begin),
+       static_cast<int>(end), mode);
     }
   });
 }

@@ -86,8 +86,8 @@ TEST(Matmul, RowResultIndependentOfBatchSizeAndThreads) {
       for (int r = 0; r < rows; ++r) {
         std::vector<float> alone(out_features);
         matmul(alone.data(), x.data() + static_cast<std::size_t>(r) * in, packed, 1, *pool);
-        EXPECT_TRUE(bitwise_equal(alone.data(), batched.data() + static_cast<std::size_t>(r) * out_features,
-                                  out_features))
+        EXPECT_TRUE(
+            bitwise_equal(alone.data(), batched.data() + static_cast<std::size_t>(r) * out_features, out_features))
             << "row " << r << " threads " << pool->num_threads();
       }
       std::vector<float> threaded(batched.size());

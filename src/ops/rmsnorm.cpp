@@ -4,10 +4,13 @@
 
 #include "ops/lane_sum.h"
 
+// foreach_target.h must come before the other Highway headers, so their order is not clang-format's to sort.
+// clang-format off
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "ops/rmsnorm.cpp"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
+// clang-format on
 
 HWY_BEFORE_NAMESPACE();
 namespace minigen {

@@ -6,10 +6,13 @@
 
 #include "core/error.h"
 
+// foreach_target.h must come before the other Highway headers, so their order is not clang-format's to sort.
+// clang-format off
 #undef HWY_TARGET_INCLUDE
 #define HWY_TARGET_INCLUDE "ops/rope.cpp"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
+// clang-format on
 
 HWY_BEFORE_NAMESPACE();
 namespace minigen {

@@ -37,7 +37,8 @@ class ThreadPool {
   template <class Body>
   void parallel_for(int64_t count, Body&& body) {
     using Decayed = std::remove_reference_t<Body>;
-    run(count, [](void* context, int64_t begin, int64_t end) { (*static_cast<Decayed*>(context))(begin, end); },
+    run(
+        count, [](void* context, int64_t begin, int64_t end) { (*static_cast<Decayed*>(context))(begin, end); },
         const_cast<void*>(static_cast<const void*>(&body)));
   }
 

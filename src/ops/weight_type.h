@@ -11,9 +11,9 @@ namespace minigen {
 
 enum class WeightType { kF32, kBF16 };
 
-std::string_view weight_type_name(WeightType type);          // "f32", "bf16"
-WeightType parse_weight_type(std::string_view name);          // throws minigen::Error for anything else
-std::size_t weight_type_bytes(WeightType type);               // 4 or 2
+std::string_view weight_type_name(WeightType type);   // "f32", "bf16"
+WeightType parse_weight_type(std::string_view name);  // throws minigen::Error for anything else
+std::size_t weight_type_bytes(WeightType type);       // 4 or 2
 
 // bf16 is the upper half of an fp32. Rounding is to nearest, ties to even, as PyTorch's .to(torch.bfloat16);
 // NaN stays NaN.

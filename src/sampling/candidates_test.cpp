@@ -1,10 +1,10 @@
 #include "sampling/candidates.h"
 
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <limits>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 namespace minigen {
 namespace {

@@ -11,9 +11,7 @@
 
 namespace minigen {
 
-MinPSampler::MinPSampler(float min_p) : min_p_(min_p) {
-  check_min_p(min_p);
-}
+MinPSampler::MinPSampler(float min_p) : min_p_(min_p) { check_min_p(min_p); }
 
 void MinPSampler::apply(std::span<float> logits, const SamplingContext& /*context*/) const {
   if (min_p_ == 0.0f) return;

@@ -9,11 +9,16 @@ namespace minigen {
 
 std::string_view sampling_param_name(SamplingParam param) {
   switch (param) {
-    case SamplingParam::kTemperature: return "temperature";
-    case SamplingParam::kTopK: return "top_k";
-    case SamplingParam::kTopP: return "top_p";
-    case SamplingParam::kMinP: return "min_p";
-    case SamplingParam::kRepetitionPenalty: return "repetition_penalty";
+    case SamplingParam::kTemperature:
+      return "temperature";
+    case SamplingParam::kTopK:
+      return "top_k";
+    case SamplingParam::kTopP:
+      return "top_p";
+    case SamplingParam::kMinP:
+      return "min_p";
+    case SamplingParam::kRepetitionPenalty:
+      return "repetition_penalty";
   }
   return "unknown sampling parameter";
 }
@@ -23,7 +28,8 @@ InvalidSamplingParam::InvalidSamplingParam(SamplingParam param, std::string prob
 
 void check_temperature(float temperature) {
   if (!std::isfinite(temperature)) {
-    throw InvalidSamplingParam(SamplingParam::kTemperature, "must be a finite number, got " + shortest_decimal(temperature));
+    throw InvalidSamplingParam(SamplingParam::kTemperature,
+                               "must be a finite number, got " + shortest_decimal(temperature));
   }
   if (!(temperature > 0.0f)) {
     throw InvalidSamplingParam(SamplingParam::kTemperature,

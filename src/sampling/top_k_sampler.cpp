@@ -51,9 +51,7 @@ float kth_largest(std::span<const float> values, size_t k) {
 
 }  // namespace
 
-TopKSampler::TopKSampler(int k) : k_(k) {
-  check_top_k(k);
-}
+TopKSampler::TopKSampler(int k) : k_(k) { check_top_k(k); }
 
 void TopKSampler::apply(std::span<float> logits, const SamplingContext& /*context*/) const {
   if (k_ == 0 || static_cast<size_t>(k_) >= logits.size()) return;

@@ -91,9 +91,7 @@ int top_p_kept_count(std::span<const float> descending_probabilities, float top_
   throw Error("unknown top-p rule value " + std::to_string(static_cast<int>(rule)));
 }
 
-TopPSampler::TopPSampler(float top_p, TopPRule rule) : top_p_(top_p), rule_(rule) {
-  check_top_p(top_p);
-}
+TopPSampler::TopPSampler(float top_p, TopPRule rule) : top_p_(top_p), rule_(rule) { check_top_p(top_p); }
 
 void TopPSampler::apply(std::span<float> logits, const SamplingContext& /*context*/) const {
   if (top_p_ >= 1.0f) return;

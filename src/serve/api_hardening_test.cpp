@@ -6,11 +6,10 @@
 #include <httplib.h>
 
 #include <chrono>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "http/raw_client_test_util.h"
 #include "serve/live_server_test_util.h"
@@ -43,8 +42,12 @@ std::vector<json> events_of(const std::string& stream) {
 TEST(ApiHardening, StreamedLogprobsOfTokensThatSplitACharacterAreValidJsonWithExactBytes) {
   LiveServer server;
   const json body = {{"messages", {{{"role", "user"}, {"content", "《清平调・其二》的作者是谁？"}}}},
-                     {"stream", true}, {"logprobs", true}, {"top_logprobs", 3}, {"max_tokens", 40},
-                     {"temperature", 0}, {"ignore_eos", true}};
+                     {"stream", true},
+                     {"logprobs", true},
+                     {"top_logprobs", 3},
+                     {"max_tokens", 40},
+                     {"temperature", 0},
+                     {"ignore_eos", true}};
   std::string received;
   auto result = post_streaming(server, "/v1/chat/completions", body, [&](const char* data, std::size_t size) {
     received.append(data, size);
@@ -62,7 +65,7 @@ TEST(ApiHardening, StreamedLogprobsOfTokensThatSplitACharacterAreValidJsonWithEx
       std::string bytes;
       for (const json& byte : entry["bytes"]) bytes.push_back(static_cast<char>(byte.get<int>()));
       if (entry["token"].get<std::string>() != bytes) ++partial_tokens;  // shown as U+FFFD, kept in "bytes"
-      if (entry["token"] != "<|im_end|>") joined_bytes += bytes;  // special tokens are not part of the text
+      if (entry["token"] != "<|im_end|>") joined_bytes += bytes;         // special tokens are not part of the text
       for (const json& candidate : entry["top_logprobs"]) EXPECT_TRUE(candidate.contains("bytes"));
     }
   }
@@ -80,9 +83,9 @@ TEST(ApiHardening, OverflowingSamplingValuesAre400AndTheRequestBesideThemFinishe
   LiveServer server;
   json neighbour_answer;
   std::thread neighbour([&] {
-    neighbour_answer = post(server, "/v1/completions",
-                            {{"prompt", "In the beginning"}, {"max_tokens", 200}, {"ignore_eos", true}, {"seed", 3}},
-                            200);
+    neighbour_answer =
+        post(server, "/v1/completions",
+             {{"prompt", "In the beginning"}, {"max_tokens", 200}, {"ignore_eos", true}, {"seed", 3}}, 200);
   });
   std::this_thread::sleep_for(50ms);
   const json cold = post(server, "/v1/completions", {{"prompt", "x"}, {"temperature", 1e-39}}, 400);
@@ -92,8 +95,9 @@ TEST(ApiHardening, OverflowingSamplingValuesAre400AndTheRequestBesideThemFinishe
   const json penalty = post(server, "/v1/completions", {{"prompt", "x"}, {"repetition_penalty", 1e-38}}, 400);
   EXPECT_EQ(penalty["error"]["param"], "repetition_penalty");
   // The bounds themselves are fine.
-  EXPECT_EQ(post(server, "/v1/completions", {{"prompt", "x"}, {"temperature", 0.01}, {"max_tokens", 4}}, 200)
-                ["choices"][0]["finish_reason"], "length");
+  EXPECT_EQ(post(server, "/v1/completions", {{"prompt", "x"}, {"temperature", 0.01}, {"max_tokens", 4}},
+                 200)["choices"][0]["finish_reason"],
+            "length");
   neighbour.join();
   EXPECT_EQ(neighbour_answer["usage"]["completion_tokens"], 200);
   EXPECT_EQ(server.settled().kv_blocks_used, 0);
@@ -104,8 +108,9 @@ TEST(ApiHardening, ABodyThatIsNotUtf8Is400NamingTheProblem) {
   auto result = server.client().Post("/v1/completions", "{\"prompt\": \"\xff\xfe\"}", "application/json");
   ASSERT_TRUE(result);
   EXPECT_EQ(result->status, 400);
-  EXPECT_NE(json::parse(result->body)["error"]["message"].get<std::string>().find("not valid UTF-8 (the byte at offset 12"),
-            std::string::npos)
+  EXPECT_NE(
+      json::parse(result->body)["error"]["message"].get<std::string>().find("not valid UTF-8 (the byte at offset 12"),
+      std::string::npos)
       << result->body;
 }
 
@@ -116,8 +121,10 @@ TEST(ApiHardening, NonStreamingClientThatHangsUpIsCancelledAndItsBlocksFreed) {
   const std::string body = json{{"prompt", "In the beginning"}, {"max_tokens", 30000}, {"ignore_eos", true}}.dump();
   {
     http::testing::RawClient client(server.port);
-    client.send("POST /v1/completions HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
-                "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body);
+    client.send(
+        "POST /v1/completions HTTP/1.1\r\nHost: localhost\r\nContent-Type: application/json\r\n"
+        "Content-Length: " +
+        std::to_string(body.size()) + "\r\n\r\n" + body);
     for (int i = 0; i < 500 && server.stack.engine().status().counters.generated_tokens < 50; ++i) {
       std::this_thread::sleep_for(10ms);
     }
@@ -173,9 +180,11 @@ TEST(ApiHardening, PostsThatAreNotJsonAre415AndWrongMethodsAre405) {
   auto form = client.Post("/v1/completions", "prompt=x", "application/x-www-form-urlencoded");
   ASSERT_TRUE(form);
   EXPECT_EQ(form->status, 415);
-  EXPECT_EQ(client.Post("/v1/completions", json{{"prompt", "x"}, {"max_tokens", 1}}.dump(),
-                        "application/json; charset=utf-8")->status,
-            200);
+  EXPECT_EQ(
+      client
+          .Post("/v1/completions", json{{"prompt", "x"}, {"max_tokens", 1}}.dump(), "application/json; charset=utf-8")
+          ->status,
+      200);
   auto wrong = client.Get("/v1/completions");
   ASSERT_TRUE(wrong);
   EXPECT_EQ(wrong->status, 405);
@@ -197,9 +206,8 @@ TEST(ApiHardening, CorsHeadersOnlyWhenAnOriginIsConfigured) {
   EXPECT_EQ(allowed->get_header_value("Access-Control-Allow-Origin"), "http://app.example");
   auto other = server.client().Get("/v1/models", {{"Origin", "http://other.example"}});
   EXPECT_FALSE(other->has_header("Access-Control-Allow-Origin"));
-  auto preflight = server.client().Options("/v1/chat/completions",
-                                           {{"Origin", "http://app.example"},
-                                            {"Access-Control-Request-Method", "POST"}});
+  auto preflight = server.client().Options(
+      "/v1/chat/completions", {{"Origin", "http://app.example"}, {"Access-Control-Request-Method", "POST"}});
   EXPECT_EQ(preflight->status, 204);
   EXPECT_NE(preflight->get_header_value("Access-Control-Allow-Headers").find("Authorization"), std::string::npos);
 }
@@ -225,8 +233,7 @@ TEST(ApiHardening, CompletionPromptMayBeTokenIds) {
   const json by_text = post(server, "/v1/completions",
                             {{"prompt", "The LORD is my shepherd"}, {"max_tokens", 12}, {"temperature", 0}}, 200);
   const std::vector<int> ids = encode_base_prompt(*server.loaded.tokenizer, "The LORD is my shepherd");
-  const json by_ids =
-      post(server, "/v1/completions", {{"prompt", ids}, {"max_tokens", 12}, {"temperature", 0}}, 200);
+  const json by_ids = post(server, "/v1/completions", {{"prompt", ids}, {"max_tokens", 12}, {"temperature", 0}}, 200);
   EXPECT_EQ(by_ids["choices"][0]["text"], by_text["choices"][0]["text"]);
   EXPECT_EQ(by_ids["usage"]["prompt_tokens"], ids.size());
   const json outside = post(server, "/v1/completions", {{"prompt", {1, 99999}}}, 400);

@@ -66,7 +66,10 @@ const http::Headers kSseHeaders = {{"Content-Type", "text/event-stream"},
 }  // namespace
 
 ApiServer::ApiServer(Engine& engine, const Tokenizer& tokenizer, std::string model_name, ApiServerOptions options)
-    : engine_(engine), tokenizer_(tokenizer), model_name_(std::move(model_name)), options_(std::move(options)),
+    : engine_(engine),
+      tokenizer_(tokenizer),
+      model_name_(std::move(model_name)),
+      options_(std::move(options)),
       http_([this](const http::Request& request) { return route(request); },
             [this](int status, const std::string& message) { return error(status, message); }, options_.http) {}
 
@@ -85,10 +88,10 @@ http::Response ApiServer::json_response(int status, const json& body) const {
 
 http::Response ApiServer::error(int status, const std::string& message, const std::string& param,
                                 const std::string& code) const {
-  const char* type = status == 429                   ? "rate_limit_error"
-                     : status == 401                 ? "authentication_error"
-                     : status >= 500                 ? "server_error"
-                                                     : "invalid_request_error";
+  const char* type = status == 429   ? "rate_limit_error"
+                     : status == 401 ? "authentication_error"
+                     : status >= 500 ? "server_error"
+                                     : "invalid_request_error";
   json body = error_body(message, type, param);
   if (!code.empty()) body["error"]["code"] = code;
   http::Response response = json_response(status, body);
@@ -133,9 +136,9 @@ http::Routed ApiServer::route(const http::Request& request) {
       const char* path;
       const char* method;
     };
-    static constexpr Route kRoutes[] = {{"/", "GET"},           {"/health", "GET"},
-                                        {"/metrics", "GET"},    {"/v1/models", "GET"},
-                                        {"/v1/completions", "POST"}, {"/v1/chat/completions", "POST"}};
+    static constexpr Route kRoutes[] = {
+        {"/", "GET"},          {"/health", "GET"},          {"/metrics", "GET"},
+        {"/v1/models", "GET"}, {"/v1/completions", "POST"}, {"/v1/chat/completions", "POST"}};
     const Route* found = nullptr;
     for (const Route& route : kRoutes) {
       if (request.path == route.path) found = &route;
@@ -154,8 +157,8 @@ http::Routed ApiServer::route(const http::Request& request) {
     }
     if (found == nullptr) return error(404, "no route for " + request.path);
     if (request.method != found->method) {
-      http::Response response = error(405, request.method + " is not allowed on " + request.path + "; use " +
-                                               found->method);
+      http::Response response =
+          error(405, request.method + " is not allowed on " + request.path + "; use " + found->method);
       response.set("Allow", found->method);
       return response;
     }
@@ -174,9 +177,9 @@ http::Routed ApiServer::route(const http::Request& request) {
       return metrics;
     }
     if (path == "/v1/models") {
-      return json_response(200, {{"object", "list"},
-                                 {"data", json::array({{{"id", model_name_}, {"object", "model"},
-                                                        {"owned_by", "minigen"}}})}});
+      return json_response(
+          200, {{"object", "list"},
+                {"data", json::array({{{"id", model_name_}, {"object", "model"}, {"owned_by", "minigen"}}})}});
     }
     if (!is_json_content_type(request.header("content-type"))) {
       return error(415, "send the request body as JSON with 'Content-Type: application/json'");
@@ -267,9 +270,10 @@ void ApiServer::respond_streaming(const ApiRequest& request, const std::shared_p
       continue;
     }
     if (event.finished) ++finished;
-    const json chunk = event.error.empty()
-                           ? stream_chunk(request, id, model_name_, event, tokenizer_)
-                           : error_body(event.error, event.error_status >= 500 ? "server_error" : "invalid_request_error", "");
+    const json chunk =
+        event.error.empty()
+            ? stream_chunk(request, id, model_name_, event, tokenizer_)
+            : error_body(event.error, event.error_status >= 500 ? "server_error" : "invalid_request_error", "");
     if (!writer.write("data: " + to_json_text(chunk) + "\n\n")) return engine_.cancel(stream);
   }
   writer.write("data: [DONE]\n\n");

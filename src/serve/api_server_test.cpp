@@ -9,9 +9,8 @@
 #include <chrono>
 #include <functional>
 #include <memory>
-#include <thread>
-
 #include <nlohmann/json.hpp>
+#include <thread>
 
 #include "serve/live_server_test_util.h"
 
@@ -26,7 +25,8 @@ using testing::post_streaming;
 TEST(ApiServer, GreedyChatAnswerIsTheSameAloneAndAmongConcurrentRequests) {
   LiveServer server;
   const json request = {{"messages", {{{"role", "user"}, {"content", "What does 'computer' mean?"}}}},
-                        {"temperature", 0}, {"max_tokens", 40}};
+                        {"temperature", 0},
+                        {"max_tokens", 40}};
   const json alone = post(server, "/v1/chat/completions", request, 200);
   const std::string text = alone["choices"][0]["message"]["content"];
   EXPECT_FALSE(text.empty());
@@ -89,8 +89,13 @@ TEST(ApiServer, BadRequestsGet400WithAnOpenAiErrorBody) {
 
 TEST(ApiServer, StreamEndsWithDoneAndLogprobsCarryTheKeptCandidates) {
   LiveServer server;
-  const json body = {{"prompt", "The LORD is my shepherd"}, {"max_tokens", 12}, {"stream", true}, {"seed", 5},
-                     {"logprobs", 3}, {"n", 2}, {"ignore_eos", true}};
+  const json body = {{"prompt", "The LORD is my shepherd"},
+                     {"max_tokens", 12},
+                     {"stream", true},
+                     {"seed", 5},
+                     {"logprobs", 3},
+                     {"n", 2},
+                     {"ignore_eos", true}};
   std::string received;
   auto result = post_streaming(server, "/v1/completions", body, [&](const char* data, std::size_t size) {
     received.append(data, size);
@@ -116,7 +121,7 @@ TEST(ApiServer, StreamEndsWithDoneAndLogprobsCarryTheKeptCandidates) {
     ++chunks;
     at = end;
   }
-  EXPECT_EQ(finished, 2);      // n = 2 choices, each ending with its 12th token ("length")
+  EXPECT_EQ(finished, 2);     // n = 2 choices, each ending with its 12th token ("length")
   EXPECT_EQ(chunks, 2 * 12);  // one chunk per token
 }
 
@@ -126,7 +131,7 @@ TEST(ApiServer, ClientThatDisconnectsMidStreamFreesItsBlocks) {
   int chunks = 0;
   auto result = post_streaming(server, "/v1/completions", body,
                                [&](const char*, std::size_t) { return ++chunks < 5; });  // hang up early
-  EXPECT_FALSE(result);  // the client aborted
+  EXPECT_FALSE(result);                                                                  // the client aborted
   const EngineStatus status = server.settled();
   EXPECT_EQ(status.running, 0);
   EXPECT_EQ(status.kv_blocks_used, 0);
@@ -135,13 +140,15 @@ TEST(ApiServer, ClientThatDisconnectsMidStreamFreesItsBlocks) {
 
 TEST(ApiServer, StopStringsEndTheAnswerBeforeTheStopText) {
   LiveServer server;
-  const json free_run = post(server, "/v1/completions", {{"prompt", "The LORD"}, {"max_tokens", 30},
-                                                           {"temperature", 0}, {"ignore_eos", true}}, 200);
+  const json free_run =
+      post(server, "/v1/completions",
+           {{"prompt", "The LORD"}, {"max_tokens", 30}, {"temperature", 0}, {"ignore_eos", true}}, 200);
   const std::string text = free_run["choices"][0]["text"];
   ASSERT_GE(text.size(), 12u);
   const std::string stop = text.substr(8, 3);
-  const json stopped = post(server, "/v1/completions", {{"prompt", "The LORD"}, {"max_tokens", 30}, {"temperature", 0},
-                                                          {"ignore_eos", true}, {"stop", stop}}, 200);
+  const json stopped =
+      post(server, "/v1/completions",
+           {{"prompt", "The LORD"}, {"max_tokens", 30}, {"temperature", 0}, {"ignore_eos", true}, {"stop", stop}}, 200);
   EXPECT_EQ(stopped["choices"][0]["text"], text.substr(0, text.find(stop)));
   EXPECT_EQ(stopped["choices"][0]["finish_reason"], "stop");
 }
@@ -175,8 +182,7 @@ TEST(ApiServer, BeyondCapacityRequestsGet429) {
       auto result = server.client().Post("/v1/completions", body.dump(), "application/json");
       statuses[i] = result ? result->status : -1;
       if (result && result->status == 429) {
-        EXPECT_NE(json::parse(result->body)["error"]["message"].get<std::string>().find("capacity"),
-                  std::string::npos);
+        EXPECT_NE(json::parse(result->body)["error"]["message"].get<std::string>().find("capacity"), std::string::npos);
       }
     });
   }

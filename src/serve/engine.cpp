@@ -42,7 +42,10 @@ void JobStream::push(JobEvent event) {
 
 Engine::Engine(Transformer& transformer, BlockPool& pool, const Tokenizer& tokenizer, SchedulerOptions options,
                int max_waiting_jobs)
-    : transformer_(transformer), tokenizer_(tokenizer), scheduler_(transformer, pool, options), pool_(pool),
+    : transformer_(transformer),
+      tokenizer_(tokenizer),
+      scheduler_(transformer, pool, options),
+      pool_(pool),
       max_waiting_jobs_(max_waiting_jobs) {
   status_.kv_blocks_total = pool.total_blocks();
   thread_ = std::thread([this] { run(); });

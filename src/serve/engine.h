@@ -31,15 +31,15 @@ struct Job {
 // One event of one choice: new text (with the token that completed it), or the end of the choice.
 struct JobEvent {
   int choice = 0;
-  int token = -1;            // −1 for the final event of a choice when it carries no token
-  std::string text;          // newly completed UTF-8 text (may be empty while a character is incomplete)
+  int token = -1;    // −1 for the final event of a choice when it carries no token
+  std::string text;  // newly completed UTF-8 text (may be empty while a character is incomplete)
   float probability = 0;
   int kept_candidates = 0;
   std::vector<Candidate> top;
   bool finished = false;
   std::string finish_reason;  // "stop", "length", or "error"
   std::string error;
-  int error_status = 500;     // the HTTP status an error maps to (503 when the server is shutting down)
+  int error_status = 500;  // the HTTP status an error maps to (503 when the server is shutting down)
 };
 
 // The event queue of one job, shared by the engine (writer) and an HTTP handler (reader).
@@ -64,10 +64,10 @@ class JobStream {
 
 struct EngineStatus {
   int running = 0;
-  int waiting = 0;            // sequences queued in the scheduler plus jobs not yet handed to it
+  int waiting = 0;  // sequences queued in the scheduler plus jobs not yet handed to it
   int kv_blocks_total = 0;
-  int kv_blocks_used = 0;     // referenced by a sequence
-  int kv_blocks_cached = 0;   // in the prefix cache (referenced or not)
+  int kv_blocks_used = 0;    // referenced by a sequence
+  int kv_blocks_cached = 0;  // in the prefix cache (referenced or not)
   int64_t prefix_lookups = 0;
   int64_t prefix_hits = 0;
   SchedulerCounters counters;
@@ -106,8 +106,8 @@ class Engine {
     std::shared_ptr<JobStream> stream;
     int index;
     std::vector<std::string> stop;
-    std::string text;        // decoded so far (kept only when there are stop strings)
-    std::size_t emitted = 0; // bytes of `text` already sent
+    std::string text;         // decoded so far (kept only when there are stop strings)
+    std::size_t emitted = 0;  // bytes of `text` already sent
     std::unique_ptr<StreamDecoder> decoder;
   };
   void run();

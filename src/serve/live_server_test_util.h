@@ -5,10 +5,9 @@
 
 #include <chrono>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
-
-#include <nlohmann/json.hpp>
 
 #include "cache/block_pool.h"
 #include "checkpoint/model_loader.h"
@@ -72,7 +71,7 @@ inline json post(LiveServer& server, const std::string& path, const json& body, 
 
 // POST whose response body is handed to `receiver` piece by piece (returning false hangs up).
 inline httplib::Result post_streaming(LiveServer& server, const std::string& path, const json& body,
-                               const std::function<bool(const char*, std::size_t)>& receiver) {
+                                      const std::function<bool(const char*, std::size_t)>& receiver) {
   httplib::Request request;
   request.method = "POST";
   request.path = path;

@@ -34,7 +34,8 @@ std::string metrics_text(const EngineStatus& status, const http::ServerStats& ht
   auto count = [](int64_t value) { return static_cast<double>(value); };
   metric("minigen_requests_running", "gauge", "Sequences in the running batch.", status.running);
   metric("minigen_requests_waiting", "gauge", "Sequences and requests waiting to be scheduled.", status.waiting);
-  metric("minigen_kv_blocks_total", "gauge", "KV cache blocks in the pool (16 positions each).", status.kv_blocks_total);
+  metric("minigen_kv_blocks_total", "gauge", "KV cache blocks in the pool (16 positions each).",
+         status.kv_blocks_total);
   metric("minigen_kv_blocks_used", "gauge", "KV blocks referenced by a sequence.", status.kv_blocks_used);
   metric("minigen_kv_blocks_free", "gauge", "KV blocks a new sequence can take (free or evictable).",
          status.kv_blocks_total - status.kv_blocks_used);

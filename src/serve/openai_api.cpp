@@ -27,8 +27,8 @@ double number_field(const json& body, const char* name, double fallback, double 
   const bool above = low_inclusive ? number >= low : number > low;
   if (!std::isfinite(number) || !above || number > high) {
     throw ApiError(400,
-                   std::string("'") + name + "' must be in " + (low_inclusive ? "[" : "(") + json(low).dump() +
-                       ", " + json(high).dump() + "], got " + value->dump(),
+                   std::string("'") + name + "' must be in " + (low_inclusive ? "[" : "(") + json(low).dump() + ", " +
+                       json(high).dump() + "], got " + value->dump(),
                    name);
   }
   return number;
@@ -84,15 +84,14 @@ json logprob_entry(const JobEvent& event, const Tokenizer& tokenizer) {
 }
 
 int64_t unix_seconds() {
-  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 }  // namespace
 
 json error_body(const std::string& message, const std::string& type, const std::string& param) {
-  return {{"error", {{"message", message}, {"type", type}, {"param", param.empty() ? json() : json(param)},
-                     {"code", json()}}}};
+  return {{"error",
+           {{"message", message}, {"type", type}, {"param", param.empty() ? json() : json(param)}, {"code", json()}}}};
 }
 
 ApiRequest parse_api_request(Endpoint endpoint, const std::string& body_text, const Tokenizer& tokenizer) {
@@ -143,8 +142,10 @@ ApiRequest parse_api_request(Endpoint endpoint, const std::string& body_text, co
       for (const json& id : *prompt) {
         const int64_t value = id.get<int64_t>();
         if (value < 0 || value >= tokenizer.vocab_size()) {
-          throw ApiError(400, "'prompt' holds token id " + std::to_string(value) + ", outside the vocabulary [0, " +
-                                  std::to_string(tokenizer.vocab_size()) + ")", "prompt");
+          throw ApiError(400,
+                         "'prompt' holds token id " + std::to_string(value) + ", outside the vocabulary [0, " +
+                             std::to_string(tokenizer.vocab_size()) + ")",
+                         "prompt");
         }
         job.prompt.push_back(static_cast<int>(value));
       }
@@ -155,8 +156,10 @@ ApiRequest parse_api_request(Endpoint endpoint, const std::string& body_text, co
   }
 
   SequenceRequest& settings = job.settings;
-  settings.max_new_tokens = integer_field(body, endpoint == Endpoint::kChatCompletions && field(body, "max_completion_tokens")
-                                                    ? "max_completion_tokens" : "max_tokens",
+  settings.max_new_tokens = integer_field(body,
+                                          endpoint == Endpoint::kChatCompletions && field(body, "max_completion_tokens")
+                                              ? "max_completion_tokens"
+                                              : "max_tokens",
                                           endpoint == Endpoint::kChatCompletions ? 256 : 16, 1, 1 << 20);
   // Defaults are SamplingParams{}'s; the ranges here are the API's own (OpenAI's temperature ≤ 2), the rules that
   // keep the arithmetic defined are SamplingParams::validate()'s, applied once below.
@@ -252,16 +255,14 @@ json completion_response(const ApiRequest& request, const std::string& id, const
 json stream_chunk(const ApiRequest& request, const std::string& id, const std::string& model, const JobEvent& event,
                   const Tokenizer& tokenizer) {
   const bool chat = request.endpoint == Endpoint::kChatCompletions;
-  json choice = {{"index", event.choice},
-                 {"finish_reason", event.finished ? json(event.finish_reason) : json()}};
+  json choice = {{"index", event.choice}, {"finish_reason", event.finished ? json(event.finish_reason) : json()}};
   if (chat) {
     choice["delta"] = event.text.empty() && event.finished ? json::object() : json{{"content", event.text}};
   } else {
     choice["text"] = event.text;
   }
-  choice["logprobs"] = request.logprobs && event.token >= 0
-                           ? json{{"content", json::array({logprob_entry(event, tokenizer)})}}
-                           : json();
+  choice["logprobs"] =
+      request.logprobs && event.token >= 0 ? json{{"content", json::array({logprob_entry(event, tokenizer)})}} : json();
   return {{"id", id},
           {"object", chat ? "chat.completion.chunk" : "text_completion"},
           {"created", unix_seconds()},

@@ -2,11 +2,10 @@
 // The OpenAI-compatible request and response bodies: JSON in, a validated Job out; events in, JSON out.
 // Every check a client can fail raises ApiError with an HTTP status and a message naming the field, so the server
 // answers 400 with OpenAI's error shape instead of crashing or guessing.
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "serve/engine.h"
 #include "tokenizer/bpe_tokenizer.h"

@@ -9,8 +9,8 @@
 
 #include <algorithm>
 #include <atomic>
-#include <cstdio>
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <memory>
@@ -60,7 +60,8 @@ struct Nginx {
     std::filesystem::create_directories(dir / "tmp");
     std::string config = read_file(minigen_home() / "deploy" / "nginx" / "nginx.conf");
     for (std::size_t i = 0; i < replica_ports.size(); ++i) {
-      replace(config, "127.0.0.1:808" + std::to_string(i + 1) + " ", "127.0.0.1:" + std::to_string(replica_ports[i]) + " ");
+      replace(config, "127.0.0.1:808" + std::to_string(i + 1) + " ",
+              "127.0.0.1:" + std::to_string(replica_ports[i]) + " ");
     }
     port = free_port();
     replace(config, "listen 127.0.0.1:8080;", "listen 127.0.0.1:" + std::to_string(port) + ";");
@@ -107,12 +108,13 @@ TEST(ReplicasBehindNginx, DrainingOneLosesNothingAndKillingOneBreaksOnlyItsOwnSt
   std::vector<std::unique_ptr<testing::ServeProcess>> replicas;
   std::vector<int> ports;
   for (int i = 0; i < 3; ++i) {
-    replicas.push_back(std::make_unique<testing::ServeProcess>(
-        std::vector<std::string>{"--threads", "1", "--drain-timeout", "60"}));
+    replicas.push_back(
+        std::make_unique<testing::ServeProcess>(std::vector<std::string>{"--threads", "1", "--drain-timeout", "60"}));
     ASSERT_GT(replicas.back()->port(), 0) << replicas.back()->log();
     ports.push_back(replicas.back()->port());
   }
-  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("minigen-nginx-" + std::to_string(::getpid()));
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / ("minigen-nginx-" + std::to_string(::getpid()));
   Nginx nginx(ports, dir);
   const std::string url = "http://127.0.0.1:" + std::to_string(nginx.port);
 
@@ -148,14 +150,16 @@ TEST(ReplicasBehindNginx, DrainingOneLosesNothingAndKillingOneBreaksOnlyItsOwnSt
       EXPECT_EQ(outcome.result.error, "");
     }
   }
-  std::printf("[replicas] drained one of 3 under load: %zu of %zu answers complete; killed one of 2: %d complete, "
-              "%d failed cleanly, %d sent after the kill all answered by the survivor\n",
-              std::count_if(rolling.begin(), rolling.end(), [](const Outcome& o) { return o.result.done; }),
-              rolling.size(), completed, failed, after_kill);
+  std::printf(
+      "[replicas] drained one of 3 under load: %zu of %zu answers complete; killed one of 2: %d complete, "
+      "%d failed cleanly, %d sent after the kill all answered by the survivor\n",
+      std::count_if(rolling.begin(), rolling.end(), [](const Outcome& o) { return o.result.done; }), rolling.size(),
+      completed, failed, after_kill);
   EXPECT_LE(failed, kClients);  // at most what was streaming from the killed replica
   EXPECT_GT(after_kill, 0);
   EXPECT_EQ(completed + failed, kRequests);
-  const std::map<std::string, double> metrics = load_test::fetch_metrics("http://127.0.0.1:" + std::to_string(ports[2]));
+  const std::map<std::string, double> metrics =
+      load_test::fetch_metrics("http://127.0.0.1:" + std::to_string(ports[2]));
   EXPECT_GT(metrics.at("minigen_requests_total"), 0);
   std::filesystem::remove_all(dir);
 }

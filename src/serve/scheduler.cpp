@@ -29,7 +29,8 @@ void Scheduler::check(const SequenceRequest& request) const {
   if (request.prompt.empty()) throw Error("the prompt is empty");
   if (request.max_new_tokens < 1) throw Error("max_tokens must be at least 1");
   for (int id : request.prompt) {
-    if (id < 0 || id >= config.vocab_size) throw Error("prompt token id " + std::to_string(id) + " is outside the vocabulary");
+    if (id < 0 || id >= config.vocab_size)
+      throw Error("prompt token id " + std::to_string(id) + " is outside the vocabulary");
   }
   const int64_t total = static_cast<int64_t>(request.prompt.size()) + request.max_new_tokens;
   if (total > config.max_position_embeddings) {
@@ -154,10 +155,10 @@ std::vector<SequenceToken> Scheduler::step() {
   std::vector<ForwardRow> rows;
   for (const Planned& p : plan) {
     const int start = p.sequence->kv->length();
-    rows.push_back(ForwardRow{p.sequence->kv.get(), std::span<const int>(p.sequence->tokens).subspan(start, p.count),
-                              false});
-    const bool decode = p.count == 1 && start + 1 == static_cast<int>(p.sequence->tokens.size()) &&
-                        p.sequence->generated > 0;
+    rows.push_back(
+        ForwardRow{p.sequence->kv.get(), std::span<const int>(p.sequence->tokens).subspan(start, p.count), false});
+    const bool decode =
+        p.count == 1 && start + 1 == static_cast<int>(p.sequence->tokens.size()) && p.sequence->generated > 0;
     if (!decode) counters_.prefill_tokens += p.count;
   }
   const std::vector<float>& logits = transformer_.forward(rows);

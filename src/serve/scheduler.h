@@ -28,9 +28,9 @@ struct SequenceRequest {
   std::vector<int> prompt;
   int max_new_tokens = 16;
   SamplingParams sampling;
-  uint64_t rng_row = 0;        // the sequence's index within its own request (choice index for n > 1)
+  uint64_t rng_row = 0;  // the sequence's index within its own request (choice index for n > 1)
   bool ignore_eos = false;
-  int top_candidates = 0;      // report the this-many most likely kept candidates of every step (logprobs)
+  int top_candidates = 0;  // report the this-many most likely kept candidates of every step (logprobs)
   // false: forget the K/V after every token, so each step re-feeds the whole sequence (the no-cache cost, live).
   bool use_cache = true;
 };
@@ -39,13 +39,13 @@ struct SequenceRequest {
 struct SequenceToken {
   uint64_t sequence = 0;
   int token = 0;
-  int step = 0;                 // 0 for the first generated token
-  float probability = 0;        // of the chosen token in the distribution it was drawn from
+  int step = 0;           // 0 for the first generated token
+  float probability = 0;  // of the chosen token in the distribution it was drawn from
   int kept_candidates = 0;
-  std::vector<Candidate> top;   // the most likely kept candidates, when asked for
+  std::vector<Candidate> top;  // the most likely kept candidates, when asked for
   bool finished = false;
-  std::string finish_reason;    // "stop" (eos) or "length" once finished; "error" when drawing failed (token −1)
-  std::string error;            // why, for "error"
+  std::string finish_reason;  // "stop" (eos) or "length" once finished; "error" when drawing failed (token −1)
+  std::string error;          // why, for "error"
 };
 
 struct SchedulerOptions {
@@ -56,8 +56,8 @@ struct SchedulerOptions {
 struct SchedulerCounters {
   int64_t steps = 0;
   int64_t preemptions = 0;
-  int64_t prefill_tokens = 0;       // prompt tokens computed (prefix-cache hits excluded)
-  int64_t prefix_cached_tokens = 0; // prompt tokens taken from the prefix cache
+  int64_t prefill_tokens = 0;        // prompt tokens computed (prefix-cache hits excluded)
+  int64_t prefix_cached_tokens = 0;  // prompt tokens taken from the prefix cache
   int64_t generated_tokens = 0;
 };
 

@@ -90,8 +90,8 @@ class ChildProcess {
   std::string log_;
 };
 
-// `minigen serve --port 0 ARGUMENTS...` (with --threads 2 unless given), once it has printed the port it listens on (0 if it did not
-// within 30 s; the log says why).
+// `minigen serve --port 0 ARGUMENTS...` (with --threads 2 unless given), once it has printed the port it listens on (0
+// if it did not within 30 s; the log says why).
 class ServeProcess : public ChildProcess {
  public:
   explicit ServeProcess(const std::vector<std::string>& arguments) : ChildProcess(command(arguments)) {

@@ -49,7 +49,8 @@ std::vector<int> Tokenizer::encode_parts(std::span<const TextPart> parts) const 
   };
   for (const TextPart& part : parts) {
     if (part.markup) {
-      added_tokens_.split(part.text, [&](std::string_view ordinary) { plain += ordinary; }, add_token);
+      added_tokens_.split(
+          part.text, [&](std::string_view ordinary) { plain += ordinary; }, add_token);
     } else {
       plain += part.text;
     }

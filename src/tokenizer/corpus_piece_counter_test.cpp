@@ -52,8 +52,9 @@ TEST(CorpusPieceCounterTest, RefusesTextWithoutCutPointsBeyondTheLimitAndNonRegu
     counter.add_file(path);
     ADD_FAILURE() << "expected an Error";
   } catch (const Error& error) {
-    EXPECT_EQ(std::string(error.what()), path.string() + ": more than 64 MiB without a line break after a visible "
-                                                          "ASCII character; the trainer reads text in lines");
+    EXPECT_EQ(std::string(error.what()), path.string() +
+                                             ": more than 64 MiB without a line break after a visible "
+                                             "ASCII character; the trainer reads text in lines");
   }
   std::filesystem::remove(path);
   EXPECT_THROW(counter.add_file("/dev/zero"), Error);

@@ -9,9 +9,9 @@
 #include <unordered_map>
 
 #include "core/error.h"
+#include "core/file_io.h"
 #include "tokenizer/bpe_tokenizer.h"
 #include "tokenizer/byte_level.h"
-#include "core/file_io.h"
 #include "tokenizer/minimind_vocab_layout.h"
 
 namespace minigen {
@@ -160,12 +160,12 @@ class TokenizerJsonLoader {
       // lists added tokens in model.vocab too). Otherwise decode would give the added text for ids that encode
       // produced for other bytes (found by fuzz_tokenizer_json: "!" and "<tts_text_bos>" both at id 36).
       if (token.kind == Tokenizer::TokenKind::kAddedSpecial || token.kind == Tokenizer::TokenKind::kAddedPlain) {
-        fail("id " + std::to_string(id) + " is given to two added tokens, \"" + token.bytes + "\" and \"" +
-             content + "\"");
+        fail("id " + std::to_string(id) + " is given to two added tokens, \"" + token.bytes + "\" and \"" + content +
+             "\"");
       }
-      if (const auto vocab_entry = spelling_by_id_.find(id);
-          vocab_entry != spelling_by_id_.end() && vocab_entry->second != content &&
-          byte_level_to_bytes(vocab_entry->second) != content) {
+      if (const auto vocab_entry = spelling_by_id_.find(id); vocab_entry != spelling_by_id_.end() &&
+                                                             vocab_entry->second != content &&
+                                                             byte_level_to_bytes(vocab_entry->second) != content) {
         fail("added token \"" + content + "\" has id " + std::to_string(id) + ", which model.vocab gives to \"" +
              vocab_entry->second + "\"");
       }

@@ -4,8 +4,8 @@
 #include <system_error>
 
 #include "core/error.h"
-#include "tokenizer/chat_template.h"
 #include "core/file_io.h"
+#include "tokenizer/chat_template.h"
 #include "tokenizer/minimind_vocab_layout.h"
 
 namespace minigen {

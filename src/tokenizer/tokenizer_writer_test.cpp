@@ -6,9 +6,9 @@
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
+#include "core/file_io.h"
 #include "tokenizer/bpe_tokenizer.h"
 #include "tokenizer/chat_template.h"
-#include "core/file_io.h"
 
 namespace minigen {
 namespace {

@@ -76,7 +76,9 @@ TEST(Utf8Test, ValidUtf8ReplacesEachIllFormedRunOnce) {
 
 TEST(Utf8Test, FirstInvalidByteOffset) {
   EXPECT_EQ(first_invalid_utf8("plain \xE4\xB8\xAD"), std::string_view::npos);
-  EXPECT_EQ(first_invalid_utf8("ab\xFF" "cd"), 2u);
+  EXPECT_EQ(first_invalid_utf8("ab\xFF"
+                               "cd"),
+            2u);
   EXPECT_EQ(first_invalid_utf8("\xE4\xB8\xAD\xE4\xB8"), 3u);  // cut at the end counts as invalid
   EXPECT_EQ(first_invalid_utf8(""), std::string_view::npos);
 }

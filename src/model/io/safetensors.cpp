@@ -7,11 +7,10 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <set>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "core/error.h"
 #include "model/dtype.h"

@@ -281,8 +281,7 @@ class StorageBytes {
         throw Error(where + ": its storage '" + storage.key + "' is missing (no entry '" + entry_name + "')");
       }
       uint64_t declared_bytes = 0;
-      const bool overflow =
-          __builtin_mul_overflow(storage.element_count, storage.element.size_bytes, &declared_bytes);
+      const bool overflow = __builtin_mul_overflow(storage.element_count, storage.element.size_bytes, &declared_bytes);
       if (overflow || declared_bytes != entry->uncompressed_size) {
         const char* relation = overflow || declared_bytes > entry->uncompressed_size ? "fewer" : "more";
         throw Error(where + ": storage entry '" + entry_name + "' holds " + std::to_string(entry->uncompressed_size) +
@@ -337,8 +336,9 @@ HostTensor materialize(const TensorRecord& record, std::span<const std::byte> st
     throw Error(where + ": has more elements than its storage (expanded views are not supported)");
   }
   if (count > max_count) {
-    throw Error(where + ": the tensors hold far more values than the file has bytes (storages shared by many "
-                        "tensors?)");
+    throw Error(where +
+                ": the tensors hold far more values than the file has bytes (storages shared by many "
+                "tensors?)");
   }
 
   HostTensor tensor;
@@ -410,8 +410,9 @@ TensorMap read_torch_pth(std::span<const std::byte> bytes, const std::string& na
   } catch (const Error&) {
     // torch.save before PyTorch 1.6 wrote a bare pickle stream, not a zip archive; name that case plainly.
     if (!bytes.empty() && bytes[0] == std::byte{0x80}) {
-      throw Error(name + ": legacy torch.save format (before PyTorch 1.6) is not supported; re-save it with a newer "
-                         "torch");
+      throw Error(name +
+                  ": legacy torch.save format (before PyTorch 1.6) is not supported; re-save it with a newer "
+                  "torch");
     }
     throw;
   }

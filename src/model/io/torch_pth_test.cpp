@@ -233,7 +233,8 @@ TEST_F(TorchPthTest, RejectsTensorsOutsideTheirStorage) {
       {"stride_too_big", {"t", DType::F32, "0", iota(6), 0, {2, 3}, {3, 2}}, "reaches element 7"},
       {"expanded", {"t", DType::F32, "0", iota(2), 0, {1000}, {0}}, "more elements than its storage"},
       {"declared_longer_than_entry", {"t", DType::F32, "0", iota(4), 0, {4}, {1}, 5}, "fewer than its 5 elements"},
-      {"entry_longer_than_declared", {"t", DType::F32, "0", iota(5), 0, {4}, {1}, 4},
+      {"entry_longer_than_declared",
+       {"t", DType::F32, "0", iota(5), 0, {4}, {1}, 4},
        "holds 20 bytes, more than its 4 elements of float32 need"},
   };
   for (const Case& test_case : cases) {
@@ -261,7 +262,8 @@ TEST_F(TorchPthTest, RefusesStoragesThatShareArchiveBytes) {
   zip.add("archive/byteorder", "little");
   const fs::path path = temp_path("aliased_storages.pth");
   testing::write_bytes(path, zip.finish());
-  const std::string expected = path.string() + ": entries 'archive/data/0' and 'archive/data/1' overlap (a zip "
+  const std::string expected = path.string() +
+                               ": entries 'archive/data/0' and 'archive/data/1' overlap (a zip "
                                "entry's header and data must not share bytes with another's)";
   EXPECT_EQ(read_error(path), expected);
   if (testing::kAddressSpaceLimitWorks) {

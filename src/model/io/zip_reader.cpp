@@ -289,9 +289,8 @@ void ZipReader::locate_entry_data() {
   std::vector<std::size_t> order(entries_.size());
   for (std::size_t index = 0; index < order.size(); ++index) order[index] = index;
   // Ties broken by index, so that the entries named in the error are the first two listed.
-  std::sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
-    return spans[a] != spans[b] ? spans[a] < spans[b] : a < b;
-  });
+  std::sort(order.begin(), order.end(),
+            [&](std::size_t a, std::size_t b) { return spans[a] != spans[b] ? spans[a] < spans[b] : a < b; });
   for (std::size_t i = 1; i < order.size(); ++i) {
     if (spans[order[i]].first < spans[order[i - 1]].second) {
       bytes.fail("entries '" + entries_[order[i - 1]].name + "' and '" + entries_[order[i]].name +

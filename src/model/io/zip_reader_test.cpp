@@ -147,9 +147,9 @@ TEST_F(ZipReaderTest, RefusesEntriesThatShareBytes) {
   } catch (const Error& error) {
     message = error.what();
   }
-  EXPECT_EQ(message,
-            path.string() + ": entries 'archive/data/0' and 'archive/data/1' overlap (a zip entry's header and data "
-                            "must not share bytes with another's)");
+  EXPECT_EQ(message, path.string() +
+                         ": entries 'archive/data/0' and 'archive/data/1' overlap (a zip entry's header and data "
+                         "must not share bytes with another's)");
 
   // A second local header hidden inside the first entry's data, and the directory pointing at it.
   ZipTestWriter inner;
@@ -193,9 +193,10 @@ TEST_F(ZipReaderTest, RefusesToInflateBeyondItsBudgetBeforeAllocating) {
   const fs::path path = write_archive("bomb.zip", bomb.finish());
   const ZipReader zip(path);
   const uint64_t budget = 32 * zip.archive_size() + (1 << 20);
-  const std::string expected = path.string() + ": entry 'bomb' would inflate to 1048576000 bytes; with the 0 already "
-                               "inflated that is more than 32 bytes per archive byte (" + std::to_string(budget) +
-                               " bytes; store the entries uncompressed, as torch.save does)";
+  const std::string expected = path.string() +
+                               ": entry 'bomb' would inflate to 1048576000 bytes; with the 0 already "
+                               "inflated that is more than 32 bytes per archive byte (" +
+                               std::to_string(budget) + " bytes; store the entries uncompressed, as torch.save does)";
   try {
     zip.read(zip.entries()[0]);
     ADD_FAILURE() << "expected an Error";
