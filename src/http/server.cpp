@@ -146,9 +146,9 @@ void Server::make_room() {
     if (oldest == connections_.size() || c->waiting_since < connections_[oldest]->waiting_since) oldest = i;
   }
   if (oldest == connections_.size()) return;
+  ++evicted_;  // counted before the close is visible to the client
   close_connection(oldest);
   connections_.erase(connections_.begin() + static_cast<std::ptrdiff_t>(oldest));  // no holes outside the poll pass
-  ++evicted_;
 }
 
 void Server::accept_connections() {
@@ -167,9 +167,9 @@ void Server::accept_connections() {
     ++accepted_;
     if (open_.load() >= options_.max_connections) make_room();
     if (open_.load() >= options_.max_connections) {
+      ++rejected_;
       send_once(socket, serialize(errors_(503, "too many open connections; retry later"), false));
       ::close(socket);
-      ++rejected_;
       continue;
     }
     int yes = 1;
@@ -418,8 +418,8 @@ void Server::serve() {
       if (connection->state == Connection::State::kReading && !connection->in.empty()) {
         send_once(connection->socket, serialize(errors_(408, "the request did not arrive in time"), false));
       }
+      ++timed_out_;  // before the close, which a client (or a test) may see at once and then read the stats
       close_connection(i);
-      ++timed_out_;
     }
     std::erase(connections_, nullptr);
     take_back_returned();
