@@ -4,7 +4,6 @@
 // with no raw newline (an SSE event ends at a blank line), each logprob entry's "token" is valid UTF-8 and its
 // "bytes" are exactly the token's bytes.
 #include <cstring>
-
 #include <nlohmann/json.hpp>
 
 #include "core/json_text.h"

@@ -4,7 +4,7 @@
 #                                  run `minigen lab` (the course module's experiment) into lab-report/
 #   bash scripts/minigen.sh test   install what is missing, build, run the whole test suite through ctest
 # Environment: BUILD_DIR (default build), JOBS (default: cores), MINIGEN_SANITIZE=1 for an ASan+UBSan build,
-# CTEST_EXCLUDE (a ctest -E regex) to leave tests out, LAB_FLAGS (e.g. --quick) for the run's lab.
+# CTEST_EXCLUDE (a ctest -E regex) or CTEST_EXCLUDE_LABEL (a ctest -LE label, e.g. heavy) to leave tests out, LAB_FLAGS (e.g. --quick) for the run's lab.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -31,6 +31,7 @@ cmake --build "$build_dir" -j "$jobs"
 if [[ "$command_name" == test ]]; then
   ctest_flags=(--test-dir "$build_dir" --output-on-failure -j "$jobs")
   [[ -z "${CTEST_EXCLUDE:-}" ]] || ctest_flags+=(-E "$CTEST_EXCLUDE")
+  [[ -z "${CTEST_EXCLUDE_LABEL:-}" ]] || ctest_flags+=(-LE "$CTEST_EXCLUDE_LABEL")
   ctest "${ctest_flags[@]}"
   exit
 fi
