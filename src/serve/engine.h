@@ -16,31 +16,11 @@
 #include <thread>
 #include <vector>
 
+#include "serve/job.h"
 #include "serve/scheduler.h"
 #include "tokenizer/bpe_tokenizer.h"
 
 namespace minigen {
-
-struct Job {
-  std::vector<int> prompt;
-  SequenceRequest settings;  // everything but prompt and rng_row
-  int choices = 1;
-  std::vector<std::string> stop;  // generation of a choice ends before the first of these strings
-};
-
-// One event of one choice: new text (with the token that completed it), or the end of the choice.
-struct JobEvent {
-  int choice = 0;
-  int token = -1;    // −1 for the final event of a choice when it carries no token
-  std::string text;  // newly completed UTF-8 text (may be empty while a character is incomplete)
-  float probability = 0;
-  int kept_candidates = 0;
-  std::vector<Candidate> top;
-  bool finished = false;
-  std::string finish_reason;  // "stop", "length", or "error"
-  std::string error;
-  int error_status = 500;  // the HTTP status an error maps to (503 when the server is shutting down)
-};
 
 // The event queue of one job, shared by the engine (writer) and an HTTP handler (reader).
 class JobStream {

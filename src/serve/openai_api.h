@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "serve/engine.h"
+#include "serve/job.h"
 #include "tokenizer/bpe_tokenizer.h"
 
 namespace minigen {

@@ -21,19 +21,9 @@
 #include "model/transformer.h"
 #include "sampling/candidates.h"
 #include "sampling/sampler_chain.h"
+#include "serve/job.h"
 
 namespace minigen {
-
-struct SequenceRequest {
-  std::vector<int> prompt;
-  int max_new_tokens = 16;
-  SamplingParams sampling;
-  uint64_t rng_row = 0;  // the sequence's index within its own request (choice index for n > 1)
-  bool ignore_eos = false;
-  int top_candidates = 0;  // report the this-many most likely kept candidates of every step (logprobs)
-  // false: forget the K/V after every token, so each step re-feeds the whole sequence (the no-cache cost, live).
-  bool use_cache = true;
-};
 
 // One generated token of one sequence.
 struct SequenceToken {

@@ -1,0 +1,45 @@
+#pragma once
+// What a request asks the engine for and what comes back, as plain data: the scheduler, the engine and the OpenAI
+// layer (which turns JSON into a Job and JobEvents into JSON) all speak it, so the OpenAI layer needs no engine.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "sampling/candidates.h"
+#include "sampling/sampling_params.h"
+
+namespace minigen {
+
+struct SequenceRequest {
+  std::vector<int> prompt;
+  int max_new_tokens = 16;
+  SamplingParams sampling;
+  uint64_t rng_row = 0;  // the sequence's index within its own request (choice index for n > 1)
+  bool ignore_eos = false;
+  int top_candidates = 0;  // report the this-many most likely kept candidates of every step (logprobs)
+  // false: forget the K/V after every token, so each step re-feeds the whole sequence (the no-cache cost, live).
+  bool use_cache = true;
+};
+
+struct Job {
+  std::vector<int> prompt;
+  SequenceRequest settings;  // everything but prompt and rng_row
+  int choices = 1;
+  std::vector<std::string> stop;  // generation of a choice ends before the first of these strings
+};
+
+// One event of one choice: new text (with the token that completed it), or the end of the choice.
+struct JobEvent {
+  int choice = 0;
+  int token = -1;    // −1 for the final event of a choice when it carries no token
+  std::string text;  // newly completed UTF-8 text (may be empty while a character is incomplete)
+  float probability = 0;
+  int kept_candidates = 0;
+  std::vector<Candidate> top;
+  bool finished = false;
+  std::string finish_reason;  // "stop", "length", or "error"
+  std::string error;
+  int error_status = 500;  // the HTTP status an error maps to (503 when the server is shutting down)
+};
+
+}  // namespace minigen
