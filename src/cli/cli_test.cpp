@@ -207,3 +207,84 @@ TEST_F(Cli, BadModelFilesGiveOneClearError) {
 
 }  // namespace
 }  // namespace minigen
+
+namespace minigen {
+namespace {
+
+// `minigen bench-serve` from its command line: an in-process server on a free port, 8 requests two at a time,
+// every one answered and its [DONE] received, no error, no KV block left, and the flags echoed in the report.
+TEST(CliBenchServe, QuickRunThroughTheCommandLineReportsEveryRequest) {
+  const std::filesystem::path scratch =
+      std::filesystem::temp_directory_path() / ("minigen_cli_bench_serve_" + std::to_string(::getpid()));
+  const testing::RunResult run = testing::run_minigen(
+      "bench-serve --quick --json --requests 8 --concurrency 2 --compare-sequential 0 --max-tokens 8 "
+      "--cancel-fraction 0 --threads 2",
+      scratch);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const nlohmann::json report = nlohmann::json::parse(run.out);
+  EXPECT_TRUE(report["passed"].get<bool>());
+  EXPECT_EQ(report["errors"], 0);
+  EXPECT_EQ(report["leaked_blocks"], 0);
+  EXPECT_EQ(report["settings"]["requests"], 8);
+  EXPECT_EQ(report["settings"]["concurrency"], 2);
+  EXPECT_EQ(report["settings"]["max_tokens"], 8);
+  EXPECT_EQ(report["load"]["requests"], 8);
+  EXPECT_EQ(report["load"]["done_received"], 8);
+  EXPECT_EQ(report["load"]["cancelled"], 0);
+  EXPECT_EQ(report["load"]["chat_requests"].get<int>() + report["load"]["completion_requests"].get<int>(), 8);
+  EXPECT_GE(report["load"]["generated_tokens"].get<int>(), 8);   // at least one token each …
+  EXPECT_LE(report["load"]["generated_tokens"].get<int>(), 64);  // … and at most max_tokens
+  std::filesystem::remove_all(scratch);
+}
+
+// The prompt token counts of the --stats lines ("[minigen] prompt 21 tokens · …"), in order.
+std::vector<int> stats_prompt_tokens(const std::string& err) {
+  std::vector<int> counts;
+  const std::string marker = "[minigen] prompt ";
+  for (std::size_t at = err.find(marker); at != std::string::npos; at = err.find(marker, at + 1)) {
+    counts.push_back(std::stoi(err.substr(at + marker.size())));
+  }
+  return counts;
+}
+
+// `minigen chat` driven through stdin with the shipped chat model: two turns (the second sees the first in its
+// prompt), /reset (the same question again gets the first answer, from the same prompt), /quit (what follows is
+// never read).
+TEST(CliChat, TwoTurnsResetAndQuitThroughStdin) {
+  const std::filesystem::path scratch =
+      std::filesystem::temp_directory_path() / ("minigen_cli_chat_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(scratch);
+  const std::filesystem::path input = scratch / "input.txt";
+  std::ofstream(input) << "What does 'river' mean?\nAnd 'stone'?\n/reset\nWhat does 'river' mean?\n/quit\nHello?\n";
+  testing::RunOptions options;
+  options.stdin_path = input.string();
+  const testing::RunResult chat = testing::run_minigen(
+      "chat -m " + (minigen_home() / "models" / "minigen-tiny-sft").string() + " --greedy -n 16 --stats --threads 2",
+      scratch, options);
+  ASSERT_EQ(chat.exit_code, 0) << chat.err;
+  EXPECT_NE(chat.err.find("(history cleared)"), std::string::npos) << chat.err;
+
+  // stdout: a "> " prompt before each line read, each answer on its own line; five lines read, three answered.
+  std::vector<std::string> answers;
+  std::string rest = chat.out;
+  ASSERT_TRUE(rest.starts_with("> ")) << chat.out;
+  std::size_t prompts = 0;
+  for (std::size_t at = 0; (at = rest.find("> ", at)) != std::string::npos; at += 2) ++prompts;
+  EXPECT_EQ(prompts, 5u) << chat.out;
+  std::istringstream lines(chat.out);
+  for (std::string line; std::getline(lines, line);) {
+    while (line.starts_with("> ")) line = line.substr(2);
+    if (!line.empty()) answers.push_back(line);
+  }
+  ASSERT_EQ(answers.size(), 3u) << chat.out;
+  EXPECT_EQ(answers[2], answers[0]);  // greedy, and the history was cleared
+
+  const std::vector<int> prompt_tokens = stats_prompt_tokens(chat.err);
+  ASSERT_EQ(prompt_tokens.size(), 3u) << chat.err;
+  EXPECT_GT(prompt_tokens[1], prompt_tokens[0] + 5);  // turn two carries turn one, its answer and a new question
+  EXPECT_EQ(prompt_tokens[2], prompt_tokens[0]);
+  std::filesystem::remove_all(scratch);
+}
+
+}  // namespace
+}  // namespace minigen

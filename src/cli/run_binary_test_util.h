@@ -8,6 +8,8 @@
 #include <sstream>
 #include <string>
 
+#include "core/sanitizer_report_test_util.h"
+
 namespace minigen::testing {
 
 struct RunResult {
@@ -43,8 +45,10 @@ inline RunResult run_minigen(const std::string& arguments, const std::filesystem
   command += std::string(MINIGEN_BINARY) + " " + arguments + " >" + out.string() + " 2>" + err.string() + " <" +
              options.stdin_path;
   const int status = std::system(command.c_str());
-  return RunResult{WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), read_text_file(out),
+  RunResult result{WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), read_text_file(out),
                    read_text_file(err)};
+  expect_no_sanitizer_report("minigen " + arguments, result.exit_code, result.err);
+  return result;
 }
 
 }  // namespace minigen::testing

@@ -8,6 +8,7 @@
 #include <fstream>
 #include <functional>
 #include <sstream>
+#include <vector>
 
 #include "core/error.h"
 
@@ -50,10 +51,16 @@ TEST_F(FileIoTest, AtomicWriteReplacesTheWholeFile) {
   EXPECT_EQ(std::distance(fs::directory_iterator(directory_), fs::directory_iterator()), 1);
 }
 
+// The temporary file is written, then renaming it over the target fails (the target is a non-empty directory):
+// the error is thrown, and neither the temporary file nor a half-written target stays.
 TEST_F(FileIoTest, FailedWriteLeavesNothingBehind) {
-  const fs::path directory = "/nonexistent/minigen";
-  EXPECT_THROW(write_file_atomically(directory / "out.json", "x"), Error);
-  EXPECT_FALSE(fs::exists(directory));
+  const fs::path target = directory_ / "report.json";
+  fs::create_directories(target / "inside");
+  EXPECT_THROW(write_file_atomically(target, "x"), Error);
+  std::vector<std::string> left;
+  for (const auto& entry : fs::directory_iterator(directory_)) left.push_back(entry.path().filename().string());
+  EXPECT_EQ(left, std::vector<std::string>{"report.json"});
+  EXPECT_TRUE(fs::is_directory(target / "inside"));
 }
 
 TEST_F(FileIoTest, ReadingAMissingFileNamesIt) {

@@ -10,8 +10,11 @@
 #include <sstream>
 
 #include "checkpoint/model_loader.h"
+#include "cli/run_binary_test_util.h"
 #include "core/error.h"
+#include "lab/lab_context.h"
 #include "lab/lab_runner.h"
+#include "lab/lab_sections.h"
 
 namespace minigen::lab {
 namespace {
@@ -19,12 +22,7 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-std::string read_text(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream text;
-  text << in.rdbuf();
-  return text.str();
-}
+using testing::read_text_file;
 
 fs::path scratch_directory(const std::string& name) {
   return fs::temp_directory_path() / ("minigen_lab_test_" + std::to_string(::getpid()) + "_" + name);
@@ -42,7 +40,7 @@ void expect_counts_match_formulas(const json& point) {
   }
 }
 
-// "183" in the name keeps this test out of the sanitizer pass (.ci/run), which leaves out the 183-token no-cache runs.
+// Labelled heavy (src/CMakeLists.txt): the sanitizer pass leaves the whole quick lab to the Release pass.
 TEST(LabQuick, ReportHoldsTheModuleInvariantsFor183PromptTokens) {
   const fs::path models = minigen_home() / "models";
   const fs::path out = scratch_directory("quick");
@@ -54,7 +52,7 @@ TEST(LabQuick, ReportHoldsTheModuleInvariantsFor183PromptTokens) {
   options.quick = true;
   std::ostringstream progress;
   const LabOutcome outcome = run_lab(options, progress);
-  const json report = json::parse(read_text(out / "report.json"));
+  const json report = json::parse(read_text_file(out / "report.json"));
   const json& sections = report["sections"];
 
   // 1. Cache on and off: identical token ids and bit-identical logits, for the 183-token prompt among others.
@@ -75,6 +73,7 @@ TEST(LabQuick, ReportHoldsTheModuleInvariantsFor183PromptTokens) {
   const json& forward = sections["forward_tokens"];
   ASSERT_FALSE(forward["grid"].empty());
   for (const json& point : forward["grid"]) expect_counts_match_formulas(point);
+  ASSERT_FALSE(forward["sweep_at_183"].empty());
   for (const json& point : forward["sweep_at_183"]) expect_counts_match_formulas(point);
   EXPECT_EQ(forward["headline"]["cached_forward_tokens"].get<int64_t>(), 246);
   EXPECT_EQ(forward["headline"]["uncached_forward_tokens"].get<int64_t>(), 13728);
@@ -95,6 +94,7 @@ TEST(LabQuick, ReportHoldsTheModuleInvariantsFor183PromptTokens) {
     ASSERT_EQ(bytes["bytes_used"][i].get<uint64_t>(), 2 * layers * length * kv_heads * head_dim * 4) << length;
   }
   EXPECT_EQ(bytes["bytes_at_100_tokens"].get<uint64_t>(), 204800u);
+  ASSERT_FALSE(bytes["generate_runs"].empty());
   for (const json& run : bytes["generate_runs"]) {
     EXPECT_EQ(run["kv_bytes_used"].get<uint64_t>(),
               2 * layers * run["positions"].get<uint64_t>() * kv_heads * head_dim * 4);
@@ -107,14 +107,18 @@ TEST(LabQuick, ReportHoldsTheModuleInvariantsFor183PromptTokens) {
   const json& temperature = sections["temperature"];
   ASSERT_FALSE(temperature["settings"].empty());
   EXPECT_TRUE(temperature["settings"][0]["greedy"].get<bool>());
+  ASSERT_FALSE(temperature["settings"][0]["prompts"].empty());
   for (const json& prompt : temperature["settings"][0]["prompts"]) EXPECT_EQ(prompt["distinct_answers"], 1);
+  int top_k_filters = 0;
   for (const json& filter : sections["top_p"]["filters"]) {
     if (filter["filter"] == "top-k 50") {
+      ++top_k_filters;
       EXPECT_EQ(filter["min"], 50);
       EXPECT_EQ(filter["max"], 50);
     }
     EXPECT_GE(filter["min"].get<int>(), 1);
   }
+  EXPECT_EQ(top_k_filters, 1);  // the loop above checked it
   EXPECT_TRUE(sections["eos_padding"].contains("total_padding_row_steps"));
 
   // 8. Same seed: the same answer with the cache on or off; greedy too.
@@ -123,7 +127,7 @@ TEST(LabQuick, ReportHoldsTheModuleInvariantsFor183PromptTokens) {
   EXPECT_TRUE(sections["seeds"]["alone_and_in_batch_identical"].get<bool>());
 
   // report.md and every plot it shows exist and are not empty.
-  const std::string markdown = read_text(out / "report.md");
+  const std::string markdown = read_text_file(out / "report.md");
   ASSERT_FALSE(markdown.empty());
   // Image links look like ![title](name.svg). (A plain scan: GCC 12 warns inside <regex> under the sanitizers.)
   int images = 0;
@@ -135,7 +139,7 @@ TEST(LabQuick, ReportHoldsTheModuleInvariantsFor183PromptTokens) {
     const fs::path plot = out / target;
     ASSERT_TRUE(fs::exists(plot)) << plot;
     EXPECT_GT(fs::file_size(plot), 0u) << plot;
-    EXPECT_NE(read_text(plot).find("<svg"), std::string::npos) << plot;
+    EXPECT_NE(read_text_file(plot).find("<svg"), std::string::npos) << plot;
     ++images;
   }
   EXPECT_EQ(images, static_cast<int>(outcome.plots.size()));
@@ -147,24 +151,33 @@ TEST(LabQuick, ReportHoldsTheModuleInvariantsFor183PromptTokens) {
   fs::remove_all(out);
 }
 
-struct CommandResult {
-  int exit_code;
-  std::string err;
-};
+// One section of the lab on the shipped models, small enough for the sanitizer pass (the whole quick lab is
+// heavy): the cache-bytes section, whose numbers are the module's formula.
+TEST(LabSections, CacheBytesSectionFollowsTheFormulaOnTheShippedModels) {
+  const fs::path models = minigen_home() / "models";
+  LabOptions options;
+  options.base_model = models / "minigen-tiny-base";
+  options.sft_model = models / "minigen-tiny-sft";
+  options.quick = true;
+  options.threads = 2;
+  std::ostringstream progress;
+  LabContext lab(options, progress);
+  const ReportSection section = cache_bytes_section(lab);
+  const json& data = section.data;
+  EXPECT_EQ(data["bytes_at_100_tokens"].get<uint64_t>(), 204800u);  // 2 · 4 layers · 100 · 2 kv heads · 32 · 4 B
+  ASSERT_GE(data["lengths"].size(), 100u);
+  EXPECT_EQ(data["bytes_used"][0].get<uint64_t>(), 2048u);  // one token
+  EXPECT_EQ(data["gqa_ratio"].get<double>(), 4.0);
+}
 
-CommandResult run_minigen(const std::string& arguments, const fs::path& scratch) {
-  fs::create_directories(scratch);
-  const fs::path err = scratch / "stderr.txt";
-  const std::string command =
-      std::string(MINIGEN_BINARY) + " " + arguments + " >/dev/null 2>" + err.string() + " </dev/null";
-  const int status = std::system(command.c_str());
-  return CommandResult{WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), read_text(err)};
+testing::RunResult run_minigen(const std::string& arguments, const fs::path& scratch) {
+  return testing::run_minigen(arguments, scratch);
 }
 
 TEST(LabCommand, MissingModelIsOneClearErrorAndWritesNothing) {
   const fs::path scratch = scratch_directory("missing_model");
   const fs::path out = scratch / "report";
-  const CommandResult result =
+  const testing::RunResult result =
       run_minigen("lab --quick --base " + (scratch / "no-such-model").string() + " --out " + out.string(), scratch);
   EXPECT_EQ(result.exit_code, 1);
   EXPECT_NE(result.err.find("minigen: error: --base: model"), std::string::npos) << result.err;
@@ -174,7 +187,7 @@ TEST(LabCommand, MissingModelIsOneClearErrorAndWritesNothing) {
 
 TEST(LabCommand, UnknownFlagFails) {
   const fs::path scratch = scratch_directory("bad_flag");
-  const CommandResult result = run_minigen("lab --quick --no-such-flag", scratch);
+  const testing::RunResult result = run_minigen("lab --quick --no-such-flag", scratch);
   EXPECT_NE(result.exit_code, 0);
   EXPECT_LT(result.exit_code, 128);
   EXPECT_NE(result.err.find("no-such-flag"), std::string::npos) << result.err;
@@ -186,7 +199,7 @@ TEST(LabCommand, OutputPathThatIsAFileIsRefused) {
   fs::create_directories(scratch);
   const fs::path file = scratch / "plain-file";
   std::ofstream(file) << "x";
-  const CommandResult result = run_minigen("lab --quick --out " + file.string(), scratch);
+  const testing::RunResult result = run_minigen("lab --quick --out " + file.string(), scratch);
   EXPECT_EQ(result.exit_code, 1);
   EXPECT_NE(result.err.find("is not a directory"), std::string::npos) << result.err;
   fs::remove_all(scratch);

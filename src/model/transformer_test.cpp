@@ -128,6 +128,36 @@ TEST_P(TransformerFamily, RowInBatchOfThreeMatchesRowAlone) {
 
 INSTANTIATE_TEST_SUITE_P(EveryFamily, TransformerFamily, ::testing::ValuesIn(family_names()),
                          testing::FamilyTestName());
+// The family sweep above is labelled heavy; this keeps a mixture-of-experts forward (minimind3-moe's routing, with
+// qk-norm) and the Llama layout (minimind2: no qk-norm) in the sanitizer pass, on models shrunk to one small layer
+// (hidden 128, 4 query and 2 KV heads): cached decode gives the bits of the one-call prefill.
+TEST(TransformerSmallFamilies, MoeAndLlamaLayoutsDecodeLikeTheirPrefill) {
+  for (const std::string family : {"minimind3-moe", "minimind2"}) {
+    ModelConfig config = testing::test_config(family);
+    config.num_layers = 1;
+    config.hidden_size = 128;
+    config.num_q_heads = 4;
+    config.num_kv_heads = 2;
+    config.head_dim = 32;
+    config.intermediate_size = 256;
+    if (config.use_moe) config.moe_intermediate_size = 64;
+    const Model model(config, random_weights(config, 3));
+    ThreadPool pool(2);
+    Transformer transformer(model, pool);
+    const std::vector<int> tokens = test_prompt(6, 2);
+    KvCache full_cache(config.kv_layout(), 8);
+    const ForwardRow full{&full_cache, tokens, /*all_logits=*/true};
+    const std::vector<float> all_logits = transformer.forward(std::span(&full, 1));
+    KvCache step_cache(config.kv_layout(), 8);
+    for (std::size_t i = 0; i < tokens.size(); ++i) {
+      const ForwardRow one{&step_cache, std::span<const int>(tokens).subspan(i, 1), false};
+      const std::vector<float>& logits = transformer.forward(std::span(&one, 1));
+      EXPECT_TRUE(same_bits(logits.data(), all_logits.data() + i * config.vocab_size, config.vocab_size))
+          << family << " position " << i;
+    }
+    for (float value : all_logits) ASSERT_TRUE(std::isfinite(value)) << family;
+  }
+}
 
 TEST(Transformer, RejectsTokensOutsideTheVocabularyAndPositionsBeyondTheContext) {
   auto model = random_test_model("tiny");

@@ -78,6 +78,26 @@ TEST(RopeSimd, MatchesScalarFormulaBitForBit) {
   }
 }
 
+// The table itself, against the formula in double: rotating the unit vector e_i at position p gives
+// (cos, sin)(p · theta^(−2i/d)) at i and i + d/2. The table works in float as MiniMind does (frequency, angle and
+// cos/sin each rounded to float), so at position 63 the angle may be off by ~63 · 2^−24 rad: 1e-5 covers it.
+TEST(RopeTable, RotatesByTheAnglesOfTheFormula) {
+  for (int head_dim : {4, 32, 64}) {
+    const RopeTable rope(head_dim, 64, 10000.0, std::nullopt);
+    const int half = head_dim / 2;
+    for (int position : {0, 1, 37, 63}) {
+      for (int i = 0; i < half; ++i) {
+        std::vector<float> basis(head_dim, 0.0f);
+        basis[i] = 1.0f;
+        rope.apply(basis.data(), position);
+        const double angle = position * std::pow(10000.0, -2.0 * i / head_dim);
+        EXPECT_NEAR(basis[i], std::cos(angle), 1e-5) << head_dim << " @ " << position << ", i = " << i;
+        EXPECT_NEAR(basis[i + half], std::sin(angle), 1e-5) << head_dim << " @ " << position << ", i = " << i;
+      }
+    }
+  }
+}
+
 // Keys for `positions` positions in blocks; slots past the end hold garbage (NaN) that must never be read.
 struct CacheBlocks {
   CacheBlocks(const KvBlockLayout& layout, int positions, uint32_t seed) {

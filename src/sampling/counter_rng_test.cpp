@@ -9,8 +9,16 @@
 namespace minigen {
 namespace {
 
+// Values of the construction in counter_rng.h (SplitMix64's mixer over seed, row, step), computed independently with
+// Python's integers: a change to the stream — which would change every sampled text — fails here.
+TEST(CounterRngTest, MatchesTheDocumentedConstruction) {
+  EXPECT_EQ(uniform_for(42, 3, 17), 0x1.588fbff14ae69p-1);  // 0.6729717237516982
+  EXPECT_EQ(uniform_for(0, 0, 0), 0x1.b3bfdcba00737p-1);    // 0.851073167519849
+  EXPECT_EQ(uniform_for(UINT64_MAX, 0, 0), 0x1.6481dd8961918p-2);
+  EXPECT_EQ(uniform_for(7, 1, 99), 0x1.589c3acba54aep-2);
+}
+
 TEST(CounterRngTest, SameCoordinatesGiveTheSameNumber) {
-  EXPECT_EQ(uniform_for(42, 3, 17), uniform_for(42, 3, 17));
   // Asking for other draws in between changes nothing: there is no hidden state.
   const double first = uniform_for(7, 0, 0);
   for (uint64_t step = 0; step < 100; ++step) uniform_for(7, 1, step);

@@ -16,7 +16,7 @@
 
 #include "sampling/counter_rng.h"
 #include "sampling/sampler_chain.h"
-#include "sampling/top_p_sampler.h"
+#include "sampling/shortest_decimal.h"
 
 namespace minigen {
 namespace {
@@ -55,13 +55,50 @@ std::vector<int> reference_descending_ids(const std::vector<float>& logits) {
   return ids;
 }
 
+// Prefix sums as torch's CPU cumsum gives them: accumulated in double, each stored as float.
+std::vector<float> reference_cumsum(const std::vector<float>& values) {
+  std::vector<float> sums;
+  double running = 0.0;
+  for (const float value : values) sums.push_back(static_cast<float>(running += value));
+  return sums;
+}
+
+// The three rules written the way their projects write them, as removal masks over the sorted probabilities (not
+// with the production code's early exits): how many of the descending probabilities survive.
+int reference_kept_count(const std::vector<float>& descending, float top_p, TopPRule rule) {
+  const std::size_t n = descending.size();
+  std::vector<bool> removed(n, false);
+  if (rule == TopPRule::Minimind) {
+    // MiniMind: remove = cumsum > p, shifted right by one; the first token is never removed.
+    const std::vector<float> sums = reference_cumsum(descending);
+    for (std::size_t j = 1; j < n; ++j) removed[j] = sums[j - 1] > top_p;
+  } else if (rule == TopPRule::HuggingFace) {
+    // Hugging Face: sort ascending, remove where the cumsum ≤ 1 − p (the Python double, compared as float), keep
+    // the most likely token.
+    const std::vector<float> ascending(descending.rbegin(), descending.rend());
+    const std::vector<float> sums = reference_cumsum(ascending);
+    const float threshold = static_cast<float>(1.0 - as_typed_decimal(top_p));
+    for (std::size_t j = 0; j + 1 < n; ++j) removed[n - 1 - j] = sums[j] <= threshold;
+  } else {
+    // llama.cpp: a float running sum; keep up to and including the token at which it reaches p.
+    float running = 0.0f;
+    bool reached = false;
+    for (std::size_t j = 0; j < n; ++j) {
+      removed[j] = reached;
+      running += descending[j];
+      reached = reached || running >= top_p;
+    }
+  }
+  return static_cast<int>(std::count(removed.begin(), removed.end(), false));
+}
+
 // Returns how many candidates top-p kept; the kept ones are the first that many of reference_descending_ids.
 int reference_top_p(std::vector<float>& logits, float top_p, TopPRule rule) {
   if (top_p >= 1.0f) return -1;  // off: the chain has no top-p stage
   const std::vector<int> ids = reference_descending_ids(logits);
   std::vector<float> descending_logits;
   for (const int id : ids) descending_logits.push_back(logits[id]);
-  const int kept_count = top_p_kept_count(reference_softmax(descending_logits), top_p, rule);
+  const int kept_count = reference_kept_count(reference_softmax(descending_logits), top_p, rule);
   for (size_t index = static_cast<size_t>(kept_count); index < ids.size(); ++index) logits[ids[index]] = kMinusInfinity;
   return kept_count;
 }

@@ -6,6 +6,7 @@
 #include <httplib.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <functional>
 #include <memory>
@@ -171,25 +172,52 @@ TEST(ApiServer, MetricsAndModelsDescribeTheServer) {
 namespace minigen {
 namespace {
 
-// Beyond capacity (8 running, a queue of 1) the server answers 429 with a clear message instead of piling up.
+// Beyond capacity the server answers 429 with a clear message instead of piling up. Made deterministic: eight
+// long streams are started one after another, each seen running before the next is sent (the batch is full), a
+// ninth request is seen queued (the queue of one is full), and only then is the tenth sent — it must be refused,
+// however fast or slow the build is.
 TEST(ApiServer, BeyondCapacityRequestsGet429) {
-  LiveServer server(/*max_queue=*/1);
-  const json body = {{"prompt", "In the beginning"}, {"max_tokens", 300}, {"ignore_eos", true}};
-  std::vector<int> statuses(14, 0);
-  std::vector<std::thread> clients;
-  for (int i = 0; i < 14; ++i) {
-    clients.emplace_back([&, i] {
-      auto result = server.client().Post("/v1/completions", body.dump(), "application/json");
-      statuses[i] = result ? result->status : -1;
-      if (result && result->status == 429) {
-        EXPECT_NE(json::parse(result->body)["error"]["message"].get<std::string>().find("capacity"), std::string::npos);
-      }
+  LiveServer server(/*max_queue=*/1, /*blocks=*/2200);  // room for 8 × 4,000 tokens: no preemption
+  constexpr int kBatch = 8;                             // LiveServer's max_batch
+  std::atomic<bool> hang_up{false};
+  auto wait_until = [](const std::function<bool()>& condition) {
+    for (int i = 0; i < 12000 && !condition(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    return condition();
+  };
+  std::vector<std::thread> streams;
+  std::thread queued;
+  struct Finally {  // however the test ends, the clients hang up and their threads are joined
+    std::function<void()> run;
+    ~Finally() { run(); }
+  } const join_all{[&] {
+    hang_up = true;
+    for (auto& stream : streams) stream.join();
+    if (queued.joinable()) queued.join();
+  }};
+  for (int i = 0; i < kBatch; ++i) {
+    streams.emplace_back([&, i] {
+      const json body = {
+          {"prompt", "In the beginning"}, {"max_tokens", 4000}, {"ignore_eos", true}, {"stream", true}, {"seed", i}};
+      post_streaming(server, "/v1/completions", body, [&](const char*, std::size_t) { return !hang_up.load(); });
     });
+    ASSERT_TRUE(wait_until([&] { return server.stack.engine().status().running == i + 1; })) << "stream " << i;
   }
-  for (auto& client : clients) client.join();
-  EXPECT_GE(std::count(statuses.begin(), statuses.end(), 429), 1);
-  EXPECT_GE(std::count(statuses.begin(), statuses.end(), 200), 1);
-  EXPECT_EQ(std::count(statuses.begin(), statuses.end(), 200) + std::count(statuses.begin(), statuses.end(), 429), 14);
+
+  std::atomic<int> queued_status{0};
+  queued = std::thread([&] {
+    queued_status = post(server, "/v1/completions", {{"prompt", "x"}, {"max_tokens", 4}}, 200).is_object() ? 200 : -1;
+  });
+  ASSERT_TRUE(wait_until([&] { return server.stack.engine().status().jobs_submitted == kBatch + 1; }));
+
+  const json refused = post(server, "/v1/completions", {{"prompt", "x"}, {"max_tokens", 4}}, 429);
+  EXPECT_NE(refused["error"]["message"].get<std::string>().find("capacity"), std::string::npos) << refused.dump();
+  EXPECT_EQ(server.stack.engine().status().jobs_rejected, 1);
+
+  hang_up = true;  // the streams end, their slots free, the queued request runs
+  for (auto& stream : streams) stream.join();
+  streams.clear();
+  queued.join();
+  EXPECT_EQ(queued_status.load(), 200);
   EXPECT_EQ(server.settled().kv_blocks_used, 0);
 }
 

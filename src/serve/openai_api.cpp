@@ -67,6 +67,12 @@ json token_fields(const Tokenizer& tokenizer, int token) {
 
 double log_probability(float probability) { return probability > 0 ? std::log(probability) : -1e30; }
 
+// The eos that ends a choice is counted in usage but is not part of the text, so logprobs do not list it either
+// (as OpenAI's do not): logprobs.content joins to exactly the returned text.
+bool listed_in_logprobs(const JobEvent& event, const Tokenizer& tokenizer) {
+  return event.token >= 0 && !(event.finished && event.token == tokenizer.eos_id());
+}
+
 json logprob_entry(const JobEvent& event, const Tokenizer& tokenizer) {
   json top = json::array();
   for (const Candidate& candidate : event.top) {
@@ -234,7 +240,9 @@ json completion_response(const ApiRequest& request, const std::string& id, const
     json logprobs;
     if (request.logprobs) {
       json content = json::array();
-      for (const JobEvent& event : result.tokens) content.push_back(logprob_entry(event, tokenizer));
+      for (const JobEvent& event : result.tokens) {
+        if (listed_in_logprobs(event, tokenizer)) content.push_back(logprob_entry(event, tokenizer));
+      }
       logprobs = {{"content", content}};
     }
     choice["logprobs"] = logprobs;
@@ -261,8 +269,9 @@ json stream_chunk(const ApiRequest& request, const std::string& id, const std::s
   } else {
     choice["text"] = event.text;
   }
-  choice["logprobs"] =
-      request.logprobs && event.token >= 0 ? json{{"content", json::array({logprob_entry(event, tokenizer)})}} : json();
+  choice["logprobs"] = request.logprobs && listed_in_logprobs(event, tokenizer)
+                           ? json{{"content", json::array({logprob_entry(event, tokenizer)})}}
+                           : json();
   return {{"id", id},
           {"object", chat ? "chat.completion.chunk" : "text_completion"},
           {"created", unix_seconds()},

@@ -14,6 +14,8 @@
 #include <thread>
 #include <vector>
 
+#include "core/sanitizer_report_test_util.h"
+
 extern char** environ;
 
 namespace minigen::testing {
@@ -22,7 +24,7 @@ namespace minigen::testing {
 // destroyed.
 class ChildProcess {
  public:
-  explicit ChildProcess(std::vector<std::string> argv_strings) {
+  explicit ChildProcess(std::vector<std::string> argv_strings) : name_(argv_strings.at(0)) {
     std::vector<char*> argv;
     for (std::string& argument : argv_strings) argv.push_back(argument.data());
     argv.push_back(nullptr);
@@ -56,6 +58,7 @@ class ChildProcess {
     if (pid_ > 0) ::kill(-pid_, SIGKILL);  // the group: the process and anything it started
     if (pid_ > 0 && exit_code_ < 0) wait_for_exit(std::chrono::seconds(10));
     if (reader_.joinable()) reader_.join();
+    expect_no_sanitizer_report(name_, exit_code_, log_);
   }
   ChildProcess(const ChildProcess&) = delete;
   ChildProcess& operator=(const ChildProcess&) = delete;
@@ -83,6 +86,7 @@ class ChildProcess {
   }
 
  private:
+  std::string name_;
   pid_t pid_ = -1;
   int exit_code_ = -1;
   std::thread reader_;

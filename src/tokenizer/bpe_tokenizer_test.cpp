@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -136,17 +138,17 @@ TEST(ShippedTokenizerTest, EncodesLikeTheIndependentPythonTokenizer) {
   EXPECT_EQ(tokenizer.bos_id(), 1);
   EXPECT_EQ(tokenizer.eos_id(), 2);
   EXPECT_EQ(tokenizer.pad_id(), 0);
-  // In Ġthe Ġbeginning ĠGod Ġcreated Ġthe Ġheaven Ġand Ġthe Ġearth .
-  EXPECT_EQ(tokenizer.encode("In the beginning God created the heaven and the earth."),
-            (Ids{2043, 300, 3684, 719, 3572, 300, 2274, 336, 300, 1251, 49}));
-  // <|im_start|> us er Ċ And ĠGod Ġsaid <|im_end|> Ċ
-  EXPECT_EQ(tokenizer.encode("<|im_start|>user\nAnd God said<|im_end|>\n"),
-            (Ids{1, 343, 298, 234, 2201, 719, 694, 2, 234}));
-  // From the poems: common characters (前 明 月 是 地 上) are one token each, rarer ones (床 光 霜) two pieces,
-  // 疑 three; the emoji stays in byte tokens.
-  EXPECT_EQ(tokenizer.encode("床前明月光，疑是地上霜。"),
-            (Ids{2137, 268, 5312, 3689, 2509, 1125, 267, 550, 199, 280, 275, 4620, 5992, 2863, 3873, 286, 571}));
-  EXPECT_EQ(tokenizer.encode("光 😀"), (Ids{1125, 267, 256, 208, 289, 282, 258}));
+  // tests/data/tokenizer/minigen-6400.json: `python3 tools/train/bpe.py --fixture …` regenerates it. English, a
+  // ChatML turn (added tokens whole), Tang poetry — common characters (前 明 月 是 地 上) one token each, rarer ones
+  // (床 光 霜) two pieces, 疑 three — and an emoji in byte tokens.
+  std::ifstream fixture_file(std::string(MINIGEN_TEST_DATA_DIR) + "/tokenizer/minigen-6400.json");
+  ASSERT_TRUE(fixture_file) << "missing tests/data/tokenizer/minigen-6400.json";
+  const nlohmann::json fixture = nlohmann::json::parse(fixture_file);
+  ASSERT_EQ(fixture["encodings"].size(), 4u);
+  for (const nlohmann::json& entry : fixture["encodings"]) {
+    const std::string text = entry["text"];
+    EXPECT_EQ(tokenizer.encode(text), entry["ids"].get<Ids>()) << text;
+  }
   EXPECT_EQ(tokenizer.decode(tokenizer.encode("光 😀"), false), "光 😀");
 }
 

@@ -127,3 +127,35 @@ class ByteLevelBPE:
             else:
                 pieces.append(bytes(self.symbol_byte[symbol] for symbol in token))
         return b"".join(pieces).decode("utf-8", errors="replace")
+
+
+# Texts whose ids the C++ tests pin (src/tokenizer/bpe_tokenizer_test.cpp reads the fixture this writes): English, a
+# ChatML turn with added tokens, Tang poetry (one-token and multi-piece characters) and an emoji in byte tokens.
+FIXTURE_TEXTS = [
+    "In the beginning God created the heaven and the earth.",
+    "<|im_start|>user\nAnd God said<|im_end|>\n",
+    "床前明月光，疑是地上霜。",
+    "光 😀",
+]
+
+
+def write_fixture(tokenizer_dir, out_path):
+    """Writes {"tokenizer": ..., "encodings": [{"text", "ids"}, ...]} for FIXTURE_TEXTS."""
+    tokenizer = ByteLevelBPE.load(tokenizer_dir)
+    encodings = [{"text": text, "ids": tokenizer.encode(text)} for text in FIXTURE_TEXTS]
+    for entry in encodings:
+        assert tokenizer.decode(entry["ids"]) == entry["text"], entry["text"]
+    lines = [json.dumps(entry, ensure_ascii=False) for entry in encodings]  # one text and its ids per line
+    text = ('{"producer": "tools/train/bpe.py --fixture", "tokenizer": ' + json.dumps(str(tokenizer_dir)) +
+            ',\n "encodings": [\n  ' + ",\n  ".join(lines) + "\n ]}\n")
+    pathlib.Path(out_path).write_text(text, encoding="utf-8")
+
+
+if __name__ == "__main__":
+    import argparse
+
+    parser = argparse.ArgumentParser(description="Encode the C++ tests' pinned texts with this independent encoder.")
+    parser.add_argument("--fixture", required=True, help="output JSON, e.g. tests/data/tokenizer/minigen-6400.json")
+    parser.add_argument("--tokenizer", default="tokenizers/minigen-6400")
+    arguments = parser.parse_args()
+    write_fixture(arguments.tokenizer, arguments.fixture)

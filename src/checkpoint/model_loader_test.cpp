@@ -1,0 +1,72 @@
+#include "checkpoint/model_loader.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+
+#include "cache/kv_cache.h"
+#include "model/io/safetensors.h"
+#include "model/io/torch_pth_test_writer.h"
+#include "model/transformer.h"
+#include "ops/thread_pool.h"
+
+namespace minigen {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::ScratchFileTest;
+
+// Logits of one forward over a short prompt (all positions).
+std::vector<float> prompt_logits(const Model& model) {
+  ThreadPool pool(2);
+  Transformer transformer(model, pool);
+  const std::vector<int> prompt = {1, 2043, 300, 3684, 719};
+  KvCache cache(model.config.kv_layout(), static_cast<int>(prompt.size()));
+  const ForwardRow row{&cache, prompt, true};
+  return transformer.forward(std::span(&row, 1));
+}
+
+class ModelLoaderTest : public ScratchFileTest {};
+
+// The shipped chat model written as a MiniMind state dict (torch.save's zip + pickle, one storage per tensor) loads
+// through the .pth path — configuration inferred from the tensor shapes, tokenizer from a flag — into the same model:
+// the same configuration and bit-identical logits as the safetensors directory.
+TEST_F(ModelLoaderTest, APthStateDictLoadsAsTheSameModelAsItsSafetensorsDirectory) {
+  const fs::path directory = minigen_home() / "models" / "minigen-tiny-sft";
+  const LoadedModel reference = load_model(directory);
+  EXPECT_EQ(reference.format, "safetensors");
+
+  std::vector<testing::TestTensor> tensors;
+  for (const auto& [name, tensor] : read_safetensors(directory / "model.safetensors")) {
+    std::vector<int64_t> stride(tensor.shape.size(), 1);
+    for (int i = static_cast<int>(tensor.shape.size()) - 2; i >= 0; --i)
+      stride[i] = stride[i + 1] * tensor.shape[i + 1];
+    tensors.emplace_back(name, DType::F32, std::to_string(tensors.size()), tensor.values, 0, tensor.shape, stride);
+  }
+  const fs::path pth = testing::scratch_path("minigen-tiny-sft.pth");
+  testing::write_bytes(pth, testing::pth_archive(tensors));
+
+  LoadOptions options;
+  options.num_q_heads = 8;
+  options.tokenizer_path = directory;
+  const LoadedModel loaded = load_model(pth, options);
+  EXPECT_EQ(loaded.format, "pth");
+  const ModelConfig& got = loaded.model->config;
+  const ModelConfig& want = reference.model->config;
+  EXPECT_EQ(got.vocab_size, 6400);
+  EXPECT_EQ(got.hidden_size, want.hidden_size);
+  EXPECT_EQ(got.num_layers, want.num_layers);
+  EXPECT_EQ(got.num_q_heads, want.num_q_heads);
+  EXPECT_EQ(got.num_kv_heads, want.num_kv_heads);
+  EXPECT_EQ(got.intermediate_size, want.intermediate_size);
+  EXPECT_EQ(loaded.tokenizer->vocab_size(), 6400);
+
+  const std::vector<float> expected = prompt_logits(*reference.model);
+  const std::vector<float> actual = prompt_logits(*loaded.model);
+  ASSERT_EQ(actual.size(), expected.size());
+  EXPECT_EQ(std::memcmp(actual.data(), expected.data(), actual.size() * sizeof(float)), 0);
+}
+
+}  // namespace
+}  // namespace minigen
