@@ -77,8 +77,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   choice.tokens.push_back(event);
   const std::string whole = to_json_text(completion_response(request, "id-1", "model", {choice}, 3, tokenizer));
   fuzz::check(nlohmann::json::accept(whole), "a response is valid JSON");
-  if (request.logprobs) {
-    const nlohmann::json parsed = nlohmann::json::parse(chunk);
+  // The eos that ends a choice is not part of the text, so it has no logprobs entry; every other token has one.
+  const bool ends_with_eos = event.finished && event.token == tokenizer.eos_id();
+  const nlohmann::json parsed = nlohmann::json::parse(chunk);
+  fuzz::check(parsed["choices"][0]["logprobs"].is_null() == (!request.logprobs || ends_with_eos),
+              "logprobs for every token of the text, and only when asked for");
+  if (request.logprobs && !ends_with_eos) {
     const nlohmann::json& entry = parsed["choices"][0]["logprobs"]["content"][0];
     check_entry(entry, tokenizer);
     for (const nlohmann::json& candidate : entry["top_logprobs"]) check_entry(candidate, tokenizer);
