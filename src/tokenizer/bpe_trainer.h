@@ -2,7 +2,8 @@
 // Trains a byte-level BPE vocabulary in minimind-3's layout: the 36 added tokens at ids 0–35, the 256 byte symbols at
 // ids 36–291 (ordered by the code point that spells each byte in the GPT-2 map, as HF's trainer orders its alphabet:
 // '!' is 36, 'Ń' — byte 0xAD — is 291), then one new token per merge. Text is cut exactly as the Tokenizer cuts it
-// (added tokens out, then the GPT-2 pre-tokenizer), so merges never cross a piece boundary.
+// (added tokens out, then the GPT-2 pre-tokenizer), so merges never cross a piece boundary. That shared cutting is
+// why the trainer lives in tokenizer/, beside the tokenizer it trains for, rather than in a tools folder.
 //
 // Each step merges the adjacent pair with the highest count, summed over all pieces weighted by how often each piece
 // occurs. Ties go to the pair whose left token's bytes sort first, then the right token's (plain byte order), so the
