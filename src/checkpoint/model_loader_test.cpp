@@ -37,15 +37,8 @@ TEST_F(ModelLoaderTest, APthStateDictLoadsAsTheSameModelAsItsSafetensorsDirector
   const LoadedModel reference = load_model(directory);
   EXPECT_EQ(reference.format, "safetensors");
 
-  std::vector<testing::TestTensor> tensors;
-  for (const auto& [name, tensor] : read_safetensors(directory / "model.safetensors")) {
-    std::vector<int64_t> stride(tensor.shape.size(), 1);
-    for (int i = static_cast<int>(tensor.shape.size()) - 2; i >= 0; --i)
-      stride[i] = stride[i + 1] * tensor.shape[i + 1];
-    tensors.emplace_back(name, DType::F32, std::to_string(tensors.size()), tensor.values, 0, tensor.shape, stride);
-  }
   const fs::path pth = testing::scratch_path("minigen-tiny-sft.pth");
-  testing::write_bytes(pth, testing::pth_archive(tensors));
+  testing::write_bytes(pth, testing::pth_from_safetensors(directory / "model.safetensors", DType::F32));
 
   LoadOptions options;
   options.num_q_heads = 8;

@@ -12,11 +12,23 @@ void ModelFlags::add_to(CLI::App& command) {
   command.add_option("-m,--model", model_path,
                      "model: an HF directory (config.json + model.safetensors) or a MiniMind .pth file "
                      "[default: the shipped minigen-tiny-sft]");
+  add_pth_flags(command, tokenizer_path, num_q_heads);
+  add_threads_flag(command, threads);
+  add_weights_flag(command, weights);
+}
+
+void add_pth_flags(CLI::App& command, std::string& tokenizer_path, int& num_q_heads) {
   command.add_option("--tokenizer", tokenizer_path, "tokenizer.json or its directory (default: beside the model)");
   command.add_option("--heads", num_q_heads, "query heads of a .pth model, which its tensors cannot tell")
       ->default_val(8)
       ->check(integer_in(1, 1024));
+}
+
+void add_threads_flag(CLI::App& command, int& threads) {
   command.add_option("--threads", threads, "worker threads [default: one per core]")->check(integer_in(0, 1024));
+}
+
+void add_weights_flag(CLI::App& command, std::string& weights) {
   command
       .add_option("--weights", weights,
                   "element type the matrix products read: f32 (exact) or bf16 (half the bytes, fp32 sums)")

@@ -24,6 +24,11 @@ struct ModelFlags {
   WeightType weight_type() const;
 };
 
+// The flags ModelFlags adds, one group at a time, for commands that load models under other names (lab).
+void add_pth_flags(CLI::App& command, std::string& tokenizer_path, int& num_q_heads);
+void add_threads_flag(CLI::App& command, int& threads);
+void add_weights_flag(CLI::App& command, std::string& weights);
+
 // The model used when -m is not given.
 std::filesystem::path default_model_path();
 

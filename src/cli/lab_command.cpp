@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "checkpoint/model_loader.h"
+#include "cli/command_context.h"
 #include "cli/commands.h"
 #include "cli/flag_checks.h"
 #include "lab/lab_runner.h"
@@ -15,6 +16,9 @@ struct LabFlags {
   std::string base_model;
   std::string sft_model;
   std::string out_dir = "lab-report";
+  std::string tokenizer_path;
+  int num_q_heads = 8;
+  std::string weights = "f32";
   bool quick = false;
   int threads = 0;
 };
@@ -26,10 +30,15 @@ int run_lab_command(const LabFlags& flags) {
   options.sft_model =
       flags.sft_model.empty() ? minigen_home() / "models" / "minigen-tiny-sft" : std::filesystem::path(flags.sft_model);
   options.out_dir = flags.out_dir;
+  options.pth_options.num_q_heads = flags.num_q_heads;
+  if (!flags.tokenizer_path.empty()) options.pth_options.tokenizer_path = flags.tokenizer_path;
+  options.weight_type = parse_weight_type(flags.weights);
   options.quick = flags.quick;
   options.threads = flags.threads;
   const lab::LabOutcome outcome = lab::run_lab(options, std::cerr);
-  std::printf("minigen lab (%s) finished in %.1f s\n", flags.quick ? "quick" : "full", outcome.elapsed_s);
+  std::printf("minigen lab (%s) finished in %.1f s (estimated %.0f s)\n", flags.quick ? "quick" : "full",
+              outcome.elapsed_s, outcome.estimated_s);
+  for (const std::string& cut : outcome.cuts) std::printf("  cut: %s\n", cut.c_str());
   for (const std::string& line : outcome.summary) std::printf("  %s\n", line.c_str());
   std::printf("report: %s (numbers: %s, %zu plots)\n", outcome.report_markdown.string().c_str(),
               outcome.report_json.string().c_str(), outcome.plots.size());
@@ -42,12 +51,17 @@ CommandAction add_lab_command(CLI::App& app) {
   auto flags = std::make_shared<LabFlags>();
   CLI::App* command = app.add_subcommand(
       "lab", "measure the KV cache and sampling: report.md, report.json and SVG plots (needs gnuplot)");
-  command->add_option("--base", flags->base_model, "base (pretrained) model [default: models/minigen-tiny-base]");
-  command->add_option("--sft", flags->sft_model, "SFT (chat) model [default: models/minigen-tiny-sft]");
+  command->add_option("--base", flags->base_model,
+                      "base (pretrained) model: an HF directory or a MiniMind .pth (--heads, --tokenizer) "
+                      "[default: models/minigen-tiny-base]");
+  command->add_option("--sft", flags->sft_model, "SFT (chat) model, any family [default: models/minigen-tiny-sft]");
   command->add_option("--out", flags->out_dir, "directory for the report")->default_val("lab-report");
-  command->add_flag("--quick", flags->quick, "smaller grids, fewer repeats and samples (under a minute on 2 cores)");
-  command->add_option("--threads", flags->threads, "worker threads [default: one per core]")
-      ->check(integer_in(0, 1024));
+  add_pth_flags(*command, flags->tokenizer_path, flags->num_q_heads);
+  add_weights_flag(*command, flags->weights);
+  command->add_flag("--quick", flags->quick,
+                    "smaller grids, fewer repeats and samples (under a minute on 2 cores for the shipped models, "
+                    "under 5 for a 64 M-parameter one)");
+  add_threads_flag(*command, flags->threads);
   return [flags] { return run_lab_command(*flags); };
 }
 

@@ -1,5 +1,6 @@
 // Section 2: how many tokens enter forward. With the cache: the prompt once, then one token per step,
 // P + N − 1 in all. Without: the whole sequence at every step, P + (P+1) + … + (P+N−1) = P·N + N(N−1)/2.
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -75,6 +76,41 @@ nlohmann::json point_json(const GridPoint& point) {
 std::string measured_cell(const ModeMeasurement& measurement) {
   return with_thousands(measurement.forward_tokens) +
          (measurement.forward_tokens == measurement.formula ? " ✓" : " ≠ " + with_thousands(measurement.formula));
+}
+
+// Mixture of experts: every fed token goes to top-k experts in every layer, so the cache cuts the experts' work by
+// the same factor as the tokens. The counts come from the router itself, during the headline runs.
+void add_routing(ReportSection& section, const LabContext& lab, const GridPoint& headline) {
+  const ModelConfig& config = lab.base().model->config;
+  const std::vector<int> prompt = lab.base_prompt_of_length(kHeadlinePromptTokens);
+  nlohmann::json routing = {{"experts", config.num_experts},
+                            {"experts_per_token", config.num_experts_per_token},
+                            {"layers", config.num_layers}};
+  ReportTable table{{"P = 183, N = 64", "tokens fed", "expert assignments (all layers)", "tokens × top-k × layers",
+                     "busiest / idlest expert (layer 1)"},
+                    {}};
+  for (const bool cache : {true, false}) {
+    const std::vector<int64_t> counts = lab.base_greedy_routing(prompt, kHeadlineNewTokens, cache);
+    const int64_t fed = cache ? headline.cached.forward_tokens : headline.uncached.forward_tokens;
+    int64_t assignments = 0;
+    for (int64_t count : counts) assignments += count;
+    const int64_t expected = fed * config.num_experts_per_token * config.num_layers;
+    const auto first_layer = counts.begin();
+    const auto [idlest, busiest] = std::minmax_element(first_layer, first_layer + config.num_experts);
+    table.rows.push_back({cache ? "with cache" : "without cache", with_thousands(fed), with_thousands(assignments),
+                          with_thousands(expected) + (assignments == expected ? " ✓" : " ≠"),
+                          with_thousands(*busiest) + " / " + with_thousands(*idlest)});
+    routing[cache ? "cached" : "uncached"] = {{"forward_tokens", fed},
+                                              {"expert_assignments", assignments},
+                                              {"expected_assignments", expected},
+                                              {"tokens_per_expert", counts}};
+  }
+  section.paragraph("This base model is a mixture of experts (" + std::to_string(config.num_experts) +
+                    " routed experts, top " + std::to_string(config.num_experts_per_token) +
+                    " per token). The router sends every token it is fed to that many experts in every layer, so "
+                    "the experts' work follows the tokens fed: counted in the router during the two runs above,");
+  section.table(std::move(table));
+  section.data["routing"] = routing;
 }
 
 }  // namespace
@@ -191,6 +227,7 @@ ReportSection forward_tokens_section(LabContext& lab) {
                               {"cached_total_ms", headline.cached.total_ms},
                               {"uncached_total_ms", headline.uncached.total_ms}};
   section.data["all_counts_match_formulas"] = all_match;
+  if (lab.base().model->config.use_moe) add_routing(section, lab, headline);
   section.summary.push_back("forward tokens, P = 183, N = 64: " + with_thousands(headline.cached.forward_tokens) +
                             " with the cache, " + with_thousands(headline.uncached.forward_tokens) + " without (" +
                             fixed(ratio, 1) + "×); every grid point " +

@@ -5,20 +5,40 @@
 
 #include "core/error.h"
 #include "core/file_io.h"
-#include "tokenizer/chat_template.h"
+#include "lab/lab_sections.h"
 
 namespace minigen::lab {
 namespace {
 
-LoadedModel load_lab_model(const std::filesystem::path& path, const char* flag) {
+LoadedModel load_lab_model(const std::filesystem::path& path, const char* flag, const LoadOptions& pth_options) {
   if (!std::filesystem::exists(path)) {
     throw Error(std::string(flag) + ": model " + path.string() + " does not exist");
   }
   try {
-    return load_model(path);
+    const bool pth = path.extension() == ".pth" || path.extension() == ".pt";
+    return load_model(path, pth ? pth_options : LoadOptions{});
   } catch (const Error& e) {
     throw Error(std::string(flag) + ": " + e.what());
   }
+}
+
+// Times a prefill and the decode steps after it, twice (the first run also grows buffers), and prices the model's
+// forward calls from the faster of each.
+ForwardCost calibrate(Transformer& transformer, const std::vector<int>& prompt) {
+  constexpr int kDecodeSteps = 8;
+  GenerateOptions options;
+  options.max_new_tokens = kDecodeSteps + 1;
+  options.ignore_eos = true;
+  options.sampling.greedy = true;
+  const std::vector<std::vector<int>> batch = {prompt};
+  double prefill_ms = 0;
+  double step_ms = 0;
+  for (int run = 0; run < 2; ++run) {
+    const GenerateStats stats = generate(transformer, batch, options).stats;
+    prefill_ms = run == 0 ? stats.ttft_ms : std::min(prefill_ms, stats.ttft_ms);
+    step_ms = run == 0 ? stats.itl_ms : std::min(step_ms, stats.itl_ms);
+  }
+  return ForwardCost::from_timings(prefill_ms / 1000, static_cast<int>(prompt.size()), step_ms / 1000);
 }
 
 // The shipped example prompt (a few KB); the cap only guards against a replaced or damaged file.
@@ -28,79 +48,78 @@ std::string read_example(const std::filesystem::path& path) {
 
 }  // namespace
 
-LabScale LabScale::for_run(bool quick) {
-  LabScale scale;
-  scale.quick = quick;
-  // A guard for the run time, not a part of the experiment: the largest point of the full grid (P = 512, N = 256)
-  // feeds 163,712 tokens without the cache, about a minute and a half on 2 cores. A grid point above the guard would
-  // be measured with the cache only; the formula is checked at every point that is run.
-  scale.max_uncached_grid_tokens = 200000;
-  if (quick) {
-    scale.equivalence_sampled_long_prompt = false;
-    scale.grid_prompt_tokens = {16, kHeadlinePromptTokens};
-    scale.grid_new_tokens = {16, kHeadlineNewTokens};
-    scale.sweep_new_tokens = {8, 16, 32, kHeadlineNewTokens};
-    scale.timing_repeats = 1;
-    scale.ttft_prompt_tokens = {16, 64, kHeadlinePromptTokens, 384};
-    scale.kv_max_length = 4096;
-    scale.temperature_samples = 10;
-    scale.temperature_prompt_count = 2;
-    scale.temperature_new_tokens = 40;
-    scale.top_p_prompt_count = 2;
-    scale.top_p_rows = 2;
-    scale.top_p_new_tokens = 40;
-    scale.seed_new_tokens = 32;
-  } else {
-    scale.grid_prompt_tokens = {16, 64, kHeadlinePromptTokens, 512};
-    scale.grid_new_tokens = {16, kHeadlineNewTokens, 256};
-    scale.sweep_new_tokens = {8, 16, 32, kHeadlineNewTokens, 128, 256};
-    scale.timing_repeats = 5;
-    scale.ttft_prompt_tokens = {16, 64, 128, kHeadlinePromptTokens, 256, 384, 512};
-    scale.kv_max_length = 32768;
-    scale.temperature_samples = 30;
-    scale.temperature_prompt_count = 4;
-    scale.temperature_new_tokens = 128;
-    scale.top_p_prompt_count = 4;
-    scale.top_p_rows = 4;
-    scale.top_p_new_tokens = 96;
-    scale.seed_new_tokens = 64;
-  }
-  return scale;
-}
-
 LabContext::LabContext(const LabOptions& options, std::ostream& progress)
     : scale_(LabScale::for_run(options.quick)),
       progress_(progress),
       start_(std::chrono::steady_clock::now()),
-      base_(load_lab_model(options.base_model, "--base")),
-      sft_(load_lab_model(options.sft_model, "--sft")),
+      base_(load_lab_model(options.base_model, "--base", options.pth_options)),
+      sft_(load_lab_model(options.sft_model, "--sft", options.pth_options)),
       pool_(options.threads > 0 ? options.threads : ThreadPool::default_thread_count()) {
-  base_transformer_ = std::make_unique<Transformer>(*base_.model, pool_);
-  sft_transformer_ = std::make_unique<Transformer>(*sft_.model, pool_);
+  base_transformer_ = std::make_unique<Transformer>(*base_.model, pool_, options.weight_type);
+  sft_transformer_ = std::make_unique<Transformer>(*sft_.model, pool_, options.weight_type);
+  // The prompts come from each model's own tokenizer: the genesis text is cut (or repeated) to exactly the lengths
+  // the sections ask for, whatever number of tokens it encodes to.
   const std::string genesis_text = read_example(minigen_home() / "examples" / "genesis-183.txt");
-  genesis_prompt_ = encode_base_prompt(*base_.tokenizer, genesis_text);
   genesis_text_tokens_ = base_.tokenizer->encode(genesis_text);
   if (genesis_text_tokens_.empty()) throw Error("examples/genesis-183.txt is empty");
+  genesis_prompt_ = base_prompt_of_length(kHeadlinePromptTokens);
+  chat_format_ = recognise_chat_template(sft_.tokenizer->chat_template());
+
+  const LabPromptSizes prompts = prompt_sizes();
+  const int longest_chat_prompt = *std::max_element(prompts.chat_prompts.begin(), prompts.chat_prompts.end());
+  fit_to_context(scale_, base_.model->config.max_position_embeddings, sft_.model->config.max_position_embeddings,
+                 longest_chat_prompt);
 
   // One untimed prefill of the longest prompt before anything is measured: the forward pass grows its activation
   // buffers on first use, a cost that would otherwise be charged to whichever timed run happens to come first.
   int longest_prompt = kHeadlinePromptTokens;
   for (int tokens : scale_.grid_prompt_tokens) longest_prompt = std::max(longest_prompt, tokens);
   for (int tokens : scale_.ttft_prompt_tokens) longest_prompt = std::max(longest_prompt, tokens);
+  this->progress("timing the models to estimate the run");
   const std::vector<std::vector<int>> warm_up = {base_prompt_of_length(longest_prompt)};
   generate(*base_transformer_, warm_up, base_greedy_options(1, true));
+  base_cost_ = calibrate(*base_transformer_, base_prompt_of_length(64));
+  sft_cost_ = calibrate(*sft_transformer_, chat_prompt(chat_messages().front()));
+  estimate_ =
+      fit_to_budget(scale_, prompts, base_cost_, sft_cost_, options.quick ? kQuickBudgetSeconds : kFullBudgetSeconds);
 }
 
 void LabContext::progress(std::string_view message) {
   const double elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
-  char stamp[32];
-  std::snprintf(stamp, sizeof stamp, "[lab %6.1f s] ", elapsed_s);
-  progress_ << stamp << message << "\n" << std::flush;
+  std::string stamp(32, '\0');
+  stamp.resize(std::snprintf(stamp.data(), stamp.size(), "[lab %6.1f s", elapsed_s));
+  if (current_section_ >= 0 && !estimate_.section_seconds.empty()) {
+    // What is left at the estimate's prices, corrected by how the finished sections compared with their estimate.
+    const std::vector<double>& planned = estimate_.section_seconds;
+    double planned_done = 0;
+    for (int i = 0; i < current_section_; ++i) planned_done += planned[i];
+    const double actual_done = section_started_s_[current_section_] - section_started_s_.front();
+    const double speed = planned_done > 1.0 ? std::clamp(actual_done / planned_done, 0.25, 4.0) : 1.0;
+    double left = std::max(0.0, planned[current_section_] * speed - (elapsed_s - section_started_s_.back()));
+    for (std::size_t i = current_section_ + 1; i < planned.size(); ++i) left += planned[i] * speed;
+    stamp += ", about " + duration_text(left) + " left";
+  }
+  progress_ << stamp << "] " << message << "\n" << std::flush;
+}
+
+void LabContext::begin_section(int index) {
+  current_section_ = index;
+  section_started_s_.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count());
+}
+
+LabPromptSizes LabContext::prompt_sizes() const {
+  LabPromptSizes sizes;
+  sizes.equivalence_prompts = cache_equivalence_prompt_lengths(*this);
+  for (const std::string& message : chat_messages()) {
+    sizes.chat_prompts.push_back(static_cast<int>(chat_prompt(message).size()));
+  }
+  return sizes;
 }
 
 std::vector<int> LabContext::base_prompt_of_length(int tokens) const {
-  std::vector<int> prompt(genesis_prompt_.begin(),
-                          genesis_prompt_.begin() + std::min<std::size_t>(tokens, genesis_prompt_.size()));
+  // bos, then the text's tokens, from the start again when the text runs out. Cutting happens after tokenization,
+  // so every length is exact whichever tokenizer the model brings (the cut may fall inside a word).
+  std::vector<int> prompt{base_.tokenizer->bos_id()};
   for (std::size_t i = 0; static_cast<int>(prompt.size()) < tokens; ++i) {
     prompt.push_back(genesis_text_tokens_[i % genesis_text_tokens_.size()]);
   }
@@ -124,15 +143,24 @@ const std::vector<std::string>& LabContext::chat_messages() {
 }
 
 const GenerateResult& LabContext::base_greedy_run(const std::vector<int>& prompt, int new_tokens, bool use_cache) {
-  const auto key = std::make_tuple(prompt, new_tokens, use_cache);
+  const RunKey key = std::make_tuple(prompt, new_tokens, use_cache);
   const auto found = base_greedy_runs_.find(key);
-  if (found != base_greedy_runs_.end()) return found->second;
+  if (found != base_greedy_runs_.end()) return found->second.result;
   progress("  base model, greedy, P = " + std::to_string(prompt.size()) + ", N = " + std::to_string(new_tokens) +
            (use_cache ? ", with the cache" : ", without the cache"));
   const std::vector<std::vector<int>> prompts = {prompt};
-  return base_greedy_runs_
-      .emplace(key, generate(*base_transformer_, prompts, base_greedy_options(new_tokens, use_cache)))
-      .first->second;
+  std::vector<int64_t> routing = base_transformer_->expert_token_counts();
+  BaseRun run{generate(*base_transformer_, prompts, base_greedy_options(new_tokens, use_cache)), {}};
+  const std::vector<int64_t>& after = base_transformer_->expert_token_counts();
+  for (std::size_t i = 0; i < routing.size(); ++i) routing[i] = after[i] - routing[i];
+  run.routing = std::move(routing);
+  return base_greedy_runs_.emplace(key, std::move(run)).first->second.result;
+}
+
+std::vector<int64_t> LabContext::base_greedy_routing(const std::vector<int>& prompt, int new_tokens,
+                                                     bool use_cache) const {
+  const auto found = base_greedy_runs_.find(std::make_tuple(prompt, new_tokens, use_cache));
+  return found == base_greedy_runs_.end() ? std::vector<int64_t>() : found->second.routing;
 }
 
 GenerateOptions LabContext::base_greedy_options(int new_tokens, bool use_cache) {

@@ -14,49 +14,29 @@
 
 #include "checkpoint/model_loader.h"
 #include "generate/generate.h"
+#include "lab/lab_scale.h"
+#include "lab/work_estimate.h"
 #include "model/transformer.h"
 #include "ops/thread_pool.h"
+#include "ops/weight_type.h"
+#include "tokenizer/chat_template.h"
 
 namespace minigen::lab {
 
 struct LabOptions {
-  std::filesystem::path base_model;  // a pretrained (base) model: sections 1–3 and 8's greedy check
+  std::filesystem::path base_model;  // a pretrained (base) model: sections 1–4
   std::filesystem::path sft_model;   // a chat (SFT) model: sections 5–8
   std::filesystem::path out_dir;
-  bool quick = false;  // smaller grids, fewer repeats and samples: under a minute on 2 cores
+  LoadOptions pth_options;  // --heads and --tokenizer: what a .pth file cannot tell (a directory carries its own)
+  WeightType weight_type = WeightType::kF32;
+  bool quick = false;  // smaller grids, fewer repeats and samples
   int threads = 0;     // 0: one per core
 };
 
-// How much each section measures. The full run stays under ten minutes on 2 cores; the quick one under one.
-struct LabScale {
-  bool quick = false;
-  int equivalence_new_tokens = 64;
-  bool equivalence_sampled_long_prompt = true;  // also sample the 183-token prompt with and without the cache
-  std::vector<int> grid_prompt_tokens;          // P
-  std::vector<int> grid_new_tokens;             // N
-  std::vector<int> sweep_new_tokens;            // N at P = 183, for the plots
-  int64_t max_uncached_grid_tokens = 0;         // grid points whose no-cache run feeds more are left out
-  int timing_repeats = 1;
-  std::vector<int> ttft_prompt_tokens;
-  int ttft_new_tokens = 8;
-  int kv_max_length = 0;
-  int temperature_samples = 30;
-  int temperature_prompt_count = 0;
-  int temperature_new_tokens = 0;
-  int top_p_prompt_count = 0;
-  int top_p_rows = 0;
-  int top_p_new_tokens = 0;
-  int seed_new_tokens = 0;
-
-  static LabScale for_run(bool quick);
-};
-
-// The module's experiment: a 183-token prompt and 64 new tokens.
-inline constexpr int kHeadlinePromptTokens = 183;
-inline constexpr int kHeadlineNewTokens = 64;
-
 class LabContext {
  public:
+  // Loads both models, builds the prompts with each model's own tokenizer, fits the scale to the models' context,
+  // times one prefill and a few decode steps of each model, and shrinks the scale to the run's time budget.
   LabContext(const LabOptions& options, std::ostream& progress);
 
   const LabScale& scale() const { return scale_; }
@@ -65,25 +45,47 @@ class LabContext {
   Transformer& base_transformer() { return *base_transformer_; }
   Transformer& sft_transformer() { return *sft_transformer_; }
   int threads() const { return pool_.num_threads(); }
+  WeightType weight_type() const { return base_transformer_->weight_type(); }
 
-  // "[lab  12.3 s] message" on the progress stream.
+  // "[lab  12.3 s, about 1 min 05 s left] message" on the progress stream.
   void progress(std::string_view message);
+  // Marks the start of a section (0-based), for the time-left estimate.
+  void begin_section(int index);
+  // The estimate made before the run, and the calibration it came from.
+  const BudgetFit& estimate() const { return estimate_; }
+  const ForwardCost& base_cost() const { return base_cost_; }
+  const ForwardCost& sft_cost() const { return sft_cost_; }
 
-  // examples/genesis-183.txt in the base-model form (bos + text): 183 tokens with the shipped tokenizer.
+  // examples/genesis-183.txt in the base-model form (bos + text), cut or extended to exactly 183 tokens with the
+  // base model's tokenizer.
   const std::vector<int>& genesis_prompt() const { return genesis_prompt_; }
+  // How many tokens (with bos) the whole genesis text is with the base model's tokenizer.
+  int genesis_text_prompt_tokens() const { return static_cast<int>(genesis_text_tokens_.size()) + 1; }
   // A base-model prompt of exactly `tokens` tokens: the genesis prompt cut short, or followed by its text again.
   std::vector<int> base_prompt_of_length(int tokens) const;
-  // A user message in the SFT model's ChatML form, thinking off (how the SFT model was trained).
+  // A user message in the SFT model's chat format (its tokenizer's template), thinking off.
   std::vector<int> chat_prompt(std::string_view user_message) const;
+  const ChatFormatChoice& chat_format() const { return chat_format_; }
   // User messages for the SFT sections.
   static const std::vector<std::string>& chat_messages();
+  // The prompt sizes the work estimate needs.
+  LabPromptSizes prompt_sizes() const;
 
   // The base model, greedy, ignore_eos, step logits kept; computed once per (prompt, new tokens, cache).
   const GenerateResult& base_greedy_run(const std::vector<int>& prompt, int new_tokens, bool use_cache);
+  // For a mixture-of-experts base model: the tokens the router sent to each expert during that run,
+  // [layer · experts + expert]; empty for a dense model or a run not made.
+  std::vector<int64_t> base_greedy_routing(const std::vector<int>& prompt, int new_tokens, bool use_cache) const;
   // The options of those runs, for sections that repeat one to time it.
   static GenerateOptions base_greedy_options(int new_tokens, bool use_cache);
 
  private:
+  using RunKey = std::tuple<std::vector<int>, int, bool>;
+  struct BaseRun {
+    GenerateResult result;
+    std::vector<int64_t> routing;
+  };
+
   LabScale scale_;
   std::ostream& progress_;
   std::chrono::steady_clock::time_point start_;
@@ -94,7 +96,13 @@ class LabContext {
   std::unique_ptr<Transformer> sft_transformer_;
   std::vector<int> genesis_prompt_;
   std::vector<int> genesis_text_tokens_;  // without bos: what is repeated to make longer prompts
-  std::map<std::tuple<std::vector<int>, int, bool>, GenerateResult> base_greedy_runs_;
+  ChatFormatChoice chat_format_;
+  ForwardCost base_cost_;
+  ForwardCost sft_cost_;
+  BudgetFit estimate_;
+  int current_section_ = -1;
+  std::vector<double> section_started_s_;  // elapsed seconds at each begun section's start
+  std::map<RunKey, BaseRun> base_greedy_runs_;
 };
 
 }  // namespace minigen::lab

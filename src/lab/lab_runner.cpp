@@ -31,36 +31,86 @@ void create_output_directory(const fs::path& out_dir) {
 
 nlohmann::json model_json(const LoadedModel& loaded) {
   const ModelConfig& config = loaded.model->config;
-  return {{"path", loaded.path.string()}, {"family", identify_family(config)}, {"parameters", config.parameter_count()},
-          {"layers", config.num_layers},  {"q_heads", config.num_q_heads},     {"kv_heads", config.num_kv_heads},
-          {"head_dim", config.head_dim},  {"vocab_size", config.vocab_size}};
+  return {{"path", loaded.path.string()},
+          {"format", loaded.format},
+          {"stored_dtype", dtype_name(loaded.stored_dtype)},
+          {"family", identify_family(config)},
+          {"parameters", config.parameter_count()},
+          {"layers", config.num_layers},
+          {"q_heads", config.num_q_heads},
+          {"kv_heads", config.num_kv_heads},
+          {"head_dim", config.head_dim},
+          {"vocab_size", config.vocab_size},
+          {"context", config.max_position_embeddings},
+          {"yarn", config.rope_scaling.has_value()},
+          {"experts", config.num_experts},
+          {"experts_per_token", config.num_experts_per_token},
+          {"tokenizer_vocab_size", loaded.tokenizer->vocab_size()}};
 }
 
-std::string model_line(const char* role, const LoadedModel& loaded) {
+std::string model_text(const LoadedModel& loaded) {
   const ModelConfig& c = loaded.model->config;
-  return std::string("- ") + role + ": `" + loaded.path.string() + "` — " + identify_family(c) + ", " +
-         with_thousands(static_cast<long long>(c.parameter_count())) + " parameters, " + std::to_string(c.num_layers) +
-         " layers, " + std::to_string(c.num_q_heads) + " query heads, " + std::to_string(c.num_kv_heads) +
-         " key/value heads, head_dim " + std::to_string(c.head_dim);
+  std::string text = "`" + loaded.path.string() + "` (" + loaded.format + ", " + dtype_name(loaded.stored_dtype) +
+                     ") — " + identify_family(c) + ", " + with_thousands(static_cast<long long>(c.parameter_count())) +
+                     " parameters, " + std::to_string(c.num_layers) + " layers, " + std::to_string(c.num_q_heads) +
+                     " query heads, " + std::to_string(c.num_kv_heads) + " key/value heads, head_dim " +
+                     std::to_string(c.head_dim) + ", context " + with_thousands(c.max_position_embeddings);
+  if (c.use_moe) {
+    text += ", " + std::to_string(c.num_experts) + " experts (top " + std::to_string(c.num_experts_per_token) + ")";
+  }
+  if (c.rope_scaling) text += ", YaRN ×" + fixed(c.rope_scaling->factor, 0);
+  return text;
 }
 
 std::vector<std::string> introduction(const LabContext& lab, bool quick) {
-  return {
-      "This report measures what the course module on KV caches and sampling claims, on minigen's own tiny "
-      "MiniMind-family models. Every number comes from minigen's generate loop — the same loop as MiniMind's "
-      "`generate`, with counters added — or from its cache and configuration code; nothing is estimated. Each "
-      "section states a claim, how it was measured, the numbers, and what they mean. The machine-readable numbers are "
-      "in `report.json`, the plots are SVG files beside this report.",
+  std::vector<std::string> paragraphs = {
+      "This report measures what the course module on KV caches and sampling claims, on the models below. Every "
+      "number comes from minigen's generate loop — the same loop as MiniMind's `generate`, with counters added — or "
+      "from its cache and configuration code; nothing is estimated. Each section states a claim, how it was "
+      "measured, the numbers, and what they mean. The machine-readable numbers are in `report.json`, the plots are "
+      "SVG files beside this report.",
       "Two ideas run through the sections. The **KV cache** decides how much is computed: it never changes which "
-      "token comes out (sections 1–4). The **sampler** (greedy decoding, temperature, top-p) decides which token is "
-      "chosen from the model's distribution (sections 5–8).",
-      "Models:\n\n" + model_line("base (pretrained, for the cache sections)", lab.base()) + "\n" +
-          model_line("SFT (chat, for the sampling sections)", lab.sft()),
+      "token comes out (sections 1–4, on the base model). The **sampler** (greedy decoding, temperature, top-p) "
+      "decides which token is chosen from the model's distribution (sections 5–8, on the SFT model).",
+      "Models:\n\n- base (pretrained, for the cache sections): " + model_text(lab.base()) +
+          "\n- SFT (chat, for the sampling sections): " + model_text(lab.sft()),
+      "Prompts are built with each model's own tokenizer. The genesis text (`examples/genesis-183.txt`) is " +
+          std::to_string(lab.genesis_text_prompt_tokens()) +
+          " tokens with bos for the base model's tokenizer; every prompt of P tokens is that token sequence cut "
+          "or repeated to exactly P, so the 183-token prompt is 183 tokens for any tokenizer. Chat prompts use " +
+          lab.chat_format().description + ", thinking off.",
       std::string("Run: ") + (quick ? "`--quick` (smaller grids, fewer repeats and samples)" : "full") + ", " +
-          std::to_string(lab.threads()) +
-          " threads, fp32 throughout. Times depend on the machine and on what else it "
-          "runs; counts, bytes and tokens do not.",
+          std::to_string(lab.threads()) + " threads, weights read as " +
+          std::string(weight_type_name(lab.weight_type())) +
+          ". Times depend on the machine and on what else it runs; counts, bytes and tokens do not.",
   };
+  const LabScale& scale = lab.scale();
+  if (!scale.cuts.empty()) {
+    std::string cuts = "Cut from the default sizes (the estimate at full size was " +
+                       duration_text(lab.estimate().estimated_seconds_before) + "):";
+    for (const std::string& cut : scale.cuts) cuts += "\n- " + cut;
+    paragraphs.push_back(cuts);
+  }
+  return paragraphs;
+}
+
+// Estimated against measured seconds per section, and the calibration behind the estimate.
+std::string timing_paragraph(const LabContext& lab, const std::vector<std::string>& titles,
+                             const std::vector<double>& measured) {
+  const ForwardCost& base = lab.base_cost();
+  const ForwardCost& sft = lab.sft_cost();
+  std::string text =
+      "Run time per section (estimated before the run from one timed prefill and a few decode steps "
+      "per model — base " +
+      fixed(base.seconds_per_call * 1000, 2) + " ms per forward call + " + fixed(base.seconds_per_token * 1000, 3) +
+      " ms per fed token, SFT " + fixed(sft.seconds_per_call * 1000, 2) + " ms + " +
+      fixed(sft.seconds_per_token * 1000, 3) + " ms — then measured):\n";
+  text += "\n| section | estimated | measured |\n|---|---:|---:|";
+  for (std::size_t i = 0; i < titles.size(); ++i) {
+    text += "\n| " + std::to_string(i + 1) + ". " + titles[i] + " | " +
+            duration_text(lab.estimate().section_seconds[i]) + " | " + fixed(measured[i], 1) + " s |";
+  }
+  return text;
 }
 
 }  // namespace
@@ -72,31 +122,66 @@ LabOutcome run_lab(const LabOptions& options, std::ostream& progress) {
   check_output_path(options.out_dir);
   LabContext lab(options, progress);
   create_output_directory(options.out_dir);
-  lab.progress(std::string("loaded the models; running the ") + (options.quick ? "quick" : "full") + " lab");
+  lab.progress(std::string("loaded the models; the ") + (options.quick ? "quick" : "full") + " lab should take about " +
+               duration_text(lab.estimate().estimated_seconds) +
+               (lab.scale().cuts.empty() ? std::string()
+                                         : " (sizes cut to fit: " + std::to_string(lab.scale().cuts.size()) +
+                                               " cuts, listed in the report)"));
 
   LabReport report;
   report.title = "minigen lab: the KV cache and sampling, measured";
-  report.introduction = introduction(lab, options.quick);
-  report.settings = {{"quick", options.quick},
-                     {"threads", lab.threads()},
-                     {"base_model", model_json(lab.base())},
-                     {"sft_model", model_json(lab.sft())}};
 
   std::vector<TemperatureBatch> temperature_batches;
-  const std::vector<std::pair<const char*, std::function<ReportSection()>>> sections = {
-      {"same tokens with and without the cache", [&] { return cache_equivalence_section(lab); }},
-      {"tokens entering forward", [&] { return forward_tokens_section(lab); }},
-      {"time to first token and between tokens", [&] { return timing_section(lab); }},
-      {"cache bytes", [&] { return cache_bytes_section(lab); }},
-      {"temperature", [&] { return temperature_section(lab, temperature_batches); }},
-      {"top-p candidates", [&] { return top_p_section(lab); }},
-      {"eos padding in a batch", [&] { return eos_padding_section(temperature_batches); }},
-      {"seeds, cache and greedy", [&] { return seed_section(lab); }},
+  struct Section {
+    const char* title;
+    bool base_model;  // which model the section runs
+    std::function<ReportSection()> run;
   };
+  const std::vector<Section> sections = {
+      {"same tokens with and without the cache", true, [&] { return cache_equivalence_section(lab); }},
+      {"tokens entering forward", true, [&] { return forward_tokens_section(lab); }},
+      {"time to first token and between tokens", true, [&] { return timing_section(lab); }},
+      {"cache bytes", true, [&] { return cache_bytes_section(lab); }},
+      {"temperature", false, [&] { return temperature_section(lab, temperature_batches); }},
+      {"top-p candidates", false, [&] { return top_p_section(lab); }},
+      {"eos padding in a batch", false, [&] { return eos_padding_section(temperature_batches); }},
+      {"seeds, cache and greedy", false, [&] { return seed_section(lab); }},
+  };
+  std::vector<std::string> titles;
+  std::vector<double> measured_seconds;
   for (std::size_t i = 0; i < sections.size(); ++i) {
-    lab.progress("section " + std::to_string(i + 1) + "/" + std::to_string(sections.size()) + ": " + sections[i].first);
-    report.sections.push_back(sections[i].second());
+    lab.begin_section(static_cast<int>(i));
+    lab.progress("section " + std::to_string(i + 1) + "/" + std::to_string(sections.size()) + ": " + sections[i].title);
+    const auto section_start = std::chrono::steady_clock::now();
+    ReportSection section = sections[i].run();
+    measured_seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - section_start).count());
+    const LoadedModel& model = sections[i].base_model ? lab.base() : lab.sft();
+    section.blocks.insert(section.blocks.begin(),
+                          ReportParagraph{std::string("*Model: ") + (sections[i].base_model ? "base" : "SFT") + ", " +
+                                          model_text(model) + ".*"});
+    section.data["model"] = sections[i].base_model ? "base" : "sft";
+    section.data["seconds"] = measured_seconds.back();
+    section.data["estimated_seconds"] = lab.estimate().section_seconds[i];
+    titles.push_back(sections[i].title);
+    report.sections.push_back(std::move(section));
   }
+  report.introduction = introduction(lab, options.quick);
+  report.introduction.push_back(timing_paragraph(lab, titles, measured_seconds));
+  report.settings = {{"quick", options.quick},
+                     {"threads", lab.threads()},
+                     {"weights", weight_type_name(options.weight_type)},
+                     {"base_model", model_json(lab.base())},
+                     {"sft_model", model_json(lab.sft())},
+                     {"chat_template", lab.chat_format().description},
+                     {"genesis_text_prompt_tokens", lab.genesis_text_prompt_tokens()},
+                     {"cuts", lab.scale().cuts},
+                     {"estimated_seconds_at_default_sizes", lab.estimate().estimated_seconds_before},
+                     {"estimated_seconds", lab.estimate().estimated_seconds},
+                     {"calibration",
+                      {{"base_seconds_per_call", lab.base_cost().seconds_per_call},
+                       {"base_seconds_per_token", lab.base_cost().seconds_per_token},
+                       {"sft_seconds_per_call", lab.sft_cost().seconds_per_call},
+                       {"sft_seconds_per_token", lab.sft_cost().seconds_per_token}}}};
 
   LabOutcome outcome;
   lab.progress("drawing the plots with gnuplot");
@@ -119,6 +204,8 @@ LabOutcome run_lab(const LabOptions& options, std::ostream& progress) {
     }
   }
   outcome.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  outcome.estimated_s = lab.estimate().estimated_seconds;
+  outcome.cuts = lab.scale().cuts;
   lab.progress("done");
   return outcome;
 }

@@ -16,6 +16,8 @@ struct LabOutcome {
   std::filesystem::path report_json;
   std::vector<std::filesystem::path> plots;
   double elapsed_s = 0;
+  double estimated_s = 0;         // the estimate made before the sections ran
+  std::vector<std::string> cuts;  // what was cut from the default sizes, and why
 };
 
 // Throws minigen::Error for a missing model, an output path that is not a directory, or a missing gnuplot — all

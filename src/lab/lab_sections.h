@@ -17,7 +17,9 @@ struct TemperatureBatch {
   GenerateResult result;  // step logits already released
 };
 
-ReportSection cache_equivalence_section(LabContext& lab);                                    // 1
+ReportSection cache_equivalence_section(LabContext& lab);  // 1
+// The lengths of section 1's prompts with the base model's tokenizer (for the work estimate).
+std::vector<int> cache_equivalence_prompt_lengths(const LabContext& lab);
 ReportSection forward_tokens_section(LabContext& lab);                                       // 2
 ReportSection timing_section(LabContext& lab);                                               // 3
 ReportSection cache_bytes_section(LabContext& lab);                                          // 4

@@ -29,7 +29,10 @@ constexpr int kTokensWorthSplitting = 8;
 }  // namespace
 
 Transformer::Transformer(const Model& model, ThreadPool& pool, WeightType weight_type)
-    : model_(model), pool_(pool), packed_(pack_weights(model.config, model.weights, weight_type)) {}
+    : model_(model),
+      pool_(pool),
+      packed_(pack_weights(model.config, model.weights, weight_type)),
+      expert_token_counts_(static_cast<std::size_t>(model.config.num_layers) * model.config.num_experts, 0) {}
 
 std::size_t Transformer::weight_bytes() const {
   const ModelConfig& config = model_.config;
@@ -109,7 +112,7 @@ const std::vector<float>& Transformer::forward(std::span<const ForwardRow> rows)
     const LayerWeights& weights = model_.weights.layers[layer];
     const PackedLayer& packed = packed_.layers[layer];
     attention_block(weights, packed, layer, rows);  // h = h + Attn(RMSNorm_in(h))
-    feed_forward_block(weights, packed);            // h = h + MLP(RMSNorm_post(h))
+    feed_forward_block(weights, packed, layer);     // h = h + MLP(RMSNorm_post(h))
   }
   for (const ForwardRow& row : rows) row.cache->advance(static_cast<int>(row.tokens.size()));
 
@@ -200,12 +203,12 @@ void Transformer::attention_block(const LayerWeights& layer, const PackedLayer& 
   matmul(residual_.data(), attention_out_.data(), packed.o_proj, token_count_, pool_, MatmulOutput::kAddTo);
 }
 
-void Transformer::feed_forward_block(const LayerWeights& layer, const PackedLayer& packed) {
+void Transformer::feed_forward_block(const LayerWeights& layer, const PackedLayer& packed, int layer_index) {
   const int hidden = model_.config.hidden_size;
   grow(normed_, static_cast<std::size_t>(token_count_) * hidden);
   rmsnorm_tokens(normed_.data(), residual_.data(), layer.post_attention_norm, token_count_);
   if (model_.config.use_moe) {
-    mixture_of_experts(packed);
+    mixture_of_experts(packed, layer_index);
     return;
   }
   dense_feed_forward(packed.mlp, normed_.data(), token_count_, residual_.data(), MatmulOutput::kAddTo);
@@ -224,7 +227,7 @@ void Transformer::dense_feed_forward(const PackedFeedForward& weights, const flo
   matmul(output, activated_.data(), weights.down, count, pool_, mode);
 }
 
-void Transformer::mixture_of_experts(const PackedLayer& packed) {
+void Transformer::mixture_of_experts(const PackedLayer& packed, int layer_index) {
   const ModelConfig& config = model_.config;
   const int hidden = config.hidden_size;
   const int experts = config.num_experts;
@@ -257,6 +260,7 @@ void Transformer::mixture_of_experts(const PackedLayer& packed) {
     const auto& routed = routed_tokens[e];
     if (routed.empty()) continue;
     const int count = static_cast<int>(routed.size());
+    expert_token_counts_[static_cast<std::size_t>(layer_index) * experts + e] += count;
     grow(expert_input_, static_cast<std::size_t>(count) * hidden);
     grow(expert_output_, static_cast<std::size_t>(count) * hidden);
     for (int i = 0; i < count; ++i) {

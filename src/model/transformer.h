@@ -8,6 +8,7 @@
 // the call, so a row's logits are bit-identical alone or in a batch, with the cache or without it, on any number
 // of threads (the kernels' headers in ops/ state the order of every sum).
 #include <cstddef>
+#include <cstdint>
 #include <span>
 #include <vector>
 
@@ -38,6 +39,9 @@ class Transformer {
   WeightType weight_type() const { return packed_.type; }
   int threads() const { return pool_.num_threads(); }
   ThreadPool& pool() const { return pool_; }  // for work beside the forward pass (e.g. sampling many rows)
+  // Mixture-of-experts models: how many fed tokens the router sent to each routed expert since construction,
+  // [layer · num_experts + expert] (each token goes to top-k experts per layer). Empty for dense models.
+  const std::vector<int64_t>& expert_token_counts() const { return expert_token_counts_; }
   // Bytes of weights one decode step reads: every packed matrix once, plus the norms.
   std::size_t weight_bytes() const;
 
@@ -45,10 +49,10 @@ class Transformer {
   void lay_out_tokens(std::span<const ForwardRow> rows);
   void attention_block(const LayerWeights& layer, const PackedLayer& packed, int layer_index,
                        std::span<const ForwardRow> rows);
-  void feed_forward_block(const LayerWeights& layer, const PackedLayer& packed);
+  void feed_forward_block(const LayerWeights& layer, const PackedLayer& packed, int layer_index);
   void dense_feed_forward(const PackedFeedForward& weights, const float* input, int count, float* output,
                           MatmulOutput mode);
-  void mixture_of_experts(const PackedLayer& packed);
+  void mixture_of_experts(const PackedLayer& packed, int layer_index);
   void rmsnorm_tokens(float* out, const float* in, const std::vector<float>& weight, int count);
   // Runs body(t) for t < count, across the pool when there are enough tokens to be worth the hand-off.
   template <class Body>
@@ -70,7 +74,8 @@ class Transformer {
   std::vector<float> gate_up_, activated_;
   std::vector<float> expert_input_, expert_output_, router_probabilities_, mixture_;
   std::vector<float> logits_;
-  std::vector<std::vector<const float*>> row_blocks_;  // per row: the KV blocks of the current layer
+  std::vector<std::vector<const float*>> row_blocks_;
+  std::vector<int64_t> expert_token_counts_;  // per row: the KV blocks of the current layer
 };
 
 }  // namespace minigen

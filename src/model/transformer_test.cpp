@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstring>
 #include <memory>
+#include <numeric>
 #include <string>
 
 #include "cache/kv_cache.h"
@@ -156,6 +157,15 @@ TEST(TransformerSmallFamilies, MoeAndLlamaLayoutsDecodeLikeTheirPrefill) {
           << family << " position " << i;
     }
     for (float value : all_logits) ASSERT_TRUE(std::isfinite(value)) << family;
+    // The router counted every fed token (6 in the prefill, 6 decoded) once per chosen expert.
+    const std::vector<int64_t>& routed = transformer.expert_token_counts();
+    if (!config.use_moe) {
+      EXPECT_TRUE(routed.empty()) << family;
+      continue;
+    }
+    ASSERT_EQ(routed.size(), static_cast<std::size_t>(config.num_experts));
+    EXPECT_EQ(std::accumulate(routed.begin(), routed.end(), int64_t{0}), 12 * config.num_experts_per_token);
+    for (int64_t count : routed) EXPECT_LE(count, 12) << "an expert gets a token at most once";
   }
 }
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <nlohmann/json.hpp>
 #include <vector>
 
 #include "core/error.h"
@@ -31,6 +32,48 @@ TEST(ChatTemplateTest, NoSystemTurnWithoutASystemMessageAndNoPromptWhenNotAsked)
   const std::vector<ChatMessage> messages = {{"user", "a"}, {"assistant", "b"}};
   EXPECT_EQ(render_chatml(messages, false, false),
             "<|im_start|>user\na<|im_end|>\n<|im_start|>assistant\n<think>\n\n</think>\n\nb<|im_end|>\n");
+}
+
+// MiniMind2's template: a default system turn unless the first message is one, assistant turns without a think
+// block, and a generation prompt that is the assistant turn's start alone, with thinking on or off.
+TEST(ChatTemplateTest, MiniMind2FormAddsTheDefaultSystemTurnAndNoThinkBlocks) {
+  const std::vector<ChatMessage> messages = {{"user", "Hi"}, {"assistant", "Hello!"}, {"user", "2+2?"}};
+  const std::string expected =
+      "<|im_start|>system\nYou are a helpful assistant<|im_end|>\n"
+      "<|im_start|>user\nHi<|im_end|>\n"
+      "<|im_start|>assistant\nHello!<|im_end|>\n"
+      "<|im_start|>user\n2+2?<|im_end|>\n"
+      "<|im_start|>assistant\n";
+  for (const bool thinking : {false, true}) {
+    EXPECT_EQ(render_chatml(messages, true, thinking, ChatFormat::kMiniMind2), expected);
+  }
+  const std::vector<ChatMessage> with_system = {{"system", "Be brief."}, {"user", "Hi"}};
+  EXPECT_EQ(render_chatml(with_system, false, false, ChatFormat::kMiniMind2),
+            "<|im_start|>system\nBe brief.<|im_end|>\n<|im_start|>user\nHi<|im_end|>\n");
+}
+
+TEST(ChatTemplateTest, RecognisesMiniMindTemplatesByTheirFixedText) {
+  EXPECT_EQ(recognise_chat_template("").format, ChatFormat::kMiniMind3);
+  EXPECT_NE(recognise_chat_template("").description.find("has no chat_template"), std::string::npos);
+  EXPECT_EQ(recognise_chat_template(chatml_jinja_template()).format, ChatFormat::kMiniMind3);
+  EXPECT_EQ(recognise_chat_template(chatml_jinja_template()).description.rfind("minimind-3's template", 0), 0u);
+  const std::string minimind2 =
+      "{%- else -%}{{- '<|im_start|>system\\nYou are a helpful assistant<|im_end|>\\n' }}{%- endif %}";
+  EXPECT_EQ(recognise_chat_template(minimind2).format, ChatFormat::kMiniMind2);
+  EXPECT_EQ(recognise_chat_template("{{ messages }}").format, ChatFormat::kMiniMind3);
+  EXPECT_NE(recognise_chat_template("{{ messages }}").description.find("not recognised"), std::string::npos);
+}
+
+// encode_chatml follows the tokenizer's own template: a tokenizer carrying MiniMind2's gets MiniMind2's form.
+TEST(ChatTemplateTest, EncodeFollowsTheTokenizersTemplate) {
+  nlohmann::json config = {{"bos_token", "<|im_start|>"},
+                           {"eos_token", "<|im_end|>"},
+                           {"chat_template", "{{ '<|im_start|>system\\nYou are a helpful assistant<|im_end|>' }}"}};
+  const Tokenizer tokenizer = Tokenizer::from_json_text(tokenizer_testing::tiny_tokenizer_json(), config.dump());
+  const std::vector<ChatMessage> messages = {{"user", "hello"}};
+  EXPECT_EQ(encode_chatml(tokenizer, messages, true, false),
+            tokenizer.encode(render_chatml(messages, true, false, ChatFormat::kMiniMind2)));
+  EXPECT_NE(encode_chatml(tokenizer, messages, true, false), tokenizer.encode(render_chatml(messages, true, false)));
 }
 
 TEST(ChatTemplateTest, UnknownRoleIsAnError) {

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "model/dtype.h"
+#include "model/io/safetensors.h"
 #include "model/tensor.h"
 
 namespace minigen::testing {
@@ -309,6 +310,19 @@ inline Bytes pth_archive(const std::vector<TestTensor>& tensors, const PthWriteO
   zip.add(options.prefix + "version", "3\n", options.deflate);
   zip.add(options.prefix + "byteorder", "little", options.deflate);
   return zip.finish();
+}
+
+// The tensors of a safetensors file as a MiniMind state dict (what `torch.save(model.state_dict())` writes after
+// MiniMind's trainer casts it to `dtype`): one contiguous storage per tensor, the same names.
+inline Bytes pth_from_safetensors(const std::filesystem::path& safetensors_file, DType dtype) {
+  std::vector<TestTensor> tensors;
+  for (const auto& [name, tensor] : read_safetensors(safetensors_file)) {
+    std::vector<int64_t> stride(tensor.shape.size(), 1);
+    for (int i = static_cast<int>(tensor.shape.size()) - 2; i >= 0; --i)
+      stride[i] = stride[i + 1] * tensor.shape[i + 1];
+    tensors.emplace_back(name, dtype, std::to_string(tensors.size()), tensor.values, 0, tensor.shape, stride);
+  }
+  return pth_archive(tensors);
 }
 
 // A per-process path for a test file: in memory (/dev/shm) when available, because the fuzz tests rewrite their

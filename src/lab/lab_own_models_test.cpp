@@ -1,0 +1,217 @@
+// The lab on a learner's own MiniMind checkpoints: random-weight models of the minimind3, minimind3-moe and
+// minimind2 layouts saved as fp16 .pth state dicts, with a MiniMind-layout tokenizer trained here that splits the
+// genesis text into a different number of tokens than minigen-6400 does. The report's counts and bytes must follow
+// the formulas for each model's own shape.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "checkpoint/model_loader.h"
+#include "cli/run_binary_test_util.h"
+#include "core/error.h"
+#include "core/file_io.h"
+#include "lab/lab_context.h"
+#include "lab/lab_runner.h"
+#include "model/io/torch_pth_test_writer.h"
+#include "model/test_models.h"
+#include "tokenizer/bpe_trainer.h"
+#include "tokenizer/tokenizer_writer.h"
+
+namespace minigen::lab {
+namespace {
+
+namespace fs = std::filesystem;
+using nlohmann::json;
+
+constexpr int kTokenizerVocabLimit = 420;
+
+fs::path scratch_directory(const std::string& name) {
+  return fs::temp_directory_path() / ("minigen_lab_own_" + std::to_string(::getpid()) + "_" + name);
+}
+
+// A MiniMind-layout tokenizer (36 added tokens, 256 bytes, merges) with a small vocabulary trained on a few
+// sentences: the genesis text comes out much longer than minigen-6400's 182 tokens. `minimind2_template` writes
+// MiniMind2's chat template (recognised by its default system message) instead of minimind-3's.
+struct WrittenTokenizer {
+  fs::path directory;
+  int vocab_size = 0;  // as many as the few sentences allow, up to kTokenizerVocabLimit
+};
+
+WrittenTokenizer write_tokenizer(const fs::path& directory, bool minimind2_template) {
+  const std::vector<std::string> texts = {
+      "In the beginning the river ran to the sea, and the sea was wide.",
+      "A fool and his money are soon parted; a wise man keeps his counsel.",
+      "The light was good, and the evening and the morning were the first day.",
+  };
+  BpeTrainOptions options;
+  options.vocab_size = kTokenizerVocabLimit;
+  options.min_frequency = 1;
+  const TrainedBpe trained = train_bpe_on_texts(texts, options);
+  write_tokenizer_files(trained, directory);
+  if (minimind2_template) {
+    json config = json::parse(read_whole_file(directory / "tokenizer_config.json", 1 << 20, "tokenizer_config.json"));
+    config["chat_template"] =
+        "{% if messages[0]['role'] == 'system' %}{{ '<|im_start|>system\\n' + messages[0]['content'] + "
+        "'<|im_end|>\\n' }}{% else %}{{ '<|im_start|>system\\nYou are a helpful assistant<|im_end|>\\n' }}{% endif %}";
+    write_file_atomically(directory / "tokenizer_config.json", config.dump(2));
+  }
+  return {directory, static_cast<int>(trained.vocab.size())};
+}
+
+// A family's layout (qk-norm or not, GQA ratio, experts) at a test size: two layers, hidden 128, 16-wide heads.
+ModelConfig small_config(const std::string& family, int vocab_size) {
+  ModelConfig config = minigen::testing::test_config(family);
+  config.vocab_size = vocab_size;
+  config.hidden_size = 128;
+  config.head_dim = 16;
+  config.intermediate_size = 256;
+  if (config.use_moe) config.moe_intermediate_size = 64;
+  config.max_position_embeddings = 32768;  // what a .pth load assumes
+  return config;
+}
+
+// Writes the model as MiniMind's trainer saves it: a state dict in fp16, no config.
+fs::path write_pth(const fs::path& directory, const std::string& name, const ModelConfig& config,
+                   const fs::path& tokenizer) {
+  const fs::path hf = directory / (name + "-hf");
+  save_model_directory(hf, config, random_weights(config, 7), tokenizer, DType::F16);
+  const fs::path pth = directory / (name + ".pth");
+  minigen::testing::write_bytes(pth, minigen::testing::pth_from_safetensors(hf / "model.safetensors", DType::F16));
+  fs::remove_all(hf);
+  return pth;
+}
+
+struct OwnModelCase {
+  std::string family;
+  uint64_t bytes_at_100_tokens;  // 2 · 2 layers · 100 · kv_heads · 16 · 4 B
+  double gqa_ratio;
+  bool minimind2_template;
+};
+
+class LabOnOwnModels : public ::testing::TestWithParam<OwnModelCase> {};
+
+// Labelled heavy with the other whole-lab runs.
+TEST_P(LabOnOwnModels, QuickLabOnFp16PthCheckpointsHoldsTheFormulasForTheirShape) {
+  const OwnModelCase& test = GetParam();
+  const fs::path scratch = scratch_directory(test.family);
+  fs::remove_all(scratch);
+  fs::create_directories(scratch);
+  const WrittenTokenizer written = write_tokenizer(scratch / "tokenizer", test.minimind2_template);
+  const fs::path& tokenizer = written.directory;
+  const ModelConfig config = small_config(test.family, written.vocab_size);
+  const fs::path base = write_pth(scratch, "pretrain_128", config, tokenizer);
+  const fs::path sft = write_pth(scratch, "full_sft_128", config, tokenizer);
+
+  LabOptions options;
+  options.base_model = base;
+  options.sft_model = sft;
+  options.out_dir = scratch / "report";
+  options.pth_options.num_q_heads = config.num_q_heads;
+  options.pth_options.tokenizer_path = tokenizer;
+  options.quick = true;
+  options.threads = 2;
+  std::ostringstream progress;
+  const LabOutcome outcome = run_lab(options, progress);
+  EXPECT_NE(progress.str().find(" left] section 8/8"), std::string::npos) << "progress lines carry the time left";
+  const json report = json::parse(minigen::testing::read_text_file(outcome.report_json));
+  const json& settings = report["settings"];
+  const json& sections = report["sections"];
+
+  EXPECT_EQ(settings["base_model"]["format"], "pth");
+  EXPECT_EQ(settings["base_model"]["stored_dtype"], "F16");
+  EXPECT_EQ(settings["base_model"]["layers"], 2);
+  EXPECT_EQ(settings["base_model"]["kv_heads"], config.num_kv_heads);
+  EXPECT_EQ(settings["base_model"]["experts"], config.num_experts);
+  // The genesis text is not 183 tokens with this tokenizer, yet the prompt is cut to exactly 183.
+  EXPECT_GT(settings["genesis_text_prompt_tokens"].get<int>(), 300);
+  EXPECT_EQ(sections["cache_equivalence"]["genesis_prompt_tokens"], 183);
+  EXPECT_EQ(sections["cache_equivalence"]["genesis_text_prompt_tokens"], settings["genesis_text_prompt_tokens"]);
+  EXPECT_EQ(settings["chat_template"].get<std::string>().rfind(
+                test.minimind2_template ? "MiniMind2's template" : "minimind-3's template", 0),
+            0u)
+      << settings["chat_template"];
+  for (const json& run : sections["cache_equivalence"]["runs"]) {
+    EXPECT_TRUE(run["token_ids_identical"].get<bool>()) << run["prompt"];
+    EXPECT_TRUE(run["logits_bit_identical"].get<bool>()) << run["prompt"];
+  }
+
+  const json& forward = sections["forward_tokens"];
+  EXPECT_EQ(forward["headline"]["cached_forward_tokens"], 246);      // 183 + 64 − 1
+  EXPECT_EQ(forward["headline"]["uncached_forward_tokens"], 13728);  // 183·64 + 64·63/2
+  EXPECT_TRUE(forward["all_counts_match_formulas"].get<bool>());
+  if (config.use_moe) {
+    const json& routing = forward["routing"];
+    EXPECT_EQ(routing["cached"]["expert_assignments"], 246 * config.num_experts_per_token * 2);
+    EXPECT_EQ(routing["uncached"]["expert_assignments"], 13728 * config.num_experts_per_token * 2);
+    EXPECT_EQ(routing["cached"]["tokens_per_expert"].size(), static_cast<std::size_t>(2 * config.num_experts));
+  } else {
+    EXPECT_FALSE(forward.contains("routing"));
+  }
+
+  const json& bytes = sections["cache_bytes"];
+  EXPECT_EQ(bytes["bytes_at_100_tokens"].get<uint64_t>(), test.bytes_at_100_tokens);
+  EXPECT_EQ(bytes["gqa_ratio"].get<double>(), test.gqa_ratio);
+  for (const json& run : bytes["generate_runs"]) {
+    EXPECT_EQ(run["kv_bytes_used"].get<uint64_t>(), run["positions"].get<uint64_t>() * test.bytes_at_100_tokens / 100);
+  }
+  EXPECT_TRUE(sections["seeds"]["same_seed_cache_on_off_identical"].get<bool>());
+  EXPECT_TRUE(sections["seeds"]["alone_and_in_batch_identical"].get<bool>());
+  EXPECT_EQ(sections["temperature"]["settings"][0]["prompts"][0]["distinct_answers"], 1);  // greedy
+  fs::remove_all(scratch);
+}
+
+INSTANTIATE_TEST_SUITE_P(Families, LabOnOwnModels,
+                         ::testing::Values(OwnModelCase{"minimind3", 2 * 2 * 100 * 4 * 16 * 4, 2.0, false},
+                                           OwnModelCase{"minimind3-moe", 2 * 2 * 100 * 4 * 16 * 4, 2.0, false},
+                                           OwnModelCase{"minimind2", 2 * 2 * 100 * 2 * 16 * 4, 4.0, true}),
+                         [](const auto& info) {
+                           std::string name = info.param.family;
+                           for (char& c : name) c = (c == '-') ? '_' : c;
+                           return name;
+                         });
+
+// A model whose context cannot hold the experiment is refused before anything runs; one that holds it but not the
+// longest grid points gets a cut grid, and the cut is written down.
+TEST(LabOnOwnModelsContext, ShortContextIsRefusedOrTheGridIsCut) {
+  const fs::path scratch = scratch_directory("context");
+  fs::remove_all(scratch);
+  const WrittenTokenizer written = write_tokenizer(scratch / "tokenizer", false);
+  const fs::path& tokenizer = written.directory;
+  ModelConfig config = small_config("minimind3", written.vocab_size);
+  config.num_layers = 1;
+  for (const int context : {200, 300}) {
+    config.max_position_embeddings = context;
+    const fs::path model = scratch / ("context-" + std::to_string(context));
+    save_model_directory(model, config, random_weights(config, 3), tokenizer, DType::F32);
+    LabOptions options;
+    options.base_model = model;
+    options.sft_model = model;
+    options.quick = true;
+    options.threads = 1;
+    std::ostringstream progress;
+    if (context == 200) {
+      try {
+        LabContext lab(options, progress);
+        ADD_FAILURE() << "a 200-position model was accepted";
+      } catch (const Error& error) {
+        EXPECT_STREQ(error.what(),
+                     "--base: the model's context is 200 positions; the lab's experiment needs 247 (a 183-token "
+                     "prompt and 64 new tokens)");
+      }
+      continue;
+    }
+    LabContext lab(options, progress);
+    EXPECT_EQ(lab.scale().ttft_prompt_tokens, (std::vector<int>{16, 64, 183}));
+    EXPECT_EQ(lab.scale().kv_max_length, 300);
+    ASSERT_EQ(lab.scale().cuts.size(), 1u);
+    EXPECT_EQ(lab.scale().cuts[0], "TTFT prompt lengths P = 384 left out (the base model's context is 300 positions)");
+  }
+  fs::remove_all(scratch);
+}
+
+}  // namespace
+}  // namespace minigen::lab

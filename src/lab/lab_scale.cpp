@@ -1,0 +1,192 @@
+#include "lab/lab_scale.h"
+
+#include <algorithm>
+#include <functional>
+#include <numeric>
+
+#include "core/error.h"
+
+namespace minigen::lab {
+namespace {
+
+std::string list_text(const std::vector<int>& values) {
+  std::string text;
+  for (int value : values) text += (text.empty() ? "" : ", ") + std::to_string(value);
+  return text;
+}
+
+// Removes the values above `limit`; returns the removed ones.
+std::vector<int> drop_above(std::vector<int>& values, int limit) {
+  std::vector<int> dropped;
+  std::erase_if(values, [&](int value) {
+    if (value <= limit) return false;
+    dropped.push_back(value);
+    return true;
+  });
+  return dropped;
+}
+
+double total_seconds(const LabScale& scale, const LabPromptSizes& prompts, const ForwardCost& base,
+                     const ForwardCost& sft) {
+  const std::vector<double> seconds = section_seconds(lab_work(scale, prompts), base, sft);
+  return std::accumulate(seconds.begin(), seconds.end(), 0.0);
+}
+
+}  // namespace
+
+LabScale LabScale::for_run(bool quick) {
+  LabScale scale;
+  scale.quick = quick;
+  // A guard for the run time, not a part of the experiment: the largest point of the full grid (P = 512, N = 256)
+  // feeds 163,712 tokens without the cache, about a minute and a half on 2 cores for the shipped model. A grid
+  // point above the guard is measured with the cache only; the formula is checked at every point that is run.
+  scale.max_uncached_grid_tokens = 200000;
+  if (quick) {
+    scale.equivalence_sampled_long_prompt = false;
+    scale.grid_prompt_tokens = {16, kHeadlinePromptTokens};
+    scale.grid_new_tokens = {16, kHeadlineNewTokens};
+    scale.sweep_new_tokens = {8, 16, 32, kHeadlineNewTokens};
+    scale.timing_repeats = 1;
+    scale.ttft_prompt_tokens = {16, 64, kHeadlinePromptTokens, 384};
+    scale.kv_max_length = 4096;
+    scale.temperature_samples = 10;
+    scale.temperature_prompt_count = 2;
+    scale.temperature_new_tokens = 40;
+    scale.top_p_prompt_count = 2;
+    scale.top_p_rows = 2;
+    scale.top_p_new_tokens = 40;
+    scale.seed_new_tokens = 32;
+  } else {
+    scale.grid_prompt_tokens = {16, 64, kHeadlinePromptTokens, 512};
+    scale.grid_new_tokens = {16, kHeadlineNewTokens, 256};
+    scale.sweep_new_tokens = {8, 16, 32, kHeadlineNewTokens, 128, 256};
+    scale.timing_repeats = 5;
+    scale.ttft_prompt_tokens = {16, 64, 128, kHeadlinePromptTokens, 256, 384, 512};
+    scale.kv_max_length = 32768;
+    scale.temperature_samples = 30;
+    scale.temperature_prompt_count = 4;
+    scale.temperature_new_tokens = 128;
+    scale.top_p_prompt_count = 4;
+    scale.top_p_rows = 4;
+    scale.top_p_new_tokens = 96;
+    scale.seed_new_tokens = 64;
+  }
+  return scale;
+}
+
+void fit_to_context(LabScale& scale, int base_context, int sft_context, int longest_chat_prompt) {
+  const int headline = kHeadlinePromptTokens + kHeadlineNewTokens;
+  if (base_context < headline) {
+    throw Error("--base: the model's context is " + std::to_string(base_context) +
+                " positions; the lab's experiment needs " + std::to_string(headline) +
+                " (a 183-token prompt and 64 new tokens)");
+  }
+  constexpr int kShortestAnswer = 16;
+  if (sft_context < longest_chat_prompt + kShortestAnswer) {
+    throw Error("--sft: the model's context is " + std::to_string(sft_context) + " positions; its chat prompts take " +
+                std::to_string(longest_chat_prompt) + " and the lab needs room for at least " +
+                std::to_string(kShortestAnswer) + " new tokens after them");
+  }
+  const std::string because = " (the base model's context is " + std::to_string(base_context) + " positions)";
+  // The grid is P × N: drop the largest P above 183 first, then the largest N above 64, until every pair fits.
+  std::vector<int> dropped_prompts;
+  std::vector<int> dropped_new;
+  while (scale.grid_prompt_tokens.back() + scale.grid_new_tokens.back() > base_context) {
+    if (scale.grid_prompt_tokens.back() > kHeadlinePromptTokens) {
+      dropped_prompts.push_back(scale.grid_prompt_tokens.back());
+      scale.grid_prompt_tokens.pop_back();
+    } else {
+      dropped_new.push_back(scale.grid_new_tokens.back());
+      scale.grid_new_tokens.pop_back();
+    }
+  }
+  if (!dropped_prompts.empty())
+    scale.cuts.push_back("grid prompt lengths P = " + list_text(dropped_prompts) + " left out" + because);
+  if (!dropped_new.empty()) scale.cuts.push_back("grid lengths N = " + list_text(dropped_new) + " left out" + because);
+  const std::vector<int> sweep = drop_above(scale.sweep_new_tokens, base_context - kHeadlinePromptTokens);
+  if (!sweep.empty()) scale.cuts.push_back("N sweep at P = 183: N = " + list_text(sweep) + " left out" + because);
+  const std::vector<int> ttft = drop_above(scale.ttft_prompt_tokens, base_context - scale.ttft_new_tokens);
+  if (!ttft.empty()) scale.cuts.push_back("TTFT prompt lengths P = " + list_text(ttft) + " left out" + because);
+  if (scale.kv_max_length > base_context) scale.kv_max_length = base_context;
+
+  const int room = sft_context - longest_chat_prompt;
+  for (int* new_tokens : {&scale.temperature_new_tokens, &scale.top_p_new_tokens, &scale.seed_new_tokens}) {
+    if (*new_tokens > room) {
+      scale.cuts.push_back("SFT answers cut from " + std::to_string(*new_tokens) + " to " + std::to_string(room) +
+                           " new tokens (the SFT model's context is " + std::to_string(sft_context) + " positions)");
+      *new_tokens = room;
+    }
+  }
+}
+
+BudgetFit fit_to_budget(LabScale& scale, const LabPromptSizes& prompts, const ForwardCost& base, const ForwardCost& sft,
+                        double budget_seconds) {
+  BudgetFit fit;
+  fit.estimated_seconds_before = total_seconds(scale, prompts, base, sft);
+  // Each step cuts something and returns what, or returns "" when there was nothing left to cut.
+  const std::vector<std::function<std::string(LabScale&)>> steps = {
+      [](LabScale& s) -> std::string {
+        if (s.timing_repeats <= 3) return "";
+        s.timing_repeats = 3;
+        return "timing medians of 3 runs instead of 5";
+      },
+      [](LabScale& s) -> std::string {
+        if (s.max_uncached_grid_tokens <= 50000) return "";
+        s.max_uncached_grid_tokens = 50000;
+        return "grid points whose no-cache run would feed more than 50,000 tokens measured with the cache only";
+      },
+      [](LabScale& s) -> std::string {
+        const std::vector<int> dropped = drop_above(s.sweep_new_tokens, 128);
+        return dropped.empty() ? "" : "N sweep at P = 183 stops at N = 128";
+      },
+      [](LabScale& s) -> std::string {
+        if (s.temperature_samples <= 20) return "";
+        s.temperature_samples = 20;
+        return "20 samples per temperature instead of 30";
+      },
+      [](LabScale& s) -> std::string {
+        if (s.temperature_new_tokens <= 64) return "";
+        s.temperature_new_tokens = 64;
+        s.top_p_new_tokens = std::min(s.top_p_new_tokens, 64);
+        return "temperature and top-p answers of at most 64 tokens";
+      },
+      [](LabScale& s) -> std::string {
+        if (s.timing_repeats <= 1) return "";
+        s.timing_repeats = 1;
+        return "one timed run per point instead of a median";
+      },
+      [](LabScale& s) -> std::string {
+        const std::vector<int> dropped = drop_above(s.ttft_prompt_tokens, 256);
+        return dropped.empty() ? "" : "TTFT measured up to P = 256 (P = " + list_text(dropped) + " left out)";
+      },
+      [](LabScale& s) -> std::string {
+        if (s.max_uncached_grid_tokens <= 15000) return "";
+        s.max_uncached_grid_tokens = 15000;
+        return "grid points whose no-cache run would feed more than 15,000 tokens measured with the cache only";
+      },
+      [](LabScale& s) -> std::string {
+        const std::vector<int> dropped = drop_above(s.sweep_new_tokens, kHeadlineNewTokens);
+        return dropped.empty() ? "" : "N sweep at P = 183 stops at N = 64";
+      },
+      [](LabScale& s) -> std::string {
+        if (s.temperature_samples <= 10 && s.temperature_prompt_count <= 2 && s.top_p_prompt_count <= 2) return "";
+        s.temperature_samples = std::min(s.temperature_samples, 10);
+        s.temperature_prompt_count = std::min(s.temperature_prompt_count, 2);
+        s.top_p_prompt_count = std::min(s.top_p_prompt_count, 2);
+        return "temperature and top-p on 2 chat prompts, 10 samples per temperature";
+      },
+  };
+  double estimate = fit.estimated_seconds_before;
+  for (std::size_t i = 0; i < steps.size() && estimate > budget_seconds; ++i) {
+    const std::string cut = steps[i](scale);
+    if (cut.empty()) continue;
+    estimate = total_seconds(scale, prompts, base, sft);
+    scale.cuts.push_back(cut + " (to fit the " + (scale.quick ? "quick" : "full") + " run's budget of " +
+                         duration_text(budget_seconds) + ")");
+  }
+  fit.section_seconds = section_seconds(lab_work(scale, prompts), base, sft);
+  fit.estimated_seconds = std::accumulate(fit.section_seconds.begin(), fit.section_seconds.end(), 0.0);
+  return fit;
+}
+
+}  // namespace minigen::lab

@@ -1,0 +1,64 @@
+#pragma once
+// How much the lab measures: the grids, repeats and sample counts of a quick or full run, cut to the models'
+// context and shrunk to a time budget for big models. Every cut is written down, so the report can say what was
+// left out and why.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "lab/work_estimate.h"
+
+namespace minigen::lab {
+
+// The module's experiment: a 183-token prompt and 64 new tokens.
+inline constexpr int kHeadlinePromptTokens = 183;
+inline constexpr int kHeadlineNewTokens = 64;
+
+struct LabScale {
+  bool quick = false;
+  int equivalence_new_tokens = 64;
+  bool equivalence_sampled_long_prompt = true;  // also sample the 183-token prompt with and without the cache
+  std::vector<int> grid_prompt_tokens;          // P
+  std::vector<int> grid_new_tokens;             // N
+  std::vector<int> sweep_new_tokens;            // N at P = 183, for the plots
+  int64_t max_uncached_grid_tokens = 0;         // grid points whose no-cache run feeds more are left out
+  int timing_repeats = 1;
+  std::vector<int> ttft_prompt_tokens;
+  int ttft_new_tokens = 8;
+  int kv_max_length = 0;
+  int temperature_samples = 30;
+  int temperature_prompt_count = 0;
+  int temperature_new_tokens = 0;
+  int top_p_prompt_count = 0;
+  int top_p_rows = 0;
+  int top_p_new_tokens = 0;
+  int seed_new_tokens = 0;
+
+  std::vector<std::string> cuts;  // what was cut from the default sizes, and why, one sentence each
+
+  // The default sizes: the full run takes about 40 s on the shipped 4.9 M-parameter models, the quick one 10 s.
+  static LabScale for_run(bool quick);
+};
+
+// Drops grid points, sweep points and prompt lengths that do not fit the context (base: P + N positions; SFT: the
+// longest chat prompt plus the new tokens). Throws minigen::Error when even the headline run (183 + 64 positions)
+// or a short chat answer does not fit.
+void fit_to_context(LabScale& scale, int base_context, int sft_context, int longest_chat_prompt);
+
+// Time budgets: --quick on a 64 M-parameter model must finish in under 5 minutes on 2 cores, the full run in under
+// 30; the budgets leave a margin for the estimate's error.
+inline constexpr double kQuickBudgetSeconds = 4 * 60;
+inline constexpr double kFullBudgetSeconds = 25 * 60;
+
+struct BudgetFit {
+  double estimated_seconds_before = 0;  // at the default sizes
+  double estimated_seconds = 0;         // after the cuts
+  std::vector<double> section_seconds;  // after the cuts, per section
+};
+
+// Shrinks the scale step by step (repeats first, then the no-cache runs, then sample counts and lengths) until the
+// estimate fits the budget or nothing is left to cut; each step taken is added to scale.cuts.
+BudgetFit fit_to_budget(LabScale& scale, const LabPromptSizes& prompts, const ForwardCost& base, const ForwardCost& sft,
+                        double budget_seconds);
+
+}  // namespace minigen::lab

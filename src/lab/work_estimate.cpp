@@ -1,0 +1,153 @@
+#include "lab/work_estimate.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <functional>
+#include <set>
+#include <tuple>
+
+#include "lab/lab_scale.h"
+
+namespace minigen::lab {
+namespace {
+
+// Section 5's temperature settings and section 6's top-p/top-k settings, counted (their lists live in the
+// sections; lab_work_test checks these counts against a run's report).
+constexpr int kTemperatureSettings = 6;
+constexpr int kTopPSettings = 5;
+
+// The base model's greedy runs, counted once as LabContext memoises them.
+class BaseGreedyRuns {
+ public:
+  explicit BaseGreedyRuns(ForwardWork& into) : into_(into) {}
+  void run(int prompt_tokens, int new_tokens, bool use_cache) {
+    if (seen_.insert({prompt_tokens, new_tokens, use_cache}).second) {
+      into_.get() += generation_work(prompt_tokens, new_tokens, 1, use_cache);
+    }
+  }
+  void retarget(ForwardWork& into) { into_ = std::ref(into); }
+
+ private:
+  std::reference_wrapper<ForwardWork> into_;
+  std::set<std::tuple<int, int, bool>> seen_;
+};
+
+int64_t uncached_tokens(int64_t prompt_tokens, int64_t new_tokens) {
+  return prompt_tokens * new_tokens + new_tokens * (new_tokens - 1) / 2;
+}
+
+}  // namespace
+
+ForwardWork generation_work(int64_t prompt_tokens, int64_t new_tokens, int64_t rows, bool use_cache) {
+  if (new_tokens <= 0) return {};
+  const int64_t per_row = use_cache ? prompt_tokens + new_tokens - 1 : uncached_tokens(prompt_tokens, new_tokens);
+  return {new_tokens, rows * per_row};
+}
+
+ForwardCost ForwardCost::from_timings(double prefill_seconds, int prefill_tokens, double decode_step_seconds) {
+  ForwardCost cost;
+  cost.seconds_per_token = std::max(0.0, (prefill_seconds - decode_step_seconds) / std::max(1, prefill_tokens - 1));
+  cost.seconds_per_call = std::max(0.0, decode_step_seconds - cost.seconds_per_token);
+  return cost;
+}
+
+std::vector<SectionWork> lab_work(const LabScale& scale, const LabPromptSizes& prompts) {
+  std::vector<SectionWork> sections(8);
+  BaseGreedyRuns greedy(sections[0].base);
+
+  // 1. Same tokens with and without the cache: greedy (shared) and sampled (its own runs) on each prompt.
+  for (int prompt : prompts.equivalence_prompts) {
+    greedy.run(prompt, scale.equivalence_new_tokens, true);
+    greedy.run(prompt, scale.equivalence_new_tokens, false);
+  }
+  for (int prompt : prompts.equivalence_prompts) {
+    if (prompt > 64 && !scale.equivalence_sampled_long_prompt) continue;
+    for (const bool cache : {true, false}) {
+      sections[0].base += generation_work(prompt, scale.equivalence_new_tokens, 1, cache);
+    }
+  }
+
+  // 2. Tokens entering forward: the grid, then the N sweep at P = 183 (both modes).
+  greedy.retarget(sections[1].base);
+  for (int prompt : scale.grid_prompt_tokens) {
+    for (int new_tokens : scale.grid_new_tokens) {
+      greedy.run(prompt, new_tokens, true);
+      if (uncached_tokens(prompt, new_tokens) <= scale.max_uncached_grid_tokens) greedy.run(prompt, new_tokens, false);
+    }
+  }
+  for (int new_tokens : scale.sweep_new_tokens) {
+    greedy.run(kHeadlinePromptTokens, new_tokens, true);
+    greedy.run(kHeadlinePromptTokens, new_tokens, false);
+  }
+
+  // 3. Times: each point once from the shared runs, then repeats − 1 more.
+  greedy.retarget(sections[2].base);
+  const auto timed = [&](int prompt, int new_tokens) {
+    for (const bool cache : {true, false}) {
+      greedy.run(prompt, new_tokens, cache);
+      for (int repeat = 1; repeat < scale.timing_repeats; ++repeat) {
+        sections[2].base += generation_work(prompt, new_tokens, 1, cache);
+      }
+    }
+  };
+  timed(kHeadlinePromptTokens, kHeadlineNewTokens);
+  for (int prompt : scale.ttft_prompt_tokens) timed(prompt, scale.ttft_new_tokens);
+
+  // 4. Cache bytes: two real generations.
+  greedy.retarget(sections[3].base);
+  greedy.run(37, kHeadlineNewTokens, true);
+  greedy.run(kHeadlinePromptTokens, kHeadlineNewTokens, true);
+
+  // 5. and 6. Batches of samples on each chat prompt, with the cache.
+  const int chat_prompts = static_cast<int>(prompts.chat_prompts.size());
+  for (int p = 0; p < std::min(scale.temperature_prompt_count, chat_prompts); ++p) {
+    sections[4].sft += generation_work(prompts.chat_prompts[p], scale.temperature_new_tokens,
+                                       static_cast<int64_t>(scale.temperature_samples) * kTemperatureSettings, true);
+  }
+  for (int p = 0; p < std::min(scale.top_p_prompt_count, chat_prompts); ++p) {
+    sections[5].sft += generation_work(prompts.chat_prompts[p], scale.top_p_new_tokens,
+                                       static_cast<int64_t>(scale.top_p_rows) * kTopPSettings, true);
+  }
+  // (The settings run one after another, not as one batch: the calls multiply, not the rows.)
+  sections[4].sft.calls *= kTemperatureSettings;
+  sections[5].sft.calls *= kTopPSettings;
+
+  // 7. eos padding reuses section 5's batches. 8. Seeds: four pairs on the first chat prompt (five runs with the
+  // cache, three without), the same request alone, then in a batch of three prompts.
+  if (chat_prompts >= 3) {
+    const int first = prompts.chat_prompts[0];
+    const int new_tokens = scale.seed_new_tokens;
+    for (int run = 0; run < 6; ++run) sections[7].sft += generation_work(first, new_tokens, 1, true);
+    for (int run = 0; run < 3; ++run) sections[7].sft += generation_work(first, new_tokens, 1, false);
+    ForwardWork batch = generation_work(first, new_tokens, 1, true);
+    batch.tokens += generation_work(prompts.chat_prompts[1], new_tokens, 1, true).tokens +
+                    generation_work(prompts.chat_prompts[2], new_tokens, 1, true).tokens;
+    sections[7].sft += batch;
+  }
+  return sections;
+}
+
+std::vector<double> section_seconds(const std::vector<SectionWork>& work, const ForwardCost& base,
+                                    const ForwardCost& sft) {
+  std::vector<double> seconds;
+  for (const SectionWork& section : work) seconds.push_back(base.seconds(section.base) + sft.seconds(section.sft));
+  return seconds;
+}
+
+std::string duration_text(double seconds) {
+  const long long total = std::llround(std::max(0.0, seconds));
+  char text[48];
+  if (seconds < 9.95) {
+    std::snprintf(text, sizeof text, "%.1f s", std::max(0.0, seconds));
+  } else if (total < 60) {
+    std::snprintf(text, sizeof text, "%lld s", total);
+  } else if (total < 3600) {
+    std::snprintf(text, sizeof text, "%lld min %02lld s", total / 60, total % 60);
+  } else {
+    std::snprintf(text, sizeof text, "%lld h %02lld min", total / 3600, (total % 3600) / 60);
+  }
+  return text;
+}
+
+}  // namespace minigen::lab
