@@ -77,6 +77,7 @@ LoadedModel load_model(const fs::path& path, const LoadOptions& options) {
   } else if (path.extension() == ".pth" || path.extension() == ".pt") {
     tensors = read_torch_pth(path);
     config = infer_config_from_tensors(tensors, options.num_q_heads);
+    if (options.yarn) config.rope_scaling = RopeScaling{};  // minimind-3's YaRN settings
     loaded.format = "pth";
     tokenizer_location = path.parent_path();
   } else {

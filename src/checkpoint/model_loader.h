@@ -15,6 +15,9 @@ namespace minigen {
 struct LoadOptions {
   int num_q_heads = 8;                                  // a .pth cannot tell the head count; MiniMind's default is 8
   std::optional<std::filesystem::path> tokenizer_path;  // tokenizer.json or the directory holding it
+  // YaRN for a .pth (whose config.json would say inference_rope_scaling): minimind-3's factor 16 over 2,048
+  // positions, what MiniMind's eval switches on with --inference_rope_scaling.
+  bool yarn = false;
 };
 
 struct LoadedModel {

@@ -12,16 +12,19 @@ void ModelFlags::add_to(CLI::App& command) {
   command.add_option("-m,--model", model_path,
                      "model: an HF directory (config.json + model.safetensors) or a MiniMind .pth file "
                      "[default: the shipped minigen-tiny-sft]");
-  add_pth_flags(command, tokenizer_path, num_q_heads);
+  add_pth_flags(command, tokenizer_path, num_q_heads, yarn);
   add_threads_flag(command, threads);
   add_weights_flag(command, weights);
 }
 
-void add_pth_flags(CLI::App& command, std::string& tokenizer_path, int& num_q_heads) {
+void add_pth_flags(CLI::App& command, std::string& tokenizer_path, int& num_q_heads, bool& yarn) {
   command.add_option("--tokenizer", tokenizer_path, "tokenizer.json or its directory (default: beside the model)");
   command.add_option("--heads", num_q_heads, "query heads of a .pth model, which its tensors cannot tell")
       ->default_val(8)
       ->check(integer_in(1, 1024));
+  command.add_flag("--yarn", yarn,
+                   "a .pth model with minimind-3's YaRN rope scaling (MiniMind's --inference_rope_scaling; a "
+                   "directory's config.json says it itself)");
 }
 
 void add_threads_flag(CLI::App& command, int& threads) {
@@ -48,6 +51,7 @@ LoadedModel ModelFlags::load() const {
   }
   LoadOptions options;
   options.num_q_heads = num_q_heads;
+  options.yarn = yarn;
   if (!tokenizer_path.empty()) options.tokenizer_path = tokenizer_path;
   return load_model(path, options);
 }

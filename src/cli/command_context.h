@@ -15,6 +15,7 @@ struct ModelFlags {
   std::string model_path;  // empty: the shipped default model
   std::string tokenizer_path;
   int num_q_heads = 8;
+  bool yarn = false;
   int threads = 0;  // 0: one per core
   std::string weights = "f32";
 
@@ -25,7 +26,7 @@ struct ModelFlags {
 };
 
 // The flags ModelFlags adds, one group at a time, for commands that load models under other names (lab).
-void add_pth_flags(CLI::App& command, std::string& tokenizer_path, int& num_q_heads);
+void add_pth_flags(CLI::App& command, std::string& tokenizer_path, int& num_q_heads, bool& yarn);
 void add_threads_flag(CLI::App& command, int& threads);
 void add_weights_flag(CLI::App& command, std::string& weights);
 

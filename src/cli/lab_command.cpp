@@ -18,6 +18,7 @@ struct LabFlags {
   std::string out_dir = "lab-report";
   std::string tokenizer_path;
   int num_q_heads = 8;
+  bool yarn = false;
   std::string weights = "f32";
   bool quick = false;
   int threads = 0;
@@ -31,6 +32,7 @@ int run_lab_command(const LabFlags& flags) {
       flags.sft_model.empty() ? minigen_home() / "models" / "minigen-tiny-sft" : std::filesystem::path(flags.sft_model);
   options.out_dir = flags.out_dir;
   options.pth_options.num_q_heads = flags.num_q_heads;
+  options.pth_options.yarn = flags.yarn;
   if (!flags.tokenizer_path.empty()) options.pth_options.tokenizer_path = flags.tokenizer_path;
   options.weight_type = parse_weight_type(flags.weights);
   options.quick = flags.quick;
@@ -56,7 +58,7 @@ CommandAction add_lab_command(CLI::App& app) {
                       "[default: models/minigen-tiny-base]");
   command->add_option("--sft", flags->sft_model, "SFT (chat) model, any family [default: models/minigen-tiny-sft]");
   command->add_option("--out", flags->out_dir, "directory for the report")->default_val("lab-report");
-  add_pth_flags(*command, flags->tokenizer_path, flags->num_q_heads);
+  add_pth_flags(*command, flags->tokenizer_path, flags->num_q_heads, flags->yarn);
   add_weights_flag(*command, flags->weights);
   command->add_flag("--quick", flags->quick,
                     "smaller grids, fewer repeats and samples (under a minute on 2 cores for the shipped models, "

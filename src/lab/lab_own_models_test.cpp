@@ -86,10 +86,12 @@ fs::path write_pth(const fs::path& directory, const std::string& name, const Mod
 }
 
 struct OwnModelCase {
+  std::string name;
   std::string family;
   uint64_t bytes_at_100_tokens;  // 2 · 2 layers · 100 · kv_heads · 16 · 4 B
   double gqa_ratio;
   bool minimind2_template;
+  bool yarn = false;  // loaded with --yarn: minimind-3's YaRN rope scaling
 };
 
 class LabOnOwnModels : public ::testing::TestWithParam<OwnModelCase> {};
@@ -112,6 +114,7 @@ TEST_P(LabOnOwnModels, QuickLabOnFp16PthCheckpointsHoldsTheFormulasForTheirShape
   options.out_dir = scratch / "report";
   options.pth_options.num_q_heads = config.num_q_heads;
   options.pth_options.tokenizer_path = tokenizer;
+  options.pth_options.yarn = test.yarn;
   options.quick = true;
   options.threads = 2;
   std::ostringstream progress;
@@ -126,6 +129,7 @@ TEST_P(LabOnOwnModels, QuickLabOnFp16PthCheckpointsHoldsTheFormulasForTheirShape
   EXPECT_EQ(settings["base_model"]["layers"], 2);
   EXPECT_EQ(settings["base_model"]["kv_heads"], config.num_kv_heads);
   EXPECT_EQ(settings["base_model"]["experts"], config.num_experts);
+  EXPECT_EQ(settings["base_model"]["yarn"], test.yarn);
   // The genesis text is not 183 tokens with this tokenizer, yet the prompt is cut to exactly 183.
   EXPECT_GT(settings["genesis_text_prompt_tokens"].get<int>(), 300);
   EXPECT_EQ(sections["cache_equivalence"]["genesis_prompt_tokens"], 183);
@@ -164,15 +168,13 @@ TEST_P(LabOnOwnModels, QuickLabOnFp16PthCheckpointsHoldsTheFormulasForTheirShape
   fs::remove_all(scratch);
 }
 
-INSTANTIATE_TEST_SUITE_P(Families, LabOnOwnModels,
-                         ::testing::Values(OwnModelCase{"minimind3", 2 * 2 * 100 * 4 * 16 * 4, 2.0, false},
-                                           OwnModelCase{"minimind3-moe", 2 * 2 * 100 * 4 * 16 * 4, 2.0, false},
-                                           OwnModelCase{"minimind2", 2 * 2 * 100 * 2 * 16 * 4, 4.0, true}),
-                         [](const auto& info) {
-                           std::string name = info.param.family;
-                           for (char& c : name) c = (c == '-') ? '_' : c;
-                           return name;
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Families, LabOnOwnModels,
+    ::testing::Values(OwnModelCase{"minimind3", "minimind3", 2 * 2 * 100 * 4 * 16 * 4, 2.0, false},
+                      OwnModelCase{"minimind3_moe", "minimind3-moe", 2 * 2 * 100 * 4 * 16 * 4, 2.0, false},
+                      OwnModelCase{"minimind3_yarn", "minimind3", 2 * 2 * 100 * 4 * 16 * 4, 2.0, false, true},
+                      OwnModelCase{"minimind2", "minimind2", 2 * 2 * 100 * 2 * 16 * 4, 4.0, true}),
+    [](const auto& info) { return info.param.name; });
 
 // A model whose context cannot hold the experiment is refused before anything runs; one that holds it but not the
 // longest grid points gets a cut grid, and the cut is written down.
