@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cache/kv_cache.h"
+#include "checkpoint/model_description.h"
 #include "cli/command_context.h"
 #include "cli/commands.h"
 #include "cli/json_output.h"
@@ -22,31 +23,10 @@ int run_info(InfoFlags flags) {
   const LoadedModel loaded = flags.model.load();
   const ModelConfig& c = loaded.model->config;
   const std::size_t per_token = c.kv_bytes_per_token(KvCache::kBytesPerElement);
-  nlohmann::json info = {
-      {"path", loaded.path.string()},
-      {"format", loaded.format},
-      {"stored_dtype", dtype_name(loaded.stored_dtype)},
-      {"family", identify_family(c)},
-      {"parameters", c.parameter_count()},
-      {"vocab_size", c.vocab_size},
-      {"hidden_size", c.hidden_size},
-      {"layers", c.num_layers},
-      {"q_heads", c.num_q_heads},
-      {"kv_heads", c.num_kv_heads},
-      {"head_dim", c.head_dim},
-      {"intermediate_size", c.use_moe ? c.moe_intermediate_size : c.intermediate_size},
-      {"qk_norm", c.qk_norm},
-      {"moe", c.use_moe ? nlohmann::json{{"experts", c.num_experts},
-                                         {"experts_per_token", c.num_experts_per_token},
-                                         {"shared_experts", c.num_shared_experts}}
-                        : nlohmann::json(nullptr)},
-      {"context", c.max_position_embeddings},
-      {"rope_theta", c.rope_theta},
-      {"kv_cache_dtype", "F32"},
-      {"kv_bytes_per_token", per_token},
-      {"kv_bytes_per_1000_tokens", per_token * 1000},
-      {"tokenizer_vocab", loaded.tokenizer->vocab_size()},
-  };
+  nlohmann::json info = model_description(loaded);
+  info["kv_cache_dtype"] = "F32";
+  info["kv_bytes_per_token"] = per_token;
+  info["kv_bytes_per_1000_tokens"] = per_token * 1000;
   if (flags.json) {
     std::cout << to_json_text(info) << "\n";
     return 0;

@@ -128,7 +128,11 @@ TEST_P(LabOnOwnModels, QuickLabOnFp16PthCheckpointsHoldsTheFormulasForTheirShape
   EXPECT_EQ(settings["base_model"]["stored_dtype"], "F16");
   EXPECT_EQ(settings["base_model"]["layers"], 2);
   EXPECT_EQ(settings["base_model"]["kv_heads"], config.num_kv_heads);
-  EXPECT_EQ(settings["base_model"]["experts"], config.num_experts);
+  if (config.use_moe) {
+    EXPECT_EQ(settings["base_model"]["moe"]["experts"], config.num_experts);
+  } else {
+    EXPECT_TRUE(settings["base_model"]["moe"].is_null());
+  }
   EXPECT_EQ(settings["base_model"]["yarn"], test.yarn);
   // The genesis text is not 183 tokens with this tokenizer, yet the prompt is cut to exactly 183.
   EXPECT_GT(settings["genesis_text_prompt_tokens"].get<int>(), 300);

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <functional>
 
+#include "checkpoint/model_description.h"
 #include "core/error.h"
 #include "core/format.h"
 #include "core/json_text.h"
@@ -27,25 +28,6 @@ void create_output_directory(const fs::path& out_dir) {
   std::error_code error;
   fs::create_directories(out_dir, error);
   if (error) throw Error("--out: cannot create " + out_dir.string() + ": " + error.message());
-}
-
-nlohmann::json model_json(const LoadedModel& loaded) {
-  const ModelConfig& config = loaded.model->config;
-  return {{"path", loaded.path.string()},
-          {"format", loaded.format},
-          {"stored_dtype", dtype_name(loaded.stored_dtype)},
-          {"family", identify_family(config)},
-          {"parameters", config.parameter_count()},
-          {"layers", config.num_layers},
-          {"q_heads", config.num_q_heads},
-          {"kv_heads", config.num_kv_heads},
-          {"head_dim", config.head_dim},
-          {"vocab_size", config.vocab_size},
-          {"context", config.max_position_embeddings},
-          {"yarn", config.rope_scaling.has_value()},
-          {"experts", config.num_experts},
-          {"experts_per_token", config.num_experts_per_token},
-          {"tokenizer_vocab_size", loaded.tokenizer->vocab_size()}};
 }
 
 std::string model_text(const LoadedModel& loaded) {
@@ -170,8 +152,8 @@ LabOutcome run_lab(const LabOptions& options, std::ostream& progress) {
   report.settings = {{"quick", options.quick},
                      {"threads", lab.threads()},
                      {"weights", weight_type_name(options.weight_type)},
-                     {"base_model", model_json(lab.base())},
-                     {"sft_model", model_json(lab.sft())},
+                     {"base_model", model_description(lab.base())},
+                     {"sft_model", model_description(lab.sft())},
                      {"chat_template", lab.chat_format().description},
                      {"genesis_text_prompt_tokens", lab.genesis_text_prompt_tokens()},
                      {"cuts", lab.scale().cuts},
