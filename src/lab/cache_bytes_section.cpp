@@ -49,11 +49,12 @@ ReportSection cache_bytes_section(LabContext& lab) {
   section.title = "Cache bytes";
   const ModelConfig& config = lab.base().model->config;
   const int max_length = std::min(lab.scale().kv_max_length, config.max_position_embeddings);
+  const std::string model_name = identify_family(config);
   section.paragraph(
       "The cache holds, for every layer, one key vector and one value vector per position and per **key/value** "
-      "head: 2 · layers · length · kv_heads · head_dim · bytes per element. For the tiny model that is 2 · " +
-      std::to_string(config.num_layers) + " · length · " + std::to_string(config.num_kv_heads) + " · " +
-      std::to_string(config.head_dim) +
+      "head: 2 · layers · length · kv_heads · head_dim · bytes per element. For this model (" +
+      model_name + ") that is 2 · " + std::to_string(config.num_layers) + " · length · " +
+      std::to_string(config.num_kv_heads) + " · " + std::to_string(config.head_dim) +
       " · 4 B (fp32) = " + with_thousands(static_cast<long long>(kv_formula_bytes(config, 1))) +
       " B per token. MiniMind stores K and V before `repeat_kv` copies them to match the query heads, and so does "
       "minigen: with grouped-query attention (GQA) the cache shrinks by q_heads / kv_heads.");
@@ -94,7 +95,7 @@ ReportSection cache_bytes_section(LabContext& lab) {
       "). The memory actually reserved is larger between doublings; generate() avoids that by reserving "
       "P + N positions for each row up front.");
   section.plot(PlotSpec{"cache_bytes.svg",
-                        "KV cache bytes of the tiny model against length",
+                        "KV cache bytes of the " + model_name + " model against length",
                         "cached length (tokens)",
                         "KV cache (MiB)",
                         false,
@@ -124,12 +125,19 @@ ReportSection cache_bytes_section(LabContext& lab) {
                     {"formula", kv_formula_bytes(config, positions)}});
   }
   const uint64_t bytes_at_100 = bytes_used_at(config, 100);
-  section.paragraph(
-      "The module's figure: 100 cached tokens of the tiny model take 2 × 4 layers × 100 × 2 heads × 32 × "
-      "4 B = **" +
-      with_thousands(static_cast<long long>(bytes_at_100)) +
-      " B**. A real generation that ends with 100 cached positions (a 37-token prompt and 64 new "
-      "tokens) reports the same, and so does the module's 183 + 64 run:");
+  const ModelConfig module_model = config_for_family("tiny");  // the module's example shape
+  const bool is_module_shape = config.num_layers == module_model.num_layers &&
+                               config.num_kv_heads == module_model.num_kv_heads &&
+                               config.head_dim == module_model.head_dim;
+  section.paragraph(std::string(is_module_shape ? "The module's figure: "
+                                                : "The module's figure is for a model of 4 layers, 2 kv "
+                                                  "heads and head_dim 32 (204,800 B at 100 tokens); for "
+                                                  "this model, ") +
+                    "100 cached tokens take 2 × " + std::to_string(config.num_layers) + " layers × 100 × " +
+                    std::to_string(config.num_kv_heads) + " heads × " + std::to_string(config.head_dim) +
+                    " × 4 B = **" + with_thousands(static_cast<long long>(bytes_at_100)) +
+                    " B**. A real generation that ends with 100 cached positions (a 37-token prompt and 64 new "
+                    "tokens) reports the same, and so does the module's 183 + 64 run:");
   section.table(std::move(runs_table));
 
   // GQA against the same model with kv_heads = q_heads (plain multi-head attention).
@@ -138,7 +146,7 @@ ReportSection cache_bytes_section(LabContext& lab) {
        "100 tokens (GQA)", "100 tokens (kv_heads = q_heads)", "saving"},
       {}};
   nlohmann::json gqa = nlohmann::json::array();
-  const std::vector<std::pair<std::string, ModelConfig>> families = {{"tiny (this model)", config},
+  const std::vector<std::pair<std::string, ModelConfig>> families = {{model_name + " (this model)", config},
                                                                      {"MiniMind2", config_for_family("minimind2")},
                                                                      {"minimind-3", config_for_family("minimind3")}};
   for (const auto& [name, family_config] : families) {
