@@ -22,23 +22,41 @@ LoadedModel load_lab_model(const std::filesystem::path& path, const char* flag, 
   }
 }
 
-// Times a prefill and the decode steps after it, twice (the first run also grows buffers), and prices the model's
-// forward calls from the faster of each.
-ForwardCost calibrate(Transformer& transformer, const std::vector<int>& prompt) {
+// Times what the work estimate prices (see CalibrationTimings), each run twice and the faster kept (the first run
+// also grows buffers). About a second for a 64 M-parameter model.
+ForwardCost calibrate(Transformer& transformer, const std::vector<int>& long_prompt) {
+  const int short_tokens = std::min(32, static_cast<int>(long_prompt.size()) / 2);
   constexpr int kDecodeSteps = 8;
-  GenerateOptions options;
-  options.max_new_tokens = kDecodeSteps + 1;
-  options.ignore_eos = true;
-  options.sampling.greedy = true;
-  const std::vector<std::vector<int>> batch = {prompt};
-  double prefill_ms = 0;
-  double step_ms = 0;
-  for (int run = 0; run < 2; ++run) {
-    const GenerateStats stats = generate(transformer, batch, options).stats;
-    prefill_ms = run == 0 ? stats.ttft_ms : std::min(prefill_ms, stats.ttft_ms);
-    step_ms = run == 0 ? stats.itl_ms : std::min(step_ms, stats.itl_ms);
-  }
-  return ForwardCost::from_timings(prefill_ms / 1000, static_cast<int>(prompt.size()), step_ms / 1000);
+  constexpr int kBatchRows = 8;
+  const std::vector<int> short_prompt(long_prompt.begin(), long_prompt.begin() + short_tokens);
+  const auto fastest = [&](const std::vector<int>& prompt, int rows, bool greedy) {
+    GenerateOptions options;
+    options.max_new_tokens = kDecodeSteps + 1;
+    options.ignore_eos = true;
+    options.sampling.greedy = greedy;  // else MiniMind's defaults: T 0.85, top-k 50, top-p 0.85
+    const std::vector<std::vector<int>> batch(rows, prompt);
+    GenerateStats best;
+    for (int run = 0; run < 2; ++run) {
+      const GenerateStats stats = generate(transformer, batch, options).stats;
+      if (run == 0 || stats.ttft_ms < best.ttft_ms) best.ttft_ms = stats.ttft_ms;
+      if (run == 0 || stats.itl_ms < best.itl_ms) best.itl_ms = stats.itl_ms;
+    }
+    return best;
+  };
+  const GenerateStats short_run = fastest(short_prompt, 1, true);
+  const GenerateStats long_run = fastest(long_prompt, 1, true);
+  const GenerateStats batch_run = fastest(short_prompt, kBatchRows, false);
+  CalibrationTimings timings;
+  timings.decode_position = short_tokens + kDecodeSteps / 2;
+  timings.decode_step_seconds = short_run.itl_ms / 1000;
+  timings.short_prefill_tokens = short_tokens;
+  timings.short_prefill_seconds = short_run.ttft_ms / 1000;
+  timings.long_prefill_tokens = static_cast<int>(long_prompt.size());
+  timings.long_prefill_seconds = long_run.ttft_ms / 1000;
+  timings.batch_rows = kBatchRows;
+  timings.batch_position = short_tokens + kDecodeSteps / 2;
+  timings.batch_step_seconds = batch_run.itl_ms / 1000;
+  return price_from_timings(timings);
 }
 
 // The shipped example prompt (a few KB); the cap only guards against a replaced or damaged file.
@@ -78,8 +96,15 @@ LabContext::LabContext(const LabOptions& options, std::ostream& progress)
   this->progress("timing the models to estimate the run");
   const std::vector<std::vector<int>> warm_up = {base_prompt_of_length(longest_prompt)};
   generate(*base_transformer_, warm_up, base_greedy_options(1, true));
-  base_cost_ = calibrate(*base_transformer_, base_prompt_of_length(64));
-  sft_cost_ = calibrate(*sft_transformer_, chat_prompt(chat_messages().front()));
+  // Both models priced on base-model-form prompts (any ids do: only the lengths matter to the price).
+  // The long prompt stays inside each model's context (fit_to_context made sure it holds 183 + 64 positions).
+  const auto calibration_prompt = [&](const ModelConfig& config) {
+    std::vector<int> prompt = base_prompt_of_length(std::min(256, config.max_position_embeddings - 16));
+    for (int& id : prompt) id %= config.vocab_size;
+    return prompt;
+  };
+  base_cost_ = calibrate(*base_transformer_, calibration_prompt(base_.model->config));
+  sft_cost_ = calibrate(*sft_transformer_, calibration_prompt(sft_.model->config));
   estimate_ =
       fit_to_budget(scale_, prompts, base_cost_, sft_cost_, options.quick ? kQuickBudgetSeconds : kFullBudgetSeconds);
 }

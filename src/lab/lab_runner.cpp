@@ -76,17 +76,26 @@ std::vector<std::string> introduction(const LabContext& lab, bool quick) {
   return paragraphs;
 }
 
+nlohmann::json cost_json(const ForwardCost& cost) {
+  return {{"seconds_per_call", cost.seconds_per_call},
+          {"seconds_per_token", cost.seconds_per_token},
+          {"seconds_per_attention_pair", cost.seconds_per_attention_pair},
+          {"seconds_per_row_step", cost.seconds_per_row_step}};
+}
+
 // Estimated against measured seconds per section, and the calibration behind the estimate.
 std::string timing_paragraph(const LabContext& lab, const std::vector<std::string>& titles,
                              const std::vector<double>& measured) {
   const ForwardCost& base = lab.base_cost();
   const ForwardCost& sft = lab.sft_cost();
+  const auto prices = [](const ForwardCost& cost) {
+    return fixed(cost.seconds_per_call * 1e3, 2) + " ms per forward call + " + fixed(cost.seconds_per_token * 1e3, 3) +
+           " ms per fed token + " + fixed(cost.seconds_per_attention_pair * 1e6, 3) + " µs per attention pair + " +
+           fixed(cost.seconds_per_row_step * 1e3, 3) + " ms per row and step";
+  };
   std::string text =
-      "Run time per section (estimated before the run from one timed prefill and a few decode steps "
-      "per model — base " +
-      fixed(base.seconds_per_call * 1000, 2) + " ms per forward call + " + fixed(base.seconds_per_token * 1000, 3) +
-      " ms per fed token, SFT " + fixed(sft.seconds_per_call * 1000, 2) + " ms + " +
-      fixed(sft.seconds_per_token * 1000, 3) + " ms — then measured):\n";
+      "Run time per section, estimated before the run from a few timed forwards of each model (base: " + prices(base) +
+      "; SFT: " + prices(sft) + "), then measured:\n";
   text += "\n| section | estimated | measured |\n|---|---:|---:|";
   for (std::size_t i = 0; i < titles.size(); ++i) {
     text += "\n| " + std::to_string(i + 1) + ". " + titles[i] + " | " +
@@ -159,11 +168,7 @@ LabOutcome run_lab(const LabOptions& options, std::ostream& progress) {
                      {"cuts", lab.scale().cuts},
                      {"estimated_seconds_at_default_sizes", lab.estimate().estimated_seconds_before},
                      {"estimated_seconds", lab.estimate().estimated_seconds},
-                     {"calibration",
-                      {{"base_seconds_per_call", lab.base_cost().seconds_per_call},
-                       {"base_seconds_per_token", lab.base_cost().seconds_per_token},
-                       {"sft_seconds_per_call", lab.sft_cost().seconds_per_call},
-                       {"sft_seconds_per_token", lab.sft_cost().seconds_per_token}}}};
+                     {"calibration", {{"base", cost_json(lab.base_cost())}, {"sft", cost_json(lab.sft_cost())}}}};
 
   LabOutcome outcome;
   lab.progress("drawing the plots with gnuplot");

@@ -21,12 +21,39 @@ TEST(WorkEstimate, GenerationWorkIsTheModulesFormulas) {
   EXPECT_EQ(generation_work(10, 0, 3, true).calls, 0);
 }
 
-TEST(WorkEstimate, CalibrationRecoversThePriceOfACallAndOfAToken) {
-  // 10 ms per call and 1 ms per token: a 64-token prefill takes 74 ms, a decode step 11 ms.
-  const ForwardCost cost = ForwardCost::from_timings(0.074, 64, 0.011);
-  EXPECT_NEAR(cost.seconds_per_call, 0.010, 1e-12);
-  EXPECT_NEAR(cost.seconds_per_token, 0.001, 1e-12);
-  EXPECT_NEAR(cost.seconds({100, 1000}), 2.0, 1e-9);
+TEST(WorkEstimate, AttentionPairsAndRowSteps) {
+  // Cached: the prefill's positions 0…P−1 attend to 1…P keys, then step s's one token at P + s − 1 to P + s.
+  const ForwardWork cached = generation_work(3, 3, 2, true);
+  EXPECT_EQ(cached.attention_pairs, 2 * ((1 + 2 + 3) + 4 + 5));
+  EXPECT_EQ(cached.row_steps, 6);
+  // Uncached: every step re-feeds the whole sequence: 1+2+3, then 1+…+4, then 1+…+5.
+  EXPECT_EQ(generation_work(3, 3, 1, false).attention_pairs, 6 + 10 + 15);
+}
+
+// Prices of 10 ms per call, 1 ms per token, 1 µs per attention pair and 0.5 ms per row step, turned into the
+// timings calibrate() would see, come back out.
+TEST(WorkEstimate, CalibrationRecoversThePrices) {
+  const ForwardCost truth{0.010, 0.001, 1e-6, 0.0005};
+  CalibrationTimings timings;
+  timings.decode_position = 36;
+  timings.decode_step_seconds = truth.seconds({1, 1, 37, 0});
+  timings.short_prefill_tokens = 32;
+  timings.short_prefill_seconds = truth.seconds({1, 32, 32 * 33 / 2, 0});
+  timings.long_prefill_tokens = 256;
+  timings.long_prefill_seconds = truth.seconds({1, 256, 256 * 257 / 2, 0});
+  timings.batch_rows = 8;
+  timings.batch_position = 36;
+  timings.batch_step_seconds = truth.seconds({1, 8, 8 * 37, 8});
+  const ForwardCost cost = price_from_timings(timings);
+  EXPECT_NEAR(cost.seconds_per_call, truth.seconds_per_call, 1e-9);
+  EXPECT_NEAR(cost.seconds_per_token, truth.seconds_per_token, 1e-9);
+  EXPECT_NEAR(cost.seconds_per_attention_pair, truth.seconds_per_attention_pair, 1e-12);
+  EXPECT_NEAR(cost.seconds_per_row_step, truth.seconds_per_row_step, 1e-9);
+  // Noise that would make attention free or negative: the pair price is dropped, the token price refitted.
+  timings.long_prefill_seconds = truth.seconds({1, 200, 0, 0});
+  const ForwardCost noisy = price_from_timings(timings);
+  EXPECT_EQ(noisy.seconds_per_attention_pair, 0.0);
+  EXPECT_GT(noisy.seconds_per_token, 0.0);
 }
 
 // Section 1 of the quick run on prompts of 4, 9, 6 and 183 tokens: greedy with and without the cache on each
@@ -50,7 +77,7 @@ TEST(WorkEstimate, CountsEachSectionsRuns) {
 TEST(LabScaleBudget, CheapModelsKeepTheDefaultSizes) {
   LabScale scale = LabScale::for_run(false);
   const LabPromptSizes prompts{{4, 9, 6, 183}, {20, 22, 25, 30}};
-  const ForwardCost cheap{0.0005, 0.00005};
+  const ForwardCost cheap{0.0005, 0.00005, 0, 0};
   const BudgetFit fit = fit_to_budget(scale, prompts, cheap, cheap, kFullBudgetSeconds);
   EXPECT_TRUE(scale.cuts.empty());
   EXPECT_EQ(fit.estimated_seconds, fit.estimated_seconds_before);
@@ -61,7 +88,7 @@ TEST(LabScaleBudget, CheapModelsKeepTheDefaultSizes) {
 TEST(LabScaleBudget, ExpensiveModelsAreCutInOrderUntilTheyFit) {
   LabScale scale = LabScale::for_run(false);
   const LabPromptSizes prompts{{4, 9, 6, 183}, {20, 22, 25, 30}};
-  const ForwardCost expensive{0.02, 0.004};  // about 10× the shipped model's prices
+  const ForwardCost expensive{0.02, 0.004, 0, 0};  // about 10× the shipped model's prices
   const BudgetFit fit = fit_to_budget(scale, prompts, expensive, expensive, kFullBudgetSeconds);
   ASSERT_FALSE(scale.cuts.empty());
   EXPECT_EQ(scale.cuts[0], "timing medians of 3 runs instead of 5 (to fit the full run's budget of 25 min 00 s)");

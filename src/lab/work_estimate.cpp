@@ -41,14 +41,53 @@ int64_t uncached_tokens(int64_t prompt_tokens, int64_t new_tokens) {
 
 ForwardWork generation_work(int64_t prompt_tokens, int64_t new_tokens, int64_t rows, bool use_cache) {
   if (new_tokens <= 0) return {};
-  const int64_t per_row = use_cache ? prompt_tokens + new_tokens - 1 : uncached_tokens(prompt_tokens, new_tokens);
-  return {new_tokens, rows * per_row};
+  // Σ_{q=from}^{to−1} (q + 1): the pairs of a call that feeds positions from … to − 1.
+  const auto pairs = [](int64_t from, int64_t to) { return (to * (to + 1) - from * (from + 1)) / 2; };
+  ForwardWork work;
+  work.calls = new_tokens;
+  work.row_steps = rows * new_tokens;
+  for (int64_t step = 0; step < new_tokens; ++step) {
+    const int64_t length = prompt_tokens + step;  // the sequence before this step's forward
+    const int64_t from = use_cache && step > 0 ? length - 1 : 0;
+    work.tokens += rows * (length - from);
+    work.attention_pairs += rows * pairs(from, length);
+  }
+  return work;
 }
 
-ForwardCost ForwardCost::from_timings(double prefill_seconds, int prefill_tokens, double decode_step_seconds) {
+ForwardCost price_from_timings(const CalibrationTimings& t) {
+  // Unknowns: per call c, per token k, per pair a. One-row greedy runs (argmax is cheap, so no row-step term):
+  //   decode:         c +   1·k + (pos + 1)·a        = decode_step_seconds
+  //   short prefill:  c +   S·k + S(S+1)/2·a         = short_prefill_seconds
+  //   long prefill:   c +   L·k + L(L+1)/2·a         = long_prefill_seconds
+  const double s = t.short_prefill_tokens;
+  const double l = t.long_prefill_tokens;
+  const double pair_decode = t.decode_position + 1.0;
+  const double pair_short = s * (s + 1) / 2;
+  const double pair_long = l * (l + 1) / 2;
+  // Differences from the decode step remove c: (S − 1)k + (pS − pD)a = dS, (L − 1)k + (pL − pD)a = dL.
+  const double d_short = t.short_prefill_seconds - t.decode_step_seconds;
+  const double d_long = t.long_prefill_seconds - t.decode_step_seconds;
+  const double m11 = s - 1, m12 = pair_short - pair_decode, m21 = l - 1, m22 = pair_long - pair_decode;
+  const double determinant = m11 * m22 - m12 * m21;
   ForwardCost cost;
-  cost.seconds_per_token = std::max(0.0, (prefill_seconds - decode_step_seconds) / std::max(1, prefill_tokens - 1));
-  cost.seconds_per_call = std::max(0.0, decode_step_seconds - cost.seconds_per_token);
+  if (determinant != 0) {
+    cost.seconds_per_token = (d_short * m22 - m12 * d_long) / determinant;
+    cost.seconds_per_attention_pair = (m11 * d_long - m21 * d_short) / determinant;
+  }
+  if (cost.seconds_per_attention_pair < 0 || cost.seconds_per_token < 0) {
+    cost.seconds_per_attention_pair = 0;
+    cost.seconds_per_token = std::max(0.0, d_long / std::max(1.0, l - 1));
+  }
+  cost.seconds_per_call =
+      std::max(0.0, t.decode_step_seconds - cost.seconds_per_token - pair_decode * cost.seconds_per_attention_pair);
+  // The batched sampled step: c + B·k + B·(pos + 1)·a + B·r.
+  if (t.batch_rows > 0) {
+    const double rows = t.batch_rows;
+    const double rest = t.batch_step_seconds - cost.seconds_per_call - rows * cost.seconds_per_token -
+                        rows * (t.batch_position + 1.0) * cost.seconds_per_attention_pair;
+    cost.seconds_per_row_step = std::max(0.0, rest / rows);
+  }
   return cost;
 }
 
@@ -120,9 +159,11 @@ std::vector<SectionWork> lab_work(const LabScale& scale, const LabPromptSizes& p
     const int new_tokens = scale.seed_new_tokens;
     for (int run = 0; run < 6; ++run) sections[7].sft += generation_work(first, new_tokens, 1, true);
     for (int run = 0; run < 3; ++run) sections[7].sft += generation_work(first, new_tokens, 1, false);
+    // The batch: three rows' work in one set of calls.
     ForwardWork batch = generation_work(first, new_tokens, 1, true);
-    batch.tokens += generation_work(prompts.chat_prompts[1], new_tokens, 1, true).tokens +
-                    generation_work(prompts.chat_prompts[2], new_tokens, 1, true).tokens;
+    batch += generation_work(prompts.chat_prompts[1], new_tokens, 1, true);
+    batch += generation_work(prompts.chat_prompts[2], new_tokens, 1, true);
+    batch.calls = new_tokens;
     sections[7].sft += batch;
   }
   return sections;

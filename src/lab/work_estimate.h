@@ -11,14 +11,19 @@ namespace minigen::lab {
 
 struct LabScale;
 
-// Forward passes and the tokens they feed.
+// Forward passes, the tokens they feed, the (query, key) pairs their attention scores, and the rows that choose a
+// token after each call.
 struct ForwardWork {
   int64_t calls = 0;
   int64_t tokens = 0;
+  int64_t attention_pairs = 0;  // a token at position p attends to p + 1 positions
+  int64_t row_steps = 0;        // rows × steps: one token chosen (sampled or argmax) per row per call
 
   ForwardWork& operator+=(const ForwardWork& other) {
     calls += other.calls;
     tokens += other.tokens;
+    attention_pairs += other.attention_pairs;
+    row_steps += other.row_steps;
     return *this;
   }
 };
@@ -27,19 +32,39 @@ struct ForwardWork {
 // rows · (P·N + N(N−1)/2).
 ForwardWork generation_work(int64_t prompt_tokens, int64_t new_tokens, int64_t rows, bool use_cache);
 
-// A model's price on this machine: a forward call costs a fixed part (reading every weight once, whatever the
-// batch) plus a part per fed token. Attention's growth with the context is left out: it is small at the lab's
-// lengths next to the matrix products.
+// A model's price on this machine: each forward call reads every weight once whatever the batch (per call), each
+// fed token passes through the matrix products (per token), attention grows with the positions attended (per
+// pair), and each row chooses a token after each call (per row step: sorting the vocabulary for top-k/top-p).
 struct ForwardCost {
   double seconds_per_call = 0;
   double seconds_per_token = 0;
+  double seconds_per_attention_pair = 0;
+  double seconds_per_row_step = 0;
 
   double seconds(const ForwardWork& work) const {
-    return static_cast<double>(work.calls) * seconds_per_call + static_cast<double>(work.tokens) * seconds_per_token;
+    return static_cast<double>(work.calls) * seconds_per_call + static_cast<double>(work.tokens) * seconds_per_token +
+           static_cast<double>(work.attention_pairs) * seconds_per_attention_pair +
+           static_cast<double>(work.row_steps) * seconds_per_row_step;
   }
-  // From two timed forwards: a prefill of `prefill_tokens` tokens and a one-token decode step.
-  static ForwardCost from_timings(double prefill_seconds, int prefill_tokens, double decode_step_seconds);
 };
+
+// What calibrate() times: a one-token decode step after a short prompt, two prefills of different lengths (greedy,
+// one row each), and a decode step of `batch_rows` rows sampling with MiniMind's defaults.
+struct CalibrationTimings {
+  int decode_position = 0;  // the step feeds one token at this position
+  double decode_step_seconds = 0;
+  int short_prefill_tokens = 0;
+  double short_prefill_seconds = 0;
+  int long_prefill_tokens = 0;
+  double long_prefill_seconds = 0;
+  int batch_rows = 0;
+  int batch_position = 0;
+  double batch_step_seconds = 0;
+};
+
+// Solves for the four prices (a price that comes out negative from the machine's noise is set to 0 and the others
+// refitted).
+ForwardCost price_from_timings(const CalibrationTimings& timings);
 
 // The prompt lengths the sections use, which depend on the models' tokenizers.
 struct LabPromptSizes {
