@@ -86,6 +86,12 @@ LoadedModel load_model(const fs::path& path, const LoadOptions& options) {
   if (options.tokenizer_path) tokenizer_location = *options.tokenizer_path;
   config.validate();
   loaded.stored_dtype = dominant_dtype(tensors);
+  if (loaded.format == "pth" && !options.tokenizer_path && !fs::exists(tokenizer_location / "tokenizer.json")) {
+    // MiniMind saves checkpoints to out/ and keeps the tokenizer in model/: say where to point.
+    throw Error("no tokenizer.json beside " + path.string() +
+                "; a .pth holds no tokenizer: pass --tokenizer DIR (the folder with tokenizer.json and "
+                "tokenizer_config.json, e.g. MiniMind's model/)");
+  }
   loaded.tokenizer = load_tokenizer(tokenizer_location);
   if (loaded.tokenizer->vocab_size() > config.vocab_size) {
     throw Error("the tokenizer has " + std::to_string(loaded.tokenizer->vocab_size()) + " tokens but the model only " +

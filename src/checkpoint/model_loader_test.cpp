@@ -1,11 +1,13 @@
 #include "checkpoint/model_loader.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <filesystem>
 
 #include "cache/kv_cache.h"
+#include "core/error.h"
 #include "model/io/safetensors.h"
 #include "model/io/torch_pth_test_writer.h"
 #include "model/transformer.h"
@@ -59,6 +61,29 @@ TEST_F(ModelLoaderTest, APthStateDictLoadsAsTheSameModelAsItsSafetensorsDirector
   const std::vector<float> actual = prompt_logits(*loaded.model);
   ASSERT_EQ(actual.size(), expected.size());
   EXPECT_EQ(std::memcmp(actual.data(), expected.data(), actual.size() * sizeof(float)), 0);
+}
+
+// MiniMind's trainer writes out/pretrain_768.pth and keeps the tokenizer in model/: a .pth with no tokenizer.json
+// beside it and no --tokenizer gets a message that says what to pass.
+TEST_F(ModelLoaderTest, APthWithoutATokenizerBesideItNamesTheFlagToPass) {
+  const fs::path directory = fs::temp_directory_path() / ("minigen-loader-" + std::to_string(::getpid()));
+  fs::create_directories(directory);
+  const fs::path pth = directory / "pretrain_768.pth";
+  testing::write_bytes(pth, testing::pth_from_safetensors(
+                                minigen_home() / "models" / "minigen-tiny-sft" / "model.safetensors", DType::F16));
+  try {
+    load_model(pth);
+    ADD_FAILURE() << "loaded without a tokenizer";
+  } catch (const Error& error) {
+    EXPECT_EQ(std::string(error.what()),
+              "no tokenizer.json beside " + pth.string() +
+                  "; a .pth holds no tokenizer: pass --tokenizer DIR (the folder with tokenizer.json and "
+                  "tokenizer_config.json, e.g. MiniMind's model/)");
+  }
+  LoadOptions options;
+  options.tokenizer_path = minigen_home() / "models" / "minigen-tiny-sft";
+  EXPECT_EQ(load_model(pth, options).stored_dtype, DType::F16);
+  fs::remove_all(directory);
 }
 
 }  // namespace
