@@ -9,6 +9,7 @@
 #include "cli/command_context.h"
 #include "cli/commands.h"
 #include "cli/json_output.h"
+#include "cli/jsonl_texts.h"
 #include "core/error.h"
 #include "core/file_io.h"
 
@@ -41,25 +42,11 @@ struct TokenizeFlags {
 };
 
 int run_tokenize_jsonl(const Tokenizer& tokenizer, const TokenizeFlags& flags) {
-  // Streamed line by line: a corpus may be any size, but one record may not exceed kMaxLineBytes.
-  LineReader lines(flags.jsonl, kMaxLineBytes);
-  std::string line;
-  while (lines.next(line)) {
-    const int line_number = lines.line_number();
-    if (line.empty()) continue;
-    nlohmann::json record;
-    try {
-      record = nlohmann::json::parse(line);
-    } catch (const nlohmann::json::exception&) {
-      throw Error(flags.jsonl + ":" + std::to_string(line_number) + " is not valid JSON");
-    }
-    if (!record.is_object() || !record.contains("text") || !record["text"].is_string()) {
-      throw Error(flags.jsonl + ":" + std::to_string(line_number) + " has no string field \"text\"");
-    }
-    std::vector<int> ids = tokenizer.encode(record["text"].get<std::string>());
+  for_each_jsonl_text(flags.jsonl, [&](const std::string& text) {
+    std::vector<int> ids = tokenizer.encode(text);
     if (flags.bos) ids.insert(ids.begin(), tokenizer.bos_id());
     std::cout << nlohmann::json(ids).dump() << "\n";
-  }
+  });
   return 0;
 }
 

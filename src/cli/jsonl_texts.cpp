@@ -1,0 +1,29 @@
+#include "cli/jsonl_texts.h"
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "core/file_io.h"
+
+namespace minigen::cli {
+
+void for_each_jsonl_text(const std::string& path, const std::function<void(const std::string& text)>& on_text) {
+  LineReader lines(path, kMaxLineBytes);
+  std::string line;
+  while (lines.next(line)) {
+    const int line_number = lines.line_number();
+    if (line.empty()) continue;
+    nlohmann::json record;
+    try {
+      record = nlohmann::json::parse(line);
+    } catch (const nlohmann::json::exception&) {
+      throw Error(path + ":" + std::to_string(line_number) + " is not valid JSON");
+    }
+    if (!record.is_object() || !record.contains("text") || !record["text"].is_string()) {
+      throw Error(path + ":" + std::to_string(line_number) + " has no string field \"text\"");
+    }
+    on_text(record["text"].get<std::string>());
+  }
+}
+
+}  // namespace minigen::cli

@@ -1,0 +1,150 @@
+// `minigen perplexity`: the model's loss on a text, as llama-perplexity reports it — perplexity, bits per byte, and
+// with --kl-base the KL divergence and top-1 agreement against the same model in fp32 weights.
+#include <chrono>
+#include <cstdio>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "cli/command_context.h"
+#include "cli/commands.h"
+#include "cli/flag_checks.h"
+#include "cli/json_output.h"
+#include "cli/jsonl_texts.h"
+#include "core/error.h"
+#include "core/file_io.h"
+#include "core/format.h"
+#include "eval/perplexity.h"
+#include "ops/thread_pool.h"
+
+namespace minigen::cli {
+namespace {
+
+// A text file for perplexity may be a whole book: larger than a prompt, still bounded.
+constexpr uint64_t kMaxTextFileBytes = uint64_t{256} << 20;
+
+struct PerplexityFlags {
+  ModelFlags model;
+  std::string text_file;
+  std::string jsonl_file;
+  int context = 256;
+  std::string kl_base;
+  bool json = false;
+};
+
+struct ScoredInput {
+  std::vector<std::vector<int>> sequences;
+  uint64_t text_bytes = 0;  // the bytes the targets spell, for bits per byte
+  int64_t documents = 0;
+};
+
+ScoredInput read_input(const PerplexityFlags& flags, const Tokenizer& tokenizer) {
+  ScoredInput input;
+  if (!flags.jsonl_file.empty()) {
+    // MiniMind's pretraining documents: bos + text + eos, every token after bos a target (the eos counted as one
+    // byte, as minigen's trainer counts it).
+    std::vector<std::vector<int>> documents;
+    for_each_jsonl_text(flags.jsonl_file, [&](const std::string& text) {
+      std::vector<int> document{tokenizer.bos_id()};
+      const std::vector<int> ids = tokenizer.encode(text);
+      document.insert(document.end(), ids.begin(), ids.end());
+      document.push_back(tokenizer.eos_id());
+      documents.push_back(std::move(document));
+      input.text_bytes += text.size() + 1;
+    });
+    input.documents = static_cast<int64_t>(documents.size());
+    input.sequences = perplexity_sequences_of_documents(documents, flags.context);
+  } else {
+    const std::string text = read_whole_file(flags.text_file, kMaxTextFileBytes, "text file");
+    input.sequences = perplexity_sequences_of_text(tokenizer.encode(text), tokenizer.bos_id(), flags.context);
+    input.text_bytes = text.size();
+    input.documents = 1;
+  }
+  if (input.sequences.empty()) throw Error("perplexity: the input has no text to score");
+  return input;
+}
+
+int run_perplexity(const PerplexityFlags& flags) {
+  if (flags.text_file.empty() == flags.jsonl_file.empty()) throw Error("give one of -f FILE and --jsonl FILE");
+  const LoadedModel loaded = flags.model.load();
+  const int model_context = loaded.model->config.max_position_embeddings;
+  if (flags.context + 1 > model_context) {
+    throw Error("--ctx " + std::to_string(flags.context) + " needs " + std::to_string(flags.context + 1) +
+                " positions (with bos); the model's context is " + std::to_string(model_context));
+  }
+  const ScoredInput input = read_input(flags, *loaded.tokenizer);
+  ThreadPool pool(flags.model.thread_count());
+  Transformer transformer(*loaded.model, pool, flags.model.weight_type());
+  std::unique_ptr<Transformer> reference;
+  if (!flags.kl_base.empty()) reference = std::make_unique<Transformer>(*loaded.model, pool, WeightType::kF32);
+
+  const auto start = std::chrono::steady_clock::now();
+  // A progress line on stderr, redrawn when the percentage changes (at most 101 times, so a log stays short).
+  int64_t shown_percent = -1;
+  const PerplexityResult result =
+      score_perplexity(transformer, reference.get(), input.sequences, [&](int64_t done, int64_t total) {
+        const int64_t percent = 100 * done / total;
+        if (percent == shown_percent) return;
+        shown_percent = percent;
+        std::fprintf(stderr, "\r[perplexity] %3lld %% of %lld sequences", static_cast<long long>(percent),
+                     static_cast<long long>(total));
+        if (done == total) std::fprintf(stderr, "\n");
+      });
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  const double bits_per_byte = result.loss_sum / std::log(2.0) / static_cast<double>(input.text_bytes);
+  const std::string weights(weight_type_name(flags.model.weight_type()));
+
+  if (flags.json) {
+    nlohmann::json out = {{"model", loaded.path.string()},
+                          {"input", flags.jsonl_file.empty() ? flags.text_file : flags.jsonl_file},
+                          {"documents", input.documents},
+                          {"sequences", result.sequences},
+                          {"targets", result.targets},
+                          {"context", flags.context},
+                          {"weights", weights},
+                          {"loss", result.loss()},
+                          {"perplexity", result.perplexity()},
+                          {"bits_per_byte", bits_per_byte},
+                          {"seconds", seconds}};
+    if (result.has_reference) {
+      out["kl_base"] = "f32";
+      out["mean_kl"] = result.mean_kl();
+      out["top1_agreement"] = result.top1_agreement();
+    }
+    std::cout << to_json_text(out) << "\n";
+    return 0;
+  }
+  std::printf("%s on %s: %s targets in %s sequences of at most %d (+ bos), %s weights\n", loaded.path.string().c_str(),
+              (flags.jsonl_file.empty() ? flags.text_file : flags.jsonl_file).c_str(),
+              with_thousands(result.targets).c_str(), with_thousands(result.sequences).c_str(), flags.context,
+              weights.c_str());
+  std::printf("loss %.4f nats · perplexity %.3f · %.4f bits per byte · %.1f s (%s tokens/s)\n", result.loss(),
+              result.perplexity(), bits_per_byte, seconds,
+              with_thousands(static_cast<long long>(static_cast<double>(result.targets) / seconds)).c_str());
+  if (result.has_reference) {
+    std::printf("against f32 weights: mean KL %.3g nats per token · top-1 agreement %.2f %%\n", result.mean_kl(),
+                100 * result.top1_agreement());
+  }
+  return 0;
+}
+
+}  // namespace
+
+CommandAction add_perplexity_command(CLI::App& app) {
+  auto flags = std::make_shared<PerplexityFlags>();
+  CLI::App* command = app.add_subcommand("perplexity", "the model's loss, perplexity and bits per byte on a text");
+  flags->model.add_to(*command);
+  command->add_option("-f,--file", flags->text_file, "a UTF-8 text: cut into windows of --ctx tokens, each after bos");
+  command->add_option("--jsonl", flags->jsonl_file,
+                      "documents, one {\"text\": …} per line: each bos + text + eos, scored after bos");
+  command->add_option("--ctx", flags->context, "tokens per window (longer documents are cut)")
+      ->default_val(256)
+      ->check(integer_in(1, 1 << 20));
+  command
+      ->add_option("--kl-base", flags->kl_base,
+                   "also run the model in f32 weights and report the KL divergence and top-1 agreement against it")
+      ->check(CLI::IsMember({"f32"}));
+  command->add_flag("--json", flags->json, "print the result as one JSON object");
+  return [flags] { return run_perplexity(*flags); };
+}
+
+}  // namespace minigen::cli

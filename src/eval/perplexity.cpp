@@ -1,0 +1,146 @@
+#include "eval/perplexity.h"
+
+#include <algorithm>
+#include <cmath>
+#include <string>
+
+#include "cache/kv_cache.h"
+#include "core/error.h"
+
+namespace minigen {
+namespace {
+
+// Enough rows per forward call to keep the matrix products busy, few enough that every position's logits
+// (rows × length × vocab floats) stay near 64 MB.
+int rows_per_call(int longest, int vocab) {
+  constexpr double kLogitBudgetBytes = 64.0 * 1024 * 1024;
+  const double per_row = static_cast<double>(longest) * vocab * sizeof(float);
+  return std::clamp(static_cast<int>(kLogitBudgetBytes / per_row), 1, 16);
+}
+
+// log Σ exp(x), in double.
+double log_sum_exp(const float* logits, int vocab) {
+  const float top = *std::max_element(logits, logits + vocab);
+  double sum = 0;
+  for (int i = 0; i < vocab; ++i) sum += std::exp(static_cast<double>(logits[i]) - top);
+  return top + std::log(sum);
+}
+
+// KL(p_reference ‖ p) for one position.
+double kl_divergence(const float* reference, double reference_lse, const float* logits, double lse, int vocab) {
+  double kl = 0;
+  for (int i = 0; i < vocab; ++i) {
+    const double log_p_reference = reference[i] - reference_lse;
+    const double log_p = logits[i] - lse;
+    kl += std::exp(log_p_reference) * (log_p_reference - log_p);
+  }
+  return kl;
+}
+
+int argmax(const float* logits, int vocab) {
+  return static_cast<int>(std::max_element(logits, logits + vocab) - logits);
+}
+
+// All positions' logits of each sequence, in one forward call.
+std::vector<float> forward_all(Transformer& transformer, std::span<const std::vector<int>> batch) {
+  std::vector<KvCache> caches;
+  caches.reserve(batch.size());
+  std::vector<ForwardRow> rows;
+  for (const std::vector<int>& sequence : batch) {
+    caches.emplace_back(transformer.model().config.kv_layout(), static_cast<int>(sequence.size()));
+    rows.push_back({&caches.back(), sequence, /*all_logits=*/true});
+  }
+  return transformer.forward(rows);
+}
+
+}  // namespace
+
+double PerplexityResult::perplexity() const { return std::exp(loss()); }
+
+std::vector<std::vector<int>> perplexity_sequences_of_documents(std::span<const std::vector<int>> documents,
+                                                                int context) {
+  std::vector<std::vector<int>> sequences;
+  const std::size_t width = static_cast<std::size_t>(context) + 1;
+  for (const std::vector<int>& document : documents) {
+    for (std::size_t start = 0; start + 1 < document.size(); start += width) {
+      const std::size_t end = std::min(document.size(), start + width);
+      if (end - start >= 2) sequences.emplace_back(document.begin() + start, document.begin() + end);
+    }
+  }
+  return sequences;
+}
+
+std::vector<std::vector<int>> perplexity_sequences_of_text(std::span<const int> text_tokens, int bos_id, int context) {
+  std::vector<std::vector<int>> sequences;
+  for (std::size_t start = 0; start < text_tokens.size(); start += context) {
+    const std::size_t end = std::min(text_tokens.size(), start + static_cast<std::size_t>(context));
+    std::vector<int> sequence{bos_id};
+    sequence.insert(sequence.end(), text_tokens.begin() + start, text_tokens.begin() + end);
+    sequences.push_back(std::move(sequence));
+  }
+  return sequences;
+}
+
+PerplexityResult score_perplexity(Transformer& transformer, Transformer* reference,
+                                  std::span<const std::vector<int>> sequences, const PerplexityProgress& progress) {
+  const ModelConfig& config = transformer.model().config;
+  const int vocab = config.vocab_size;
+  if (reference != nullptr && reference->model().config.vocab_size != vocab) {
+    throw Error("perplexity: the reference model's vocabulary differs from the model's");
+  }
+  std::size_t longest = 0;
+  for (const std::vector<int>& sequence : sequences) {
+    if (sequence.size() < 2) throw Error("perplexity: a sequence needs at least 2 tokens");
+    if (sequence.size() > static_cast<std::size_t>(config.max_position_embeddings)) {
+      throw Error("perplexity: a sequence of " + std::to_string(sequence.size()) + " tokens exceeds the context of " +
+                  std::to_string(config.max_position_embeddings));
+    }
+    longest = std::max(longest, sequence.size());
+  }
+  PerplexityResult result;
+  result.has_reference = reference != nullptr;
+  const std::size_t batch_rows = static_cast<std::size_t>(rows_per_call(static_cast<int>(longest), vocab));
+  for (std::size_t first = 0; first < sequences.size(); first += batch_rows) {
+    const std::span<const std::vector<int>> batch =
+        sequences.subspan(first, std::min(batch_rows, sequences.size() - first));
+    const std::vector<float> logits = forward_all(transformer, batch);  // a copy: the reference pass reuses buffers
+    const std::vector<float> reference_logits =
+        reference != nullptr ? forward_all(*reference, batch) : std::vector<float>();
+    // Every scored position of the batch: where its logits are and which token it should have predicted.
+    // Position t's logits predict token t + 1; a sequence's last position predicts nothing here.
+    std::vector<std::pair<std::size_t, int>> scored;
+    std::size_t position = 0;  // over every row's positions, in row order
+    for (const std::vector<int>& sequence : batch) {
+      for (std::size_t t = 0; t + 1 < sequence.size(); ++t) scored.emplace_back(position + t, sequence[t + 1]);
+      position += sequence.size();
+      result.targets += static_cast<int64_t>(sequence.size()) - 1;
+      ++result.sequences;
+    }
+    // The softmaxes in parallel (a vocabulary of exps per position is most of the work after the forward), the sums
+    // in position order afterwards, so the result is the same on any number of threads.
+    std::vector<double> losses(scored.size()), divergences(scored.size());
+    std::vector<char> agreements(scored.size());
+    transformer.pool().parallel_for(static_cast<int64_t>(scored.size()), [&](int64_t begin, int64_t end) {
+      for (int64_t i = begin; i < end; ++i) {
+        const auto [at, target] = scored[i];
+        const float* row = logits.data() + at * vocab;
+        const double lse = log_sum_exp(row, vocab);
+        losses[i] = lse - row[target];
+        if (reference != nullptr) {
+          const float* reference_row = reference_logits.data() + at * vocab;
+          divergences[i] = kl_divergence(reference_row, log_sum_exp(reference_row, vocab), row, lse, vocab);
+          agreements[i] = argmax(reference_row, vocab) == argmax(row, vocab);
+        }
+      }
+    });
+    for (std::size_t i = 0; i < scored.size(); ++i) {
+      result.loss_sum += losses[i];
+      result.kl_sum += divergences[i];
+      result.top1_agreements += agreements[i];
+    }
+    if (progress) progress(static_cast<int64_t>(first + batch.size()), static_cast<int64_t>(sequences.size()));
+  }
+  return result;
+}
+
+}  // namespace minigen

@@ -1,0 +1,50 @@
+#pragma once
+// Perplexity: how well a model predicts a text, token by token, as llama-perplexity and MiniMind's evaluation
+// measure it. Each sequence is scored from its second token on: the loss of a target is −log p(target | the tokens
+// before it in its sequence), with the softmax in double precision. Optionally against a reference forward pass (the
+// same model in fp32 weights): the KL divergence of its distribution from the reference's, and how often their top-1
+// tokens agree — what quantizing weights or the cache gives up.
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <string_view>
+#include <vector>
+
+#include "model/transformer.h"
+
+namespace minigen {
+
+// Documents to score: each is bos + text + eos (every token after bos a target, as MiniMind's pretraining loss). A
+// document longer than context + 1 tokens is cut into pieces of at most context + 1, each scored on its own.
+std::vector<std::vector<int>> perplexity_sequences_of_documents(std::span<const std::vector<int>> documents,
+                                                                int context);
+// A plain text: its tokens cut into non-overlapping windows of `context` tokens, each led by bos (so context tokens
+// of the text are targets in every window).
+std::vector<std::vector<int>> perplexity_sequences_of_text(std::span<const int> text_tokens, int bos_id, int context);
+
+struct PerplexityResult {
+  int64_t sequences = 0;
+  int64_t targets = 0;
+  double loss_sum = 0;  // nats
+  // With a reference: Σ KL(p_reference ‖ p) in nats, and the targets whose argmax tokens agree.
+  double kl_sum = 0;
+  int64_t top1_agreements = 0;
+  bool has_reference = false;
+
+  double loss() const { return targets > 0 ? loss_sum / static_cast<double>(targets) : 0; }
+  double perplexity() const;
+  double mean_kl() const { return targets > 0 ? kl_sum / static_cast<double>(targets) : 0; }
+  double top1_agreement() const {
+    return targets > 0 ? static_cast<double>(top1_agreements) / static_cast<double>(targets) : 0;
+  }
+};
+
+// Called after each batch with (sequences done, sequences in all).
+using PerplexityProgress = std::function<void(int64_t done, int64_t total)>;
+
+// Scores every sequence (each at least 2 tokens, at most the model's context), several per forward call. `reference`,
+// if given, must have the same vocabulary. Throws minigen::Error for a sequence the model cannot take.
+PerplexityResult score_perplexity(Transformer& transformer, Transformer* reference,
+                                  std::span<const std::vector<int>> sequences, const PerplexityProgress& progress = {});
+
+}  // namespace minigen

@@ -1,0 +1,153 @@
+#include "eval/perplexity.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "cache/kv_cache.h"
+#include "cli/run_binary_test_util.h"
+#include "core/error.h"
+#include "model/test_models.h"
+
+namespace minigen {
+namespace {
+
+namespace fs = std::filesystem;
+
+TEST(PerplexitySequences, DocumentsAreCutIntoPiecesOfContextPlusOne) {
+  const std::vector<std::vector<int>> documents = {{1, 10, 11, 2}, {1, 20, 21, 22, 23, 24, 2}, {1}};
+  const auto sequences = perplexity_sequences_of_documents(documents, 3);
+  // The first fits (4 ≤ 3 + 1); the second is cut after 4 tokens; a lone token has nothing to predict.
+  ASSERT_EQ(sequences.size(), 3u);
+  EXPECT_EQ(sequences[0], (std::vector<int>{1, 10, 11, 2}));
+  EXPECT_EQ(sequences[1], (std::vector<int>{1, 20, 21, 22}));
+  EXPECT_EQ(sequences[2], (std::vector<int>{23, 24, 2}));
+}
+
+TEST(PerplexitySequences, TextIsCutIntoWindowsEachAfterBos) {
+  const std::vector<int> text = {5, 6, 7, 8, 9};
+  const auto sequences = perplexity_sequences_of_text(text, 1, 2);
+  ASSERT_EQ(sequences.size(), 3u);
+  EXPECT_EQ(sequences[0], (std::vector<int>{1, 5, 6}));
+  EXPECT_EQ(sequences[2], (std::vector<int>{1, 9}));
+}
+
+// The loss of each target computed by hand from one forward pass per sequence: the batched scorer (several
+// sequences per call, softmaxes on the pool) must give the same sum, on any number of threads.
+TEST(Perplexity, EqualsTheSoftmaxOfEachSequenceAloneOnAnyNumberOfThreads) {
+  const auto model = testing::random_test_model("tiny", 5);
+  const int vocab = model->config.vocab_size;
+  const std::vector<std::vector<int>> sequences = {testing::test_prompt(2, 1), testing::test_prompt(9, 2),
+                                                   testing::test_prompt(5, 3)};
+  double expected = 0;
+  {
+    ThreadPool pool(1);
+    Transformer transformer(*model, pool);
+    for (const std::vector<int>& sequence : sequences) {
+      KvCache cache(model->config.kv_layout(), static_cast<int>(sequence.size()));
+      const ForwardRow row{&cache, sequence, true};
+      const std::vector<float>& logits = transformer.forward(std::span(&row, 1));
+      for (std::size_t t = 0; t + 1 < sequence.size(); ++t) {
+        const float* position = logits.data() + t * vocab;
+        double sum = 0;
+        const double top = *std::max_element(position, position + vocab);
+        for (int i = 0; i < vocab; ++i) sum += std::exp(position[i] - top);
+        expected += top + std::log(sum) - position[sequence[t + 1]];
+      }
+    }
+  }
+  std::vector<double> sums;
+  for (const int threads : {1, 3}) {
+    ThreadPool pool(threads);
+    Transformer transformer(*model, pool);
+    const PerplexityResult result = score_perplexity(transformer, nullptr, sequences);
+    sums.push_back(result.loss_sum);
+    EXPECT_EQ(result.targets, 1 + 8 + 4);
+    EXPECT_EQ(result.sequences, 3);
+    EXPECT_NEAR(result.loss_sum, expected, 1e-9 * expected) << threads << " threads";
+    EXPECT_FALSE(result.has_reference);
+  }
+  EXPECT_EQ(std::memcmp(&sums[0], &sums[1], sizeof(double)), 0) << "1 and 3 threads differ";
+}
+
+TEST(Perplexity, AgainstItselfTheKlIsZeroAndTheTopTokensAgree) {
+  const auto model = testing::random_test_model("tiny", 6);
+  ThreadPool pool(2);
+  Transformer f32(*model, pool);
+  Transformer same(*model, pool);
+  Transformer bf16(*model, pool, WeightType::kBF16);
+  const std::vector<std::vector<int>> sequences = {testing::test_prompt(12, 4), testing::test_prompt(7, 5)};
+  const PerplexityResult itself = score_perplexity(same, &f32, sequences);
+  EXPECT_TRUE(itself.has_reference);
+  EXPECT_EQ(itself.kl_sum, 0.0);
+  EXPECT_EQ(itself.top1_agreements, itself.targets);
+  const PerplexityResult rounded = score_perplexity(bf16, &f32, sequences);
+  EXPECT_GT(rounded.mean_kl(), 0.0);   // bf16 weights change the distribution a little …
+  EXPECT_LT(rounded.mean_kl(), 1e-2);  // … but not much
+  EXPECT_NE(rounded.loss_sum, itself.loss_sum);
+}
+
+TEST(Perplexity, RejectsSequencesTheModelCannotTake) {
+  const auto model = testing::random_test_model("tiny", 7);  // a 512-token context
+  ThreadPool pool(1);
+  Transformer transformer(*model, pool);
+  const std::vector<std::vector<int>> too_short = {{1}};
+  EXPECT_THROW(score_perplexity(transformer, nullptr, too_short), Error);
+  const std::vector<std::vector<int>> too_long = {testing::test_prompt(513, 1)};
+  EXPECT_THROW(score_perplexity(transformer, nullptr, too_long), Error);
+}
+
+fs::path scratch_directory(const std::string& name) {
+  return fs::temp_directory_path() / ("minigen_perplexity_test_" + std::to_string(::getpid()) + "_" + name);
+}
+
+// The shipped base model on the first 400 held-out documents: the loss minigen measures equals the training recipe's
+// evaluation in PyTorch (tests/data/perplexity/expected.json, from tools/reference/make_perplexity_golden.py) to
+// float32 accuracy, with the same number of targets. Labelled heavy (19,403 targets).
+TEST(PerplexityCommand, HeldOutLossMatchesTheTrainingRecipesEvaluation) {
+  const fs::path data = fs::path(MINIGEN_TEST_DATA_DIR) / "perplexity";
+  const nlohmann::json expected = nlohmann::json::parse(testing::read_text_file(data / "expected.json"));
+  const fs::path scratch = scratch_directory("golden");
+  const testing::RunResult result =
+      testing::run_minigen("perplexity -m " + (fs::path(MINIGEN_SOURCE_DIR) / "models" / "minigen-tiny-base").string() +
+                               " --jsonl " + (data / "heldout-400.jsonl").string() + " --json",
+                           scratch);
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const nlohmann::json measured = nlohmann::json::parse(result.out);
+  EXPECT_EQ(measured["targets"], expected["targets"]);
+  EXPECT_EQ(measured["documents"], 400);
+  EXPECT_NEAR(measured["loss"].get<double>(), expected["loss"].get<double>(), 1e-5);
+  EXPECT_NEAR(measured["bits_per_byte"].get<double>(), expected["bits_per_byte"].get<double>(), 1e-5);
+  fs::remove_all(scratch);
+}
+
+TEST(PerplexityCommand, BadInputIsOneClearError) {
+  const fs::path scratch = scratch_directory("bad");
+  fs::create_directories(scratch);
+  const fs::path bad_jsonl = scratch / "bad.jsonl";
+  std::ofstream(bad_jsonl) << "{\"text\": \"fine\"}\n{not json\n";
+  const fs::path empty = scratch / "empty.txt";
+  std::ofstream(empty) << "";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"perplexity", "give one of -f FILE and --jsonl FILE"},
+      {"perplexity --jsonl " + bad_jsonl.string(), bad_jsonl.string() + ":2 is not valid JSON"},
+      {"perplexity -f " + empty.string(), "the input has no text to score"},
+      {"perplexity -f " + empty.string() + " --ctx 40000", "--ctx 40000 needs 40001 positions (with bos)"},
+      {"perplexity -f " + empty.string() + " --kl-base bf16", "--kl-base"},
+  };
+  for (const auto& [arguments, message] : cases) {
+    const testing::RunResult result = testing::run_minigen(arguments, scratch);
+    EXPECT_NE(result.exit_code, 0) << arguments;
+    EXPECT_LT(result.exit_code, 128) << arguments;
+    EXPECT_NE(result.err.find(message), std::string::npos) << arguments << "\n" << result.err;
+  }
+  fs::remove_all(scratch);
+}
+
+}  // namespace
+}  // namespace minigen
