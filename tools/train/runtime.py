@@ -4,7 +4,8 @@ Call `prepare()` first thing in a script, before torch is imported. This machine
 reference BLAS (≈3.5 GFLOP/s for our matmuls); OpenBLAS (Debian package libopenblas0-openmp) runs them at ≈25. To use
 OpenBLAS without changing the system's BLAS alternative, `prepare()` re-executes the script once with the OpenBLAS
 directory first on LD_LIBRARY_PATH (torch links libblas.so.3 by that name). OpenBLAS 0.3.21 misdetects this CPU, so
-OPENBLAS_CORETYPE is set to SkylakeX (the CPU has AVX-512) unless MINIGEN_OPENBLAS_CORETYPE names another.
+OPENBLAS_CORETYPE is set to SkylakeX when the CPU has AVX-512 (else Haswell: SkylakeX's kernels stop with an illegal
+instruction on an AVX2-only CPU) unless MINIGEN_OPENBLAS_CORETYPE names another.
 OpenMP threads wait passively (OMP_WAIT_POLICY=PASSIVE) and glibc malloc keeps large blocks (MALLOC_*_ variables)
 unless the environment says otherwise.
 """
@@ -16,13 +17,21 @@ OPENBLAS_DIRECTORIES = ("/usr/lib/x86_64-linux-gnu/openblas-openmp", "/usr/lib/x
 _REEXEC_MARK = "MINIGEN_TRAIN_RUNTIME"
 
 
+def _default_coretype():
+    try:
+        flags = next(line for line in open("/proc/cpuinfo", encoding="utf-8") if line.startswith("flags"))
+    except (OSError, StopIteration):
+        return "Haswell"
+    return "SkylakeX" if " avx512f" in flags else "Haswell"
+
+
 def prepare(threads=2):
     """Sets the BLAS environment (re-executing the process once if needed). Returns nothing; torch is not imported."""
     if os.environ.get(_REEXEC_MARK) == "1":
         return
     environment = dict(os.environ)
     environment[_REEXEC_MARK] = "1"
-    environment["OPENBLAS_CORETYPE"] = os.environ.get("MINIGEN_OPENBLAS_CORETYPE", "SkylakeX")
+    environment["OPENBLAS_CORETYPE"] = os.environ.get("MINIGEN_OPENBLAS_CORETYPE", _default_coretype())
     environment["OMP_NUM_THREADS"] = str(threads)
     # Other jobs share the two cores; spinning OpenMP workers then wait on each other (2 threads measured 3× slower
     # than 1 under a load of 6). Passive waiting keeps 2 threads at least as fast as 1.
