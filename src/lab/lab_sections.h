@@ -18,6 +18,9 @@ struct TemperatureBatch {
 };
 
 ReportSection cache_equivalence_section(LabContext& lab);  // 1
+// How many settings sections 5 and 6 run one after another (for the work estimate).
+int temperature_section_settings();
+int top_p_section_runs();
 // The lengths of section 1's prompts with the base model's tokenizer (for the work estimate).
 std::vector<int> cache_equivalence_prompt_lengths(const LabContext& lab);
 ReportSection forward_tokens_section(LabContext& lab);                                       // 2

@@ -90,6 +90,8 @@ std::string shown_answer(const Tokenizer& tokenizer, const std::vector<int>& tok
 
 }  // namespace
 
+int temperature_section_settings() { return static_cast<int>(settings().size()); }
+
 ReportSection temperature_section(LabContext& lab, std::vector<TemperatureBatch>& batches) {
   ReportSection section;
   section.key = "temperature";

@@ -2,6 +2,7 @@
 // including the first at which the cumulative probability exceeds p (MiniMind's shifted mask; the top token always
 // stays). A peaked step keeps a few tokens, a flat step many — unlike top-k's fixed count.
 #include <algorithm>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -14,6 +15,7 @@ namespace {
 
 constexpr uint64_t kSeed = 77;
 constexpr int kTopK = 50;  // MiniMind's default top-k, for comparison
+constexpr float kTopPValues[] = {0.5f, 0.8f, 0.9f, 0.95f};
 // A step is "peaked" when its top token has at least this probability, "flat" when it has less than the second.
 constexpr double kPeakedTopProbability = 0.5;
 constexpr double kFlatTopProbability = 0.2;
@@ -68,6 +70,8 @@ std::string median_cell(const std::pair<double, int>& median_and_steps) {
 
 }  // namespace
 
+int top_p_section_runs() { return static_cast<int>(std::size(kTopPValues)) + 1; }  // + top-k for comparison
+
 ReportSection top_p_section(LabContext& lab) {
   ReportSection section;
   section.key = "top_p";
@@ -86,7 +90,7 @@ ReportSection top_p_section(LabContext& lab) {
       " tokens, temperature 1, top-k off) and minigen records the candidates left at every step.");
 
   std::vector<CandidateCounts> runs;
-  for (float p : {0.5f, 0.8f, 0.9f, 0.95f}) {
+  for (float p : kTopPValues) {
     lab.progress("  top-p " + fixed(p, 2));
     runs.push_back(collect(lab, "top-p " + fixed(p, 2), 0, p));
   }

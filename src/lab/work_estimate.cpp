@@ -8,14 +8,10 @@
 #include <tuple>
 
 #include "lab/lab_scale.h"
+#include "lab/lab_sections.h"
 
 namespace minigen::lab {
 namespace {
-
-// Section 5's temperature settings and section 6's top-p/top-k settings, counted (their lists live in the
-// sections; lab_work_test checks these counts against a run's report).
-constexpr int kTemperatureSettings = 6;
-constexpr int kTopPSettings = 5;
 
 // The base model's greedy runs, counted once as LabContext memoises them.
 class BaseGreedyRuns {
@@ -140,17 +136,19 @@ std::vector<SectionWork> lab_work(const LabScale& scale, const LabPromptSizes& p
 
   // 5. and 6. Batches of samples on each chat prompt, with the cache.
   const int chat_prompts = static_cast<int>(prompts.chat_prompts.size());
+  const int temperature_settings = temperature_section_settings();
+  const int top_p_runs = top_p_section_runs();
   for (int p = 0; p < std::min(scale.temperature_prompt_count, chat_prompts); ++p) {
     sections[4].sft += generation_work(prompts.chat_prompts[p], scale.temperature_new_tokens,
-                                       static_cast<int64_t>(scale.temperature_samples) * kTemperatureSettings, true);
+                                       static_cast<int64_t>(scale.temperature_samples) * temperature_settings, true);
   }
   for (int p = 0; p < std::min(scale.top_p_prompt_count, chat_prompts); ++p) {
     sections[5].sft += generation_work(prompts.chat_prompts[p], scale.top_p_new_tokens,
-                                       static_cast<int64_t>(scale.top_p_rows) * kTopPSettings, true);
+                                       static_cast<int64_t>(scale.top_p_rows) * top_p_runs, true);
   }
   // (The settings run one after another, not as one batch: the calls multiply, not the rows.)
-  sections[4].sft.calls *= kTemperatureSettings;
-  sections[5].sft.calls *= kTopPSettings;
+  sections[4].sft.calls *= temperature_settings;
+  sections[5].sft.calls *= top_p_runs;
 
   // 7. eos padding reuses section 5's batches. 8. Seeds: four pairs on the first chat prompt (five runs with the
   // cache, three without), the same request alone, then in a batch of three prompts.
