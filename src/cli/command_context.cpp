@@ -34,9 +34,10 @@ void add_threads_flag(CLI::App& command, int& threads) {
 void add_weights_flag(CLI::App& command, std::string& weights) {
   command
       .add_option("--weights", weights,
-                  "element type the matrix products read: f32 (exact) or bf16 (half the bytes, fp32 sums)")
+                  "element type the matrix products read: f32 (exact), bf16 (half the bytes, fp32 sums), q8 (int8 "
+                  "blocks of 32, 8.5 bits per weight) or q4 (4-bit blocks, 4.5 bits; output projection q8)")
       ->default_val("f32")
-      ->check(CLI::IsMember({"f32", "bf16"}));
+      ->check(CLI::IsMember({"f32", "bf16", "q8", "q4"}));
 }
 
 LoadedModel ModelFlags::load() const {

@@ -36,16 +36,12 @@ PackedWeights pack_weights(const ModelConfig& config, const ModelWeights& weight
     }
     packed.layers.push_back(std::move(out));
   }
-  packed.lm_head = pack(weights.output_projection(), type);
-  if (type == WeightType::kBF16) {
-    const std::vector<float>& embedding = weights.embed_tokens.values;
-    packed.embedding_bf16_rounded.resize(embedding.size());
-    for (std::size_t i = 0; i < embedding.size(); ++i) {
-      packed.embedding_bf16_rounded[i] = bf16_to_float(float_to_bf16(embedding[i]));
-    }
-  }
+  packed.lm_head = pack(weights.output_projection(), output_projection_type(type));
+  if (!weights.lm_head.empty()) packed.untied_embedding = pack(weights.embed_tokens, output_projection_type(type));
   return packed;
 }
+
+WeightType output_projection_type(WeightType type) { return type == WeightType::kQ4 ? WeightType::kQ8 : type; }
 
 std::size_t PackedWeights::matrix_bytes() const {
   std::size_t bytes = lm_head.bytes();

@@ -28,15 +28,21 @@ struct PackedLayer {
 struct PackedWeights {
   WeightType type = WeightType::kF32;
   std::vector<PackedLayer> layers;
-  PackedMatrix lm_head;  // the output projection (embed_tokens when tied)
-  // Embedding rows as the model sees them: the original fp32 rows, or a bf16-rounded copy for bf16 weights
-  // (so a tied embedding and lm_head stay the same numbers).
-  std::vector<float> embedding_bf16_rounded;  // empty for fp32
+  // The output projection (embed_tokens when tied). q8 in a q4 model (see ops/weight_type.h).
+  PackedMatrix lm_head;
+  // An untied embedding, packed like the rest (the forward pass reads one row per token); empty when tied.
+  PackedMatrix untied_embedding;
+
+  // Where token embeddings are read: the packed lm_head itself when tied, so a tied embedding and lm_head stay the
+  // same numbers after rounding or quantization, and no fp32 copy is kept.
+  const PackedMatrix& embedding() const { return untied_embedding.empty() ? lm_head : untied_embedding; }
 
   // Bytes one decode step streams through the matrix products (every packed element once; norms excluded).
   std::size_t matrix_bytes() const;
 };
 
 PackedWeights pack_weights(const ModelConfig& config, const ModelWeights& weights, WeightType type);
+// The type the output projection is packed in for a model of `type`.
+WeightType output_projection_type(WeightType type);
 
 }  // namespace minigen

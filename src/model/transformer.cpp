@@ -97,15 +97,11 @@ const std::vector<float>& Transformer::forward(std::span<const ForwardRow> rows)
   for (const ForwardRow& row : rows) row.cache->reserve_for(static_cast<int>(row.tokens.size()));
 
   // h = embed[ids] (MiniMind does not scale the embedding).
-  const float* embedding = packed_.embedding_bf16_rounded.empty() ? model_.weights.embed_tokens.data()
-                                                                  : packed_.embedding_bf16_rounded.data();
+  // The rows come from the packed matrix (the tied lm_head), as the kernels see its weights.
   grow(residual_, static_cast<std::size_t>(token_count_) * hidden);
   int token = 0;
   for (const ForwardRow& row : rows) {
-    for (int id : row.tokens) {
-      std::memcpy(row_of(residual_, token++, hidden), embedding + static_cast<std::size_t>(id) * hidden,
-                  sizeof(float) * hidden);
-    }
+    for (int id : row.tokens) packed_.embedding().row(id, row_of(residual_, token++, hidden));
   }
 
   for (int layer = 0; layer < config.num_layers; ++layer) {

@@ -8,6 +8,7 @@
 #include <cstring>
 
 #include "ops/count_dispatch.h"
+#include "ops/matmul_quantized.h"
 
 // foreach_target.h must come before the other Highway headers, so their order is not clang-format's to sort.
 // clang-format off
@@ -144,6 +145,10 @@ HWY_EXPORT(matmul_panels_bf16);
 
 void matmul(float* out, const float* x, const PackedMatrix& weight, int rows, ThreadPool& pool, MatmulOutput mode) {
   if (rows <= 0 || weight.empty()) return;
+  if (is_block_quantized(weight.type())) {
+    matmul_quantized(out, x, weight, rows, pool, mode);
+    return;
+  }
   // Threads take contiguous ranges of panels: each streams its own share of the weights, and an output element
   // is always computed whole by one thread.
   pool.parallel_for(weight.panels(), [&](int64_t begin, int64_t end) {

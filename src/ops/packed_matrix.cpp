@@ -1,13 +1,29 @@
 #include "ops/packed_matrix.h"
 
+#include <cstring>
 #include <string>
 
 #include "core/error.h"
+#include "ops/block_quant.h"
 
 namespace minigen {
+namespace {
+
+// Where code (lane, k within the block) sits inside a group, per the layout in the header.
+std::size_t q8_code_offset(int lane, int k) {
+  return (static_cast<std::size_t>(k / 2) * PackedMatrix::kPanelWidth + lane) * 2 + k % 2;
+}
+std::size_t q4_code_offset(int lane, int k) { return static_cast<std::size_t>(k / 4) * 32 + (lane % 8) * 4 + k % 4; }
+
+}  // namespace
 
 PackedMatrix::PackedMatrix(const float* row_major, int out_features, int in_features, WeightType type)
     : PackedMatrix(stack({row_major}, {out_features}, in_features, type)) {}
+
+std::size_t PackedMatrix::group_bytes() const {
+  const std::size_t code_bytes = type_ == WeightType::kQ8 ? kQuantBlock * kPanelWidth : kQuantBlock * kPanelWidth / 2;
+  return code_bytes + kScaleBytes;
+}
 
 PackedMatrix PackedMatrix::stack(const std::vector<const float*>& parts, const std::vector<int>& part_out_features,
                                  int in_features, WeightType type) {
@@ -17,13 +33,6 @@ PackedMatrix PackedMatrix::stack(const std::vector<const float*>& parts, const s
   packed.type_ = type;
   for (int rows : part_out_features) packed.out_features_ += rows;
   packed.panels_ = (packed.out_features_ + kPanelWidth - 1) / kPanelWidth;
-  const std::size_t elements = packed.panel_offset(packed.panels_);
-  if (type == WeightType::kF32) {
-    packed.f32_ = hwy::AllocateAligned<float>(elements);
-  } else {
-    packed.bf16_ = hwy::AllocateAligned<uint16_t>(elements);
-  }
-  if (elements > 0 && !packed.f32_ && !packed.bf16_) throw Error("out of memory packing a weight matrix");
 
   // Source row `o` of the stacked matrix, or nullptr for the zero padding of the last panel.
   std::vector<const float*> source_rows(static_cast<std::size_t>(packed.panels_) * kPanelWidth, nullptr);
@@ -33,6 +42,48 @@ PackedMatrix PackedMatrix::stack(const std::vector<const float*>& parts, const s
       source_rows[out++] = parts[part] + static_cast<std::size_t>(row) * in_features;
     }
   }
+
+  if (is_block_quantized(type)) {
+    packed.blocks_ = quant_blocks(in_features);
+    const std::size_t bytes = static_cast<std::size_t>(packed.panels_) * packed.quant_panel_bytes();
+    packed.quant_ = hwy::AllocateAligned<uint8_t>(bytes);
+    if (bytes > 0 && !packed.quant_) throw Error("out of memory packing a weight matrix");
+    std::memset(packed.quant_.get(), 0, bytes);
+    const std::size_t code_bytes = packed.group_bytes() - kScaleBytes;
+    int8_t codes[kQuantBlock];
+    for (int p = 0; p < packed.panels_; ++p) {
+      for (int b = 0; b < packed.blocks_; ++b) {
+        uint8_t* group = packed.quant_.get() + p * packed.quant_panel_bytes() + b * packed.group_bytes();
+        for (int lane = 0; lane < kPanelWidth; ++lane) {
+          const float* row = source_rows[static_cast<std::size_t>(p) * kPanelWidth + lane];
+          if (row == nullptr) continue;  // padding rows stay zero codes with scale 0
+          const int first = b * kQuantBlock;
+          const int count = std::min(kQuantBlock, in_features - first);
+          const uint16_t scale = type == WeightType::kQ8 ? quantize_q8_block(row + first, count, codes)
+                                                         : quantize_q4_block(row + first, count, codes);
+          std::memcpy(group + code_bytes + 2 * lane, &scale, 2);
+          for (int k = 0; k < kQuantBlock; ++k) {
+            if (type == WeightType::kQ8) {
+              group[q8_code_offset(lane, k)] = static_cast<uint8_t>(codes[k]);
+            } else {
+              const auto nibble = static_cast<uint8_t>(codes[k] + 8);
+              group[q4_code_offset(lane, k)] |= lane < 8 ? nibble : static_cast<uint8_t>(nibble << 4);
+            }
+          }
+        }
+        // Padding rows have zero bytes; in q4 a zero nibble means code −8, harmless only because the scale is 0.
+      }
+    }
+    return packed;
+  }
+
+  const std::size_t elements = packed.panel_offset(packed.panels_);
+  if (type == WeightType::kF32) {
+    packed.f32_ = hwy::AllocateAligned<float>(elements);
+  } else {
+    packed.bf16_ = hwy::AllocateAligned<uint16_t>(elements);
+  }
+  if (elements > 0 && !packed.f32_ && !packed.bf16_) throw Error("out of memory packing a weight matrix");
   for (int p = 0; p < packed.panels_; ++p) {
     for (int k = 0; k < in_features; ++k) {
       for (int lane = 0; lane < kPanelWidth; ++lane) {
@@ -50,15 +101,48 @@ PackedMatrix PackedMatrix::stack(const std::vector<const float*>& parts, const s
   return packed;
 }
 
-float PackedMatrix::at(int out, int in) const {
+void PackedMatrix::check_index(int out, int in) const {
   if (out < 0 || out >= out_features_ || in < 0 || in >= in_features_) {
-    throw Error("PackedMatrix::at(" + std::to_string(out) + ", " + std::to_string(in) + ") is out of range");
+    throw Error("PackedMatrix index (" + std::to_string(out) + ", " + std::to_string(in) + ") is out of range");
   }
+}
+
+int PackedMatrix::code(int out, int in) const {
+  check_index(out, in);
+  if (!is_block_quantized(type_)) throw Error("PackedMatrix::code: the matrix is not block-quantized");
+  const int lane = out % kPanelWidth;
+  const uint8_t* group = quant_panel(out / kPanelWidth) + static_cast<std::size_t>(in / kQuantBlock) * group_bytes();
+  const int k = in % kQuantBlock;
+  if (type_ == WeightType::kQ8) return static_cast<int8_t>(group[q8_code_offset(lane, k)]);
+  const uint8_t byte = group[q4_code_offset(lane, k)];
+  return (lane < 8 ? byte & 0x0f : byte >> 4) - 8;
+}
+
+float PackedMatrix::block_scale(int out, int block) const {
+  check_index(out, block * kQuantBlock);
+  if (!is_block_quantized(type_)) throw Error("PackedMatrix::block_scale: the matrix is not block-quantized");
+  const uint8_t* group = quant_panel(out / kPanelWidth) + static_cast<std::size_t>(block) * group_bytes();
+  uint16_t bits;
+  std::memcpy(&bits, group + group_bytes() - kScaleBytes + 2 * (out % kPanelWidth), 2);
+  return f16_to_float(bits);
+}
+
+float PackedMatrix::at(int out, int in) const {
+  check_index(out, in);
+  if (is_block_quantized(type_)) return block_scale(out, in / kQuantBlock) * static_cast<float>(code(out, in));
   const std::size_t index =
       panel_offset(out / kPanelWidth) + static_cast<std::size_t>(in) * kPanelWidth + out % kPanelWidth;
   return type_ == WeightType::kF32 ? f32_[index] : bf16_to_float(bf16_[index]);
 }
 
-std::size_t PackedMatrix::bytes() const { return panel_offset(panels_) * weight_type_bytes(type_); }
+void PackedMatrix::row(int out, float* destination) const {
+  check_index(out, 0);
+  for (int k = 0; k < in_features_; ++k) destination[k] = at(out, k);
+}
+
+std::size_t PackedMatrix::bytes() const {
+  if (is_block_quantized(type_)) return static_cast<std::size_t>(panels_) * quant_panel_bytes();
+  return panel_offset(panels_) * (type_ == WeightType::kF32 ? 4 : 2);
+}
 
 }  // namespace minigen

@@ -5,6 +5,14 @@
 // weights of one input feature k side by side, so one vector load feeds 16 outputs and x[k] is broadcast to all of
 // them. So W is cut into panels of 16 output features; panel p holds W[16p + lane][k] at [k][lane], k-major.
 // The last panel is padded with zero rows. The same panel order serves one row (decode) or hundreds (prefill).
+//
+// q8 and q4 (ops/weight_type.h) keep the panels but cut k into blocks of 32 (ops/block_quant.h). One (panel,
+// block) group holds the 16 × 32 codes, then the 16 fp16 scales:
+//   q8  codes as [pair k/2][lane][k mod 2] int8: widened to int16, 2 consecutive inputs of one lane are the
+//       operand shape of the x86 int16 dot products (vpmaddwd, vpdpwssd). 512 + 32 bytes.
+//   q4  codes + 8 as nibbles: byte [quad][lane mod 8][k mod 4] holds lane l < 8 in its low nibble and lane l + 8
+//       in its high nibble, so one mask and one shift unpack a quad of all 16 lanes. 256 + 32 bytes.
+// k past in_features is zero padding, in the codes and (as zero activations) in the product.
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -19,7 +27,8 @@ class PackedMatrix {
   static constexpr int kPanelWidth = 16;
 
   PackedMatrix() = default;
-  // Packs a row-major [out_features][in_features] matrix. bf16 rounds every weight to nearest-even.
+  // Packs a row-major [out_features][in_features] matrix. bf16 rounds every weight to nearest-even; q8 and q4
+  // quantize blocks of 32 (throws minigen::Error for a weight that is not finite).
   PackedMatrix(const float* row_major, int out_features, int in_features, WeightType type);
   // Stacks several matrices with the same in_features along the output axis (e.g. q, k and v into one product).
   static PackedMatrix stack(const std::vector<const float*>& parts, const std::vector<int>& part_out_features,
@@ -34,20 +43,34 @@ class PackedMatrix {
   // Panel p, [in_features][16]; only the pointer of the stored type is non-null.
   const float* f32_panel(int p) const { return f32_.get() + panel_offset(p); }
   const uint16_t* bf16_panel(int p) const { return bf16_.get() + panel_offset(p); }
+  const uint8_t* quant_panel(int p) const { return quant_.get() + static_cast<std::size_t>(p) * quant_panel_bytes(); }
 
-  float at(int out, int in) const;  // one weight as the kernels see it (after bf16 rounding)
+  // q8/q4: blocks of 32 along k, and the bytes of one (panel, block) group.
+  int blocks() const { return blocks_; }
+  std::size_t group_bytes() const;
+  static constexpr std::size_t kScaleBytes = 2 * kPanelWidth;  // 16 fp16 scales after each group's codes
+  int code(int out, int in) const;                             // q8/q4: the signed integer code of one weight
+  float block_scale(int out, int block) const;                 // q8/q4: d of one block, as stored (fp16 widened)
+
+  float at(int out, int in) const;  // one weight as the kernels see it (after rounding or quantization)
+  // Row `out` of the matrix as the kernels see it (the embedding lookup of a tied lm_head reads it here).
+  void row(int out, float* destination) const;
   // Bytes the kernels stream per product: every stored element once (padding included).
   std::size_t bytes() const;
 
  private:
   std::size_t panel_offset(int p) const { return static_cast<std::size_t>(p) * in_features_ * kPanelWidth; }
+  std::size_t quant_panel_bytes() const { return static_cast<std::size_t>(blocks_) * group_bytes(); }
+  void check_index(int out, int in) const;
 
   int out_features_ = 0;
   int in_features_ = 0;
   int panels_ = 0;
+  int blocks_ = 0;
   WeightType type_ = WeightType::kF32;
   hwy::AlignedFreeUniquePtr<float[]> f32_;
   hwy::AlignedFreeUniquePtr<uint16_t[]> bf16_;
+  hwy::AlignedFreeUniquePtr<uint8_t[]> quant_;
 };
 
 }  // namespace minigen

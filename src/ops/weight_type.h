@@ -1,7 +1,15 @@
 #pragma once
-// The element type the matrix products read their weights in. fp32 is exact (bit-identical to the reference);
-// bf16 halves the bytes every decode step must stream, at the price of rounding each weight to 8 mantissa bits.
-// Accumulation is fp32 in both cases.
+// The element type the matrix products read their weights in.
+//
+//   f32   exact: bit-identical to the reference.
+//   bf16  each weight rounded to 8 mantissa bits; half the bytes. Accumulation stays fp32.
+//   q8    symmetric int8 in blocks of 32 weights along the input dimension, one fp16 scale per block
+//         (8.5 bits per weight, llama.cpp's Q8_0 size). The product quantizes each activation row to int16 with a
+//         scale per block of 32 and sums int8 × int16 exactly in int32 — see ops/matmul_quantized.h.
+//   q4    4-bit codes −8 … 7 in blocks of 32 with one fp16 scale (4.5 bits per weight, Q4_0's size); the block's
+//         largest-magnitude weight maps to −8 so all 16 codes are used. Activations are quantized to int8 for it
+//         (q4's own error is ~50× larger than that). The output projection (the tied
+//         embedding) stays q8 in a q4 model: it is the one matrix every logit comes from.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -9,15 +17,22 @@
 
 namespace minigen {
 
-enum class WeightType { kF32, kBF16 };
+enum class WeightType { kF32, kBF16, kQ8, kQ4 };
 
-std::string_view weight_type_name(WeightType type);   // "f32", "bf16"
+std::string_view weight_type_name(WeightType type);   // "f32", "bf16", "q8", "q4"
 WeightType parse_weight_type(std::string_view name);  // throws minigen::Error for anything else
-std::size_t weight_type_bytes(WeightType type);       // 4 or 2
+bool is_block_quantized(WeightType type);             // q8 or q4
+// Stored bits per weight, scales included: 32, 16, 8.5, 4.5.
+double weight_type_bits(WeightType type);
 
 // bf16 is the upper half of an fp32. Rounding is to nearest, ties to even, as PyTorch's .to(torch.bfloat16);
 // NaN stays NaN.
 uint16_t float_to_bf16(float value);
 float bf16_to_float(uint16_t bits);
+
+// IEEE 754 binary16, rounding to nearest, ties to even (as F16C's vcvtps2ph and PyTorch's .half()); overflow goes
+// to infinity, NaN stays NaN, subnormals are kept.
+uint16_t float_to_f16(float value);
+float f16_to_float(uint16_t bits);
 
 }  // namespace minigen

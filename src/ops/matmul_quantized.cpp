@@ -1,0 +1,231 @@
+// The q8/q4 matrix product (ops/matmul_quantized.h): a scalar reference and a kernel compiled per x86 SIMD level.
+//
+// Highway 1.0.3 has no integer dot-product op, so the kernel for AVX2 and above is written with the AVX2 intrinsics
+// Highway's target attributes enable: q8 widens its int8 codes to int16 and vpmaddwd multiplies them with the int16
+// activations, adding each lane's 2 products into int32; q4's vpmaddubsw multiplies unsigned nibbles by int8
+// activations and adds pairs into int16, and vpmaddwd with ones widens those to int32. Narrower targets run the
+// scalar loops.
+#include "ops/matmul_quantized.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+
+#include "ops/block_quant.h"
+#include "ops/count_dispatch.h"
+
+// foreach_target.h must come before the other Highway headers, so their order is not clang-format's to sort.
+// clang-format off
+#undef HWY_TARGET_INCLUDE
+#define HWY_TARGET_INCLUDE "ops/matmul_quantized.cpp"
+#include "hwy/foreach_target.h"  // IWYU pragma: keep — re-includes this file once per SIMD target
+#include "hwy/highway.h"
+// clang-format on
+
+#ifndef MINIGEN_MATMUL_QUANTIZED_ONCE
+#define MINIGEN_MATMUL_QUANTIZED_ONCE
+namespace minigen {
+
+// The scalar form of one output element, shared by the reference and the kernels of targets below AVX2.
+inline float quantized_dot(const PackedMatrix& weight, const QuantizedRows& xq, int r, int o) {
+  float acc = 0.0f;
+  for (int b = 0; b < xq.blocks; ++b) {
+    int32_t isum = 0;
+    const int end = std::min(weight.in_features(), (b + 1) * kQuantBlock);
+    for (int k = b * kQuantBlock; k < end; ++k) isum += weight.code(o, k) * xq.code(r, k);
+    acc = std::fma(static_cast<float>(isum), weight.block_scale(o, b) * xq.scale(r, b), acc);
+  }
+  return acc;
+}
+
+inline ActivationCodes activation_codes(WeightType type) {
+  return type == WeightType::kQ8 ? ActivationCodes::kInt16 : ActivationCodes::kInt8;
+}
+
+inline void store_output(float& target, float value, MatmulOutput mode) {
+  target = mode == MatmulOutput::kAddTo ? target + value : value;
+}
+
+inline void quantized_panels_scalar(float* out, const QuantizedRows& xq, const PackedMatrix& weight, int panel_begin,
+                                    int panel_end, MatmulOutput mode) {
+  const int out_end = std::min(weight.out_features(), panel_end * PackedMatrix::kPanelWidth);
+  for (int r = 0; r < xq.rows; ++r) {
+    for (int o = panel_begin * PackedMatrix::kPanelWidth; o < out_end; ++o) {
+      store_output(out[static_cast<std::size_t>(r) * weight.out_features() + o], quantized_dot(weight, xq, r, o), mode);
+    }
+  }
+}
+
+}  // namespace minigen
+#endif  // MINIGEN_MATMUL_QUANTIZED_ONCE
+
+HWY_BEFORE_NAMESPACE();
+namespace minigen {
+namespace HWY_NAMESPACE {
+
+#if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
+
+// Rows of one register tile: per row 2 float and 2 integer accumulators (16 lanes as two 8-lane vectors).
+constexpr int kTileRows = 3;
+constexpr int kRowBlock = kTileRows * 8;
+
+// Adds one block's integer sums Σ_k code_w · code_x for 16 lanes into isum[r][0] (lanes 0–7) and [1] (8–15).
+template <int kRows, WeightType kType>
+HWY_INLINE void block_sums(const QuantizedRows& xq, int row0, int b, const uint8_t* group, __m256i (&isum)[kRows][2]) {
+  const __m256i ones = _mm256_set1_epi16(1);
+  for (int r = 0; r < kRows; ++r) isum[r][0] = isum[r][1] = _mm256_setzero_si256();
+  if constexpr (kType == WeightType::kQ8) {
+    // Pair j: inputs 2j, 2j + 1 of 16 lanes, int8 widened to int16. 16 pairs of 2 · 127 · 32767 fit int32.
+    for (int j = 0; j < kQuantBlock / 2; ++j) {
+      const __m256i w_low = _mm256_cvtepi8_epi16(_mm_load_si128(reinterpret_cast<const __m128i*>(group + j * 32)));
+      const __m256i w_high =
+          _mm256_cvtepi8_epi16(_mm_load_si128(reinterpret_cast<const __m128i*>(group + j * 32 + 16)));
+      for (int r = 0; r < kRows; ++r) {
+        int32_t x_pair;
+        std::memcpy(&x_pair, xq.int16_row(row0 + r) + b * kQuantBlock + 2 * j, 4);
+        const __m256i x = _mm256_set1_epi32(x_pair);
+        isum[r][0] = _mm256_add_epi32(isum[r][0], _mm256_madd_epi16(w_low, x));
+        isum[r][1] = _mm256_add_epi32(isum[r][1], _mm256_madd_epi16(w_high, x));
+      }
+    }
+  } else {
+    // Quad q: inputs 4q … 4q + 3, nibbles (codes + 8, unsigned) of lanes 0–7 low and 8–15 high. vpmaddubsw adds
+    // pairs of 15 · 127 into int16; 8 quads of 2 such pairs stay below 2¹⁵, so they widen once per block.
+    const __m256i mask = _mm256_set1_epi8(0x0f);
+    for (int q = 0; q < kQuantBlock / 4; ++q) {
+      const __m256i nibbles = _mm256_load_si256(reinterpret_cast<const __m256i*>(group + q * 32));
+      const __m256i w_low = _mm256_and_si256(nibbles, mask);
+      const __m256i w_high = _mm256_and_si256(_mm256_srli_epi16(nibbles, 4), mask);
+      for (int r = 0; r < kRows; ++r) {
+        int32_t x_quad;
+        std::memcpy(&x_quad, xq.int8_row(row0 + r) + b * kQuantBlock + q * 4, 4);
+        const __m256i x = _mm256_set1_epi32(x_quad);
+        isum[r][0] = _mm256_add_epi16(isum[r][0], _mm256_maddubs_epi16(w_low, x));
+        isum[r][1] = _mm256_add_epi16(isum[r][1], _mm256_maddubs_epi16(w_high, x));
+      }
+    }
+    for (int r = 0; r < kRows; ++r) {  // Σ (c + 8) · x − 8 · Σ x = Σ c · x
+      const __m256i offset = _mm256_set1_epi32(8 * xq.sum(row0 + r, b));
+      isum[r][0] = _mm256_sub_epi32(_mm256_madd_epi16(isum[r][0], ones), offset);
+      isum[r][1] = _mm256_sub_epi32(_mm256_madd_epi16(isum[r][1], ones), offset);
+    }
+  }
+}
+
+template <int kRows, WeightType kType>
+HWY_NOINLINE void quantized_tile(const QuantizedRows& xq, int row0, const uint8_t* panel, int blocks,
+                                 std::size_t group_bytes, float* out, int out_stride, int out_valid,
+                                 MatmulOutput mode) {
+  __m256 acc[kRows][2];
+  for (int r = 0; r < kRows; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
+  for (int b = 0; b < blocks; ++b) {
+    const uint8_t* group = panel + b * group_bytes;
+    __m256i isum[kRows][2];
+    block_sums<kRows, kType>(xq, row0, b, group, isum);
+    const uint8_t* scales = group + group_bytes - PackedMatrix::kScaleBytes;
+    const __m256 d_low = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(scales)));
+    const __m256 d_high = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(scales + 16)));
+    for (int r = 0; r < kRows; ++r) {  // acc = fma(float(isum), d_w · d_x, acc)
+      const __m256 dx = _mm256_set1_ps(xq.scale(row0 + r, b));
+      acc[r][0] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[r][0]), _mm256_mul_ps(d_low, dx), acc[r][0]);
+      acc[r][1] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[r][1]), _mm256_mul_ps(d_high, dx), acc[r][1]);
+    }
+  }
+  for (int r = 0; r < kRows; ++r) {
+    float* out_row = out + static_cast<std::size_t>(r) * out_stride;
+    alignas(32) float lanes[PackedMatrix::kPanelWidth];
+    _mm256_store_ps(lanes, acc[r][0]);
+    _mm256_store_ps(lanes + 8, acc[r][1]);
+    for (int i = 0; i < out_valid; ++i) store_output(out_row[i], lanes[i], mode);
+  }
+}
+
+template <WeightType kType>
+void panel_range(float* out, const QuantizedRows& xq, const PackedMatrix& weight, int panel_begin, int panel_end,
+                 MatmulOutput mode) {
+  const int out_features = weight.out_features();
+  for (int row_block = 0; row_block < xq.rows; row_block += kRowBlock) {
+    const int block_end = std::min(xq.rows, row_block + kRowBlock);
+    for (int p = panel_begin; p < panel_end; ++p) {
+      const int first_out = p * PackedMatrix::kPanelWidth;
+      const int out_valid = std::min(PackedMatrix::kPanelWidth, out_features - first_out);
+      for (int r = row_block; r < block_end; r += kTileRows) {
+        dispatch_count<kTileRows>(block_end - r, [&](auto rows) {
+          quantized_tile<decltype(rows)::value, kType>(
+              xq, r, weight.quant_panel(p), weight.blocks(), weight.group_bytes(),
+              out + static_cast<std::size_t>(r) * out_features + first_out, out_features, out_valid, mode);
+        });
+      }
+    }
+  }
+}
+
+void matmul_panels_quantized(float* out, const QuantizedRows& xq, const PackedMatrix& weight, int panel_begin,
+                             int panel_end, MatmulOutput mode) {
+  if (weight.type() == WeightType::kQ8) {
+    panel_range<WeightType::kQ8>(out, xq, weight, panel_begin, panel_end, mode);
+  } else {
+    panel_range<WeightType::kQ4>(out, xq, weight, panel_begin, panel_end, mode);
+  }
+}
+
+#else  // targets below AVX2: the scalar loops, same integers and the same fma chain
+
+void matmul_panels_quantized(float* out, const QuantizedRows& xq, const PackedMatrix& weight, int panel_begin,
+                             int panel_end, MatmulOutput mode) {
+  quantized_panels_scalar(out, xq, weight, panel_begin, panel_end, mode);
+}
+
+#endif
+
+}  // namespace HWY_NAMESPACE
+}  // namespace minigen
+HWY_AFTER_NAMESPACE();
+
+#if HWY_ONCE
+namespace minigen {
+
+HWY_EXPORT(matmul_panels_quantized);
+
+namespace {
+
+// Below this many rows quantizing inline is cheaper than handing rows to the pool.
+constexpr int kRowsWorthSplitting = 8;
+
+void quantize_activations(QuantizedRows& xq, const float* x, int rows, int in_features, WeightType type,
+                          ThreadPool& pool) {
+  prepare_quantized_rows(xq, rows, in_features, activation_codes(type));
+  if (rows < kRowsWorthSplitting) {
+    quantize_rows(xq, x, in_features, 0, rows);
+    return;
+  }
+  pool.parallel_for(rows, [&](int64_t begin, int64_t end) {
+    quantize_rows(xq, x, in_features, static_cast<int>(begin), static_cast<int>(end));
+  });
+}
+
+}  // namespace
+
+void matmul_quantized(float* out, const float* x, const PackedMatrix& weight, int rows, ThreadPool& pool,
+                      MatmulOutput mode) {
+  // One scratch per calling thread (the forward pass calls matmul from one thread at a time). The lambdas below
+  // must capture a reference to it: naming a thread_local inside them would reach each worker's own, empty one.
+  thread_local QuantizedRows scratch;
+  QuantizedRows& xq = scratch;
+  quantize_activations(xq, x, rows, weight.in_features(), weight.type(), pool);
+  pool.parallel_for(weight.panels(), [&](int64_t begin, int64_t end) {
+    HWY_DYNAMIC_DISPATCH(matmul_panels_quantized)
+    (out, xq, weight, static_cast<int>(begin), static_cast<int>(end), mode);
+  });
+}
+
+void matmul_reference_quantized(float* out, const float* x, const PackedMatrix& weight, int rows, MatmulOutput mode) {
+  QuantizedRows xq;
+  prepare_quantized_rows(xq, rows, weight.in_features(), activation_codes(weight.type()));
+  quantize_rows(xq, x, weight.in_features(), 0, rows);
+  quantized_panels_scalar(out, xq, weight, 0, weight.panels(), mode);
+}
+
+}  // namespace minigen
+#endif  // HWY_ONCE

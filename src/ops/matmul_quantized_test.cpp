@@ -1,0 +1,209 @@
+#include "ops/matmul_quantized.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include "ops/block_quant.h"
+#include "ops/ops_test_util.h"
+
+namespace minigen {
+namespace {
+
+using testing::bitwise_equal;
+using testing::pseudo_random_vector;
+
+TEST(Float16, RoundsToNearestEvenAndKeepsSpecialValues) {
+  EXPECT_EQ(float_to_f16(1.0f), 0x3c00);
+  EXPECT_EQ(float_to_f16(-2.0f), 0xc000);
+  EXPECT_EQ(float_to_f16(65504.0f), 0x7bff);                      // the largest half
+  EXPECT_EQ(float_to_f16(65519.0f), 0x7bff);                      // below the halfway point to 65536
+  EXPECT_EQ(float_to_f16(65520.0f), 0x7c00);                      // the tie rounds to even: infinity
+  EXPECT_EQ(float_to_f16(std::ldexp(1.0f, -24)), 0x0001);         // the smallest subnormal
+  EXPECT_EQ(float_to_f16(std::ldexp(1.0f, -25)), 0x0000);         // half of it: a tie, to even (zero)
+  EXPECT_EQ(float_to_f16(std::ldexp(3.0f, -25)), 0x0002);         // 1.5 ulp: a tie, to even (2)
+  EXPECT_EQ(float_to_f16(1.0f + std::ldexp(1.0f, -11)), 0x3c00);  // a tie: to even (down)
+  EXPECT_EQ(float_to_f16(1.0f + std::ldexp(3.0f, -11)), 0x3c02);  // a tie: to even (up)
+  EXPECT_EQ(float_to_f16(0.1f), 0x2e66);
+  EXPECT_EQ(float_to_f16(std::numeric_limits<float>::infinity()), 0x7c00);
+  EXPECT_TRUE(std::isnan(f16_to_float(float_to_f16(std::numeric_limits<float>::quiet_NaN()))));
+  // Every finite half converts to float and back unchanged.
+  for (uint32_t bits = 0; bits < 0x10000; ++bits) {
+    if ((bits & 0x7c00) == 0x7c00) continue;
+    ASSERT_EQ(float_to_f16(f16_to_float(static_cast<uint16_t>(bits))), bits) << bits;
+  }
+}
+
+TEST(BlockQuant, Q8RoundsToNearestEvenWithTheAbsmaxScale) {
+  std::vector<float> values = {127.0f, -3.5f, 2.5f, 0.4f, -0.6f, -127.0f};  // absmax 127: d = 1 exactly
+  int8_t codes[kQuantBlock];
+  const uint16_t scale = quantize_q8_block(values.data(), static_cast<int>(values.size()), codes);
+  EXPECT_EQ(f16_to_float(scale), 1.0f);
+  EXPECT_EQ(std::vector<int>(codes, codes + 7), (std::vector<int>{127, -4, 2, 0, -1, -127, 0}));  // 0: padding
+  const float zeros[3] = {0, 0, 0};
+  EXPECT_EQ(quantize_q8_block(zeros, 3, codes), 0);
+  EXPECT_EQ(codes[0], 0);
+  const float bad[2] = {1.0f, std::numeric_limits<float>::infinity()};
+  EXPECT_THROW(quantize_q8_block(bad, 2, codes), std::exception);
+}
+
+TEST(BlockQuant, Q4MapsTheLargestMagnitudeToMinusEight) {
+  std::vector<float> values = {-8.0f, 3.5f, 2.5f, 7.0f, 0.49f};  // extreme −8: d = 1
+  int8_t codes[kQuantBlock];
+  EXPECT_EQ(f16_to_float(quantize_q4_block(values.data(), 5, codes)), 1.0f);
+  EXPECT_EQ(std::vector<int>(codes, codes + 5), (std::vector<int>{-8, 4, 2, 7, 0}));
+  values = {8.0f, 3.5f, -8.0f};  // extreme +8: d = −1, and −8 / −1 = 8 clamps to 7
+  EXPECT_EQ(f16_to_float(quantize_q4_block(values.data(), 3, codes)), -1.0f);
+  EXPECT_EQ(std::vector<int>(codes, codes + 3), (std::vector<int>{-8, -4, 7}));
+}
+
+TEST(BlockQuant, ActivationRowsKeepAnFp32ScaleAndTheCodeSums) {
+  std::vector<float> x(40, 0.0f);  // two blocks: 32 + 8 (the rest padding)
+  x[0] = 2.54f;                    // absmax → code 127 (int8) or 32767 (int16)
+  x[1] = -1.27f;  // half of it: −63.5 → −64 (int8: a tie, to even); −16383.5 → −16384 (int16)
+  x[33] = 1.0f;   // second block: its only value
+  for (ActivationCodes codes : {ActivationCodes::kInt8, ActivationCodes::kInt16}) {
+    const int top = codes == ActivationCodes::kInt8 ? 127 : 32767;
+    QuantizedRows rows;
+    prepare_quantized_rows(rows, 1, 40, codes);
+    quantize_rows(rows, x.data(), 40, 0, 1);
+    EXPECT_EQ(rows.blocks, 2);
+    EXPECT_EQ(rows.scale(0, 0), 2.54f / static_cast<float>(top));
+    EXPECT_EQ(rows.code(0, 0), top);
+    EXPECT_EQ(rows.code(0, 1), static_cast<int>(std::nearbyint(-1.27f / (2.54f / static_cast<float>(top)))));
+    EXPECT_EQ(rows.code(0, 1), codes == ActivationCodes::kInt8 ? -64 : -16384);
+    EXPECT_EQ(rows.sum(0, 0), top + rows.code(0, 1));
+    EXPECT_EQ(rows.code(0, 33), top);
+    EXPECT_EQ(rows.code(0, 63), 0);
+    EXPECT_EQ(rows.sum(0, 1), top);
+  }
+}
+
+TEST(PackedMatrix, QuantizedCodesAndScalesRoundTrip) {
+  const int out = 19, in = 70;  // a ragged panel and a ragged block
+  const auto weight = pseudo_random_vector(static_cast<std::size_t>(out) * in, 9);
+  for (WeightType type : {WeightType::kQ8, WeightType::kQ4}) {
+    const PackedMatrix packed(weight.data(), out, in, type);
+    EXPECT_EQ(packed.blocks(), 3);
+    // 2 panels × 3 blocks × (codes + 16 fp16 scales): 544 bytes per group for q8, 288 for q4.
+    EXPECT_EQ(packed.bytes(), 2u * 3 * (type == WeightType::kQ8 ? 544 : 288));
+    int8_t codes[kQuantBlock];
+    for (int o : {0, 7, 15, 16, 18}) {
+      for (int b = 0; b < 3; ++b) {
+        const int count = std::min(kQuantBlock, in - b * kQuantBlock);
+        const float* source = weight.data() + static_cast<std::size_t>(o) * in + b * kQuantBlock;
+        const uint16_t scale =
+            type == WeightType::kQ8 ? quantize_q8_block(source, count, codes) : quantize_q4_block(source, count, codes);
+        EXPECT_EQ(packed.block_scale(o, b), f16_to_float(scale));
+        for (int k = 0; k < count; ++k) {
+          ASSERT_EQ(packed.code(o, b * kQuantBlock + k), codes[k]) << o << " " << b << " " << k;
+          EXPECT_EQ(packed.at(o, b * kQuantBlock + k), f16_to_float(scale) * codes[k]);
+        }
+      }
+      std::vector<float> row(in);
+      packed.row(o, row.data());
+      EXPECT_EQ(row[5], packed.at(o, 5));
+      // Quantization error is at most half a step (d / 2), except at q4's clamped end: the extreme maps to −8,
+      // and a weight of the opposite sign near its magnitude (+8) is clamped to 7, a whole step off.
+      for (int k = 0; k < in; ++k) {
+        const bool clamped = type == WeightType::kQ4 && packed.code(o, k) == 7;
+        EXPECT_LE(std::fabs(row[k] - weight[static_cast<std::size_t>(o) * in + k]),
+                  std::fabs(packed.block_scale(o, k / kQuantBlock)) * (clamped ? 1.0f : 0.5f) + 1e-7f);
+      }
+    }
+  }
+}
+
+struct Shape {
+  int rows, in, out;
+};
+
+// The kernel this CPU dispatches to against the scalar reference, bit for bit: every row tile (1–4 and beyond),
+// ragged panels, in_features that are not a multiple of 32, both output modes.
+TEST(MatmulQuantized, SimdMatchesScalarReferenceBitForBit) {
+  ThreadPool pool(2);
+  for (const Shape shape : {Shape{1, 1, 1}, Shape{1, 32, 16}, Shape{2, 33, 17}, Shape{3, 64, 40}, Shape{4, 100, 48},
+                            Shape{5, 259, 67}, Shape{9, 768, 32}, Shape{37, 96, 33}}) {
+    for (WeightType type : {WeightType::kQ8, WeightType::kQ4}) {
+      const auto x = pseudo_random_vector(static_cast<std::size_t>(shape.rows) * shape.in, 3);
+      const auto weight = pseudo_random_vector(static_cast<std::size_t>(shape.out) * shape.in, 4);
+      const PackedMatrix packed(weight.data(), shape.out, shape.in, type);
+      for (MatmulOutput mode : {MatmulOutput::kStore, MatmulOutput::kAddTo}) {
+        auto simd = pseudo_random_vector(static_cast<std::size_t>(shape.rows) * shape.out, 5);
+        auto reference = simd;
+        matmul(simd.data(), x.data(), packed, shape.rows, pool, mode);
+        matmul_reference_quantized(reference.data(), x.data(), packed, shape.rows, mode);
+        EXPECT_TRUE(bitwise_equal(simd.data(), reference.data(), simd.size()))
+            << shape.rows << "×" << shape.in << "→" << shape.out << " " << weight_type_name(type);
+      }
+    }
+  }
+}
+
+// A hand-checked element: one block, weights with d = 1 (absmax 127), activations with absmax 127 (d_x = 1).
+TEST(MatmulQuantized, HandComputedIntegerDot) {
+  ThreadPool pool(1);
+  std::vector<float> weight(32, 0.0f), x(32, 0.0f);
+  weight[0] = 127;
+  weight[1] = -2;
+  weight[31] = 5;
+  x[0] = 1;
+  x[1] = 127;
+  x[31] = -3;
+  float out = 0;
+  matmul(&out, x.data(), PackedMatrix(weight.data(), 1, 32, WeightType::kQ8), 1, pool);
+  // d_w = 1 (codes 127, −2, 5); int16 activations: d_x = 127 / 32767, codes 258, 32767, −774.
+  EXPECT_EQ(out, static_cast<float>(127 * 258 - 2 * 32767 + 5 * -774) * (1.0f * (127.0f / 32767.0f)));
+  EXPECT_NEAR(out, 127.0f * 1 - 2 * 127 + 5 * -3, 0.01f);
+  matmul(&out, x.data(), PackedMatrix(weight.data(), 1, 32, WeightType::kQ4), 1, pool);
+  // q4: d_w = 127 / −8, codes −8, 0 (−2 / d_w rounds to 0), 0; int8 activations: d_x = 1, codes 1, 127, −3.
+  EXPECT_EQ(out, static_cast<float>(-8 * 1) * (f16_to_float(float_to_f16(127.0f / -8.0f)) * 1.0f));
+}
+
+// q8 stays close to the fp32 product; q4 further off, but far better than noise.
+TEST(MatmulQuantized, ApproximatesTheFp32Product) {
+  ThreadPool pool(1);
+  const int in = 512, out_features = 64, rows = 3;
+  const auto x = pseudo_random_vector(static_cast<std::size_t>(rows) * in, 11);
+  const auto weight = pseudo_random_vector(static_cast<std::size_t>(out_features) * in, 12);
+  std::vector<float> exact(rows * out_features), q8(exact.size()), q4(exact.size());
+  matmul_reference(exact.data(), x.data(), weight.data(), rows, in, out_features);
+  matmul(q8.data(), x.data(), PackedMatrix(weight.data(), out_features, in, WeightType::kQ8), rows, pool);
+  matmul(q4.data(), x.data(), PackedMatrix(weight.data(), out_features, in, WeightType::kQ4), rows, pool);
+  double norm = 0, error8 = 0, error4 = 0;
+  for (std::size_t i = 0; i < exact.size(); ++i) {
+    norm += exact[i] * exact[i];
+    error8 += (q8[i] - exact[i]) * (q8[i] - exact[i]);
+    error4 += (q4[i] - exact[i]) * (q4[i] - exact[i]);
+  }
+  EXPECT_LT(std::sqrt(error8 / norm), 0.01);  // relative RMS error
+  EXPECT_LT(std::sqrt(error4 / norm), 0.12);
+  EXPECT_GT(std::sqrt(error4 / norm), std::sqrt(error8 / norm));
+}
+
+// Wide enough (400 panels) that the pool really splits the panels between threads.
+TEST(MatmulQuantized, RowResultIndependentOfBatchSizeAndThreads) {
+  const int in = 259, out_features = 6400, rows = 9;
+  const auto x = pseudo_random_vector(static_cast<std::size_t>(rows) * in, 3);
+  const auto weight = pseudo_random_vector(static_cast<std::size_t>(out_features) * in, 4);
+  for (WeightType type : {WeightType::kQ8, WeightType::kQ4}) {
+    const PackedMatrix packed(weight.data(), out_features, in, type);
+    ThreadPool one(1), two(2), three(3);
+    std::vector<float> batched(static_cast<std::size_t>(rows) * out_features);
+    matmul(batched.data(), x.data(), packed, rows, one);
+    for (ThreadPool* pool : {&one, &two, &three}) {
+      for (int r = 0; r < rows; ++r) {
+        std::vector<float> alone(out_features);
+        matmul(alone.data(), x.data() + static_cast<std::size_t>(r) * in, packed, 1, *pool);
+        EXPECT_TRUE(
+            bitwise_equal(alone.data(), batched.data() + static_cast<std::size_t>(r) * out_features, out_features))
+            << weight_type_name(type) << " row " << r << " threads " << pool->num_threads();
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace minigen
