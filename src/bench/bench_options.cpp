@@ -45,7 +45,7 @@ std::vector<WeightType> parse_weight_type_list(std::string_view text) {
     try {
       type = parse_weight_type(part);
     } catch (const Error&) {
-      throw Error("--weights takes f32 and bf16, comma-separated, got '" + std::string(part) + "'");
+      throw Error("--weights takes f32, bf16, q8 and q4, comma-separated, got '" + std::string(part) + "'");
     }
     if (std::find(types.begin(), types.end(), type) == types.end()) types.push_back(type);
   }

@@ -98,7 +98,7 @@ LoadedModel load_model(const fs::path& path, const LoadOptions& options) {
                 std::to_string(config.vocab_size));
   }
   ModelWeights weights = weights_from_tensors(config, std::move(tensors));
-  loaded.model = std::make_unique<const Model>(std::move(config), std::move(weights));
+  loaded.model = std::make_unique<Model>(std::move(config), std::move(weights));
   return loaded;
 }
 

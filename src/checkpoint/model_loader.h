@@ -21,7 +21,7 @@ struct LoadOptions {
 };
 
 struct LoadedModel {
-  std::unique_ptr<const Model> model;
+  std::unique_ptr<Model> model;  // not const: release_matrices() once packed
   std::unique_ptr<const Tokenizer> tokenizer;
   std::filesystem::path path;
   std::string format;  // "safetensors" or "pth"

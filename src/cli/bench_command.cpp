@@ -94,7 +94,8 @@ CommandAction add_bench_command(CLI::App& app) {
   command->add_option("-b,--batch", flags->values.batch_sizes,
                       "rows of the batch decode tests, comma-separated [default: 1,8,32; quick 1,4]");
   command->add_option("--threads", flags->values.threads, "thread counts, comma-separated [default: one per core]");
-  command->add_option("--weights", flags->values.weights, "weight types f32, bf16, comma-separated [default: f32]");
+  command->add_option("--weights", flags->values.weights,
+                      "weight types f32, bf16, q8, q4, comma-separated [default: f32]");
   command->add_option("-r,--repetitions", flags->values.repetitions,
                       "timed runs per test, after one warm-up [default: 5; quick 2]");
   command->add_flag("--no-cache", flags->values.no_cache,

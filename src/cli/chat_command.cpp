@@ -36,6 +36,7 @@ int run_chat(const ChatFlags& flags) {
   const Tokenizer& tokenizer = *loaded.tokenizer;
   ThreadPool pool(flags.model.thread_count());
   Transformer transformer(*loaded.model, pool, flags.model.weight_type());
+  loaded.model->release_matrices();  // the packed copy is the one that runs
 
   std::vector<ChatMessage> history;
   if (!flags.system.empty()) history.push_back({"system", flags.system});
@@ -68,7 +69,7 @@ int run_chat(const ChatFlags& flags) {
     }
     std::cout << decoder.finish() << "\n";
     history.push_back({"assistant", tokenizer.decode(result.sequences.front().token_ids, true)});
-    if (flags.show_stats) std::cerr << run_summary_line(result) << "\n";
+    if (flags.show_stats) std::cerr << run_summary_line(result, run_memory(transformer)) << "\n";
     // Each turn draws from fresh per-row streams: move the seed on so that turns do not repeat each other's draws.
     options.sampling.seed += 1;
   }

@@ -50,6 +50,7 @@ int run_generate(const GenerateFlags& flags) {
 
   ThreadPool pool(flags.model.thread_count());
   Transformer transformer(*loaded.model, pool, flags.model.weight_type());
+  loaded.model->release_matrices();  // the packed copy is the one that runs
   // Text streams as tokens arrive when there is one row; several rows are printed one after another at the end.
   const bool stream = !flags.json && flags.num_return_sequences == 1;
   StreamDecoder decoder(tokenizer, /*skip_special_tokens=*/true);
@@ -60,7 +61,7 @@ int run_generate(const GenerateFlags& flags) {
   const GenerateResult result = generate(transformer, prompts, options, on_token);
 
   if (flags.json) {
-    std::cout << to_json_text(run_summary_json(result, tokenizer, options, loaded)) << "\n";
+    std::cout << to_json_text(run_summary_json(result, tokenizer, options, loaded, run_memory(transformer))) << "\n";
     return 0;
   }
   if (stream) {
@@ -70,7 +71,7 @@ int run_generate(const GenerateFlags& flags) {
       std::cout << "[" << row + 1 << "] " << tokenizer.decode(result.sequences[row].token_ids, true) << "\n";
     }
   }
-  std::cerr << run_summary_line(result) << "\n";
+  std::cerr << run_summary_line(result, run_memory(transformer)) << "\n";
   return 0;
 }
 

@@ -65,7 +65,7 @@ ScoredInput read_input(const PerplexityFlags& flags, const Tokenizer& tokenizer)
 
 int run_perplexity(const PerplexityFlags& flags) {
   if (flags.text_file.empty() == flags.jsonl_file.empty()) throw Error("give one of -f FILE and --jsonl FILE");
-  const LoadedModel loaded = flags.model.load();
+  LoadedModel loaded = flags.model.load();
   const int model_context = loaded.model->config.max_position_embeddings;
   if (flags.context + 1 > model_context) {
     throw Error("--ctx " + std::to_string(flags.context) + " needs " + std::to_string(flags.context + 1) +
@@ -76,6 +76,7 @@ int run_perplexity(const PerplexityFlags& flags) {
   Transformer transformer(*loaded.model, pool, flags.model.weight_type());
   std::unique_ptr<Transformer> reference;
   if (!flags.kl_base.empty()) reference = std::make_unique<Transformer>(*loaded.model, pool, WeightType::kF32);
+  loaded.model->release_matrices();  // the packed copies are the ones that run
 
   const auto start = std::chrono::steady_clock::now();
   // A progress line on stderr, redrawn when the percentage changes (at most 101 times, so a log stays short).

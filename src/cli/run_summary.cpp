@@ -2,12 +2,18 @@
 
 #include <cstdio>
 
+#include "core/process_memory.h"
+
 #include "sampling/shortest_decimal.h"
 
 namespace minigen::cli {
 
+RunMemory run_memory(const Transformer& transformer) {
+  return {transformer.weight_type(), transformer.weight_bytes(), resident_memory_bytes()};
+}
+
 nlohmann::json run_summary_json(const GenerateResult& result, const Tokenizer& tokenizer,
-                                const GenerateOptions& options, const LoadedModel& loaded) {
+                                const GenerateOptions& options, const LoadedModel& loaded, const RunMemory& memory) {
   const GenerateStats& stats = result.stats;
   nlohmann::json sequences = nlohmann::json::array();
   for (const GeneratedSequence& sequence : result.sequences) {
@@ -26,6 +32,9 @@ nlohmann::json run_summary_json(const GenerateResult& result, const Tokenizer& t
       {"forward_tokens", stats.forward_tokens},
       {"kv_cache_bytes", stats.kv_bytes_used},
       {"kv_cache_bytes_allocated", stats.kv_bytes_allocated},
+      {"weights", weight_type_name(memory.weights)},
+      {"weight_bytes", memory.weight_bytes},
+      {"resident_bytes", memory.resident_bytes},
       {"ttft_ms", stats.ttft_ms},
       {"itl_ms", stats.itl_ms},
       {"total_ms", stats.total_ms},
@@ -46,17 +55,19 @@ nlohmann::json run_summary_json(const GenerateResult& result, const Tokenizer& t
   };
 }
 
-std::string run_summary_line(const GenerateResult& result) {
+std::string run_summary_line(const GenerateResult& result, const RunMemory& memory) {
   const GenerateStats& stats = result.stats;
   std::size_t new_tokens = 0;
   for (const GeneratedSequence& sequence : result.sequences) new_tokens += sequence.token_ids.size();
   char line[512];
   std::snprintf(line, sizeof line,
                 "[minigen] prompt %d tokens · %zu new · %d forward calls · %lld tokens fed · KV cache %zu B used "
-                "(%zu B allocated) · TTFT %.1f ms · %.2f ms/token after · total %.1f ms",
+                "(%zu B allocated) · TTFT %.1f ms · %.2f ms/token after · total %.1f ms · %s weights %.1f MB · "
+                "resident %.1f MB",
                 result.sequences.empty() ? 0 : result.sequences.front().prompt_tokens, new_tokens, stats.forward_calls,
                 static_cast<long long>(stats.forward_tokens), stats.kv_bytes_used, stats.kv_bytes_allocated,
-                stats.ttft_ms, stats.itl_ms, stats.total_ms);
+                stats.ttft_ms, stats.itl_ms, stats.total_ms, std::string(weight_type_name(memory.weights)).c_str(),
+                static_cast<double>(memory.weight_bytes) / 1e6, static_cast<double>(memory.resident_bytes) / 1e6);
   return line;
 }
 

@@ -122,6 +122,7 @@ int run_serve_command(const ServeFlags& flags) {
 
   LoadedModel loaded = flags.model.load();
   ServerStack stack(*loaded.model, *loaded.tokenizer, loaded.path.filename().string(), options);
+  loaded.model->release_matrices();  // the packed copy is the one that runs
   const int port = stack.bind(flags.host, flags.port);
   print_capacity(stack, loaded, flags, port);
 

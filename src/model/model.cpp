@@ -1,5 +1,7 @@
 #include "model/model.h"
 
+#include "core/process_memory.h"
+
 namespace minigen {
 namespace {
 
@@ -15,5 +17,32 @@ Model::Model(ModelConfig model_config, ModelWeights model_weights)
     : config(std::move(model_config)),
       weights(std::move(model_weights)),
       rope(config.head_dim, config.max_position_embeddings, config.rope_theta, yarn_of(config)) {}
+
+namespace {
+
+void release(Matrix& matrix) { std::vector<float>().swap(matrix.values); }
+
+void release(FeedForwardWeights& feed_forward) {
+  release(feed_forward.gate);
+  release(feed_forward.up);
+  release(feed_forward.down);
+}
+
+}  // namespace
+
+void Model::release_matrices() {
+  release(weights.embed_tokens);
+  release(weights.lm_head);
+  for (LayerWeights& layer : weights.layers) {
+    for (Matrix* matrix : {&layer.q_proj, &layer.k_proj, &layer.v_proj, &layer.o_proj, &layer.router}) {
+      release(*matrix);
+    }
+    release(layer.mlp);
+    for (FeedForwardWeights& expert : layer.experts) release(expert);
+    for (FeedForwardWeights& shared : layer.shared_experts) release(shared);
+  }
+  matrices_released_ = true;
+  return_free_memory();
+}
 
 }  // namespace minigen

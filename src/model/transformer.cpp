@@ -28,8 +28,17 @@ constexpr int kTokensWorthSplitting = 8;
 
 }  // namespace
 
+namespace {
+
+const Model& with_matrices(const Model& model) {
+  if (model.matrices_released()) throw Error("the model's matrices were released after packing; load it again");
+  return model;
+}
+
+}  // namespace
+
 Transformer::Transformer(const Model& model, ThreadPool& pool, WeightType weight_type)
-    : model_(model),
+    : model_(with_matrices(model)),
       pool_(pool),
       packed_(pack_weights(model.config, model.weights, weight_type)),
       expert_token_counts_(static_cast<std::size_t>(model.config.num_layers) * model.config.num_experts, 0) {}

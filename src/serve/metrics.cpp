@@ -1,24 +1,12 @@
 #include "serve/metrics.h"
 
-#include <unistd.h>
+#include "core/process_memory.h"
 
 #include <cstdint>
-#include <fstream>
 #include <iomanip>
 #include <sstream>
 
 namespace minigen {
-namespace {
-
-// Resident set size from /proc/self/statm (pages), 0 where it cannot be read.
-double resident_memory_bytes() {
-  std::ifstream statm("/proc/self/statm");
-  long long total_pages = 0, resident_pages = 0;
-  if (!(statm >> total_pages >> resident_pages)) return 0;
-  return static_cast<double>(resident_pages) * static_cast<double>(::sysconf(_SC_PAGESIZE));
-}
-
-}  // namespace
 
 std::string metrics_text(const EngineStatus& status, const http::ServerStats& http) {
   std::ostringstream out;
@@ -68,7 +56,8 @@ std::string metrics_text(const EngineStatus& status, const http::ServerStats& ht
   metric("minigen_http_requests_rejected_total", "counter",
          "Requests refused by the HTTP layer: malformed, too large, or no worker free.", count(http.requests_rejected));
   metric("minigen_http_workers_busy", "gauge", "Requests being served on worker threads.", count(http.workers_busy));
-  metric("process_resident_memory_bytes", "gauge", "Resident memory of the server process.", resident_memory_bytes());
+  metric("process_resident_memory_bytes", "gauge", "Resident memory of the server process.",
+         static_cast<double>(resident_memory_bytes()));
   return out.str();
 }
 
