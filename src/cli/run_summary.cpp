@@ -3,7 +3,6 @@
 #include <cstdio>
 
 #include "core/process_memory.h"
-
 #include "sampling/shortest_decimal.h"
 
 namespace minigen::cli {

@@ -1,16 +1,14 @@
 #pragma once
-// Conversions between fp32 and the 16-bit float formats model files use.
+// Conversions between fp32 values and the bytes of the element types model files use.
 #include <cstddef>
 #include <cstdint>
 
 #include "model/tensor.h"
+#include "ops/float_formats.h"
 
 namespace minigen {
 
-float f16_to_f32(uint16_t bits);
-float bf16_to_f32(uint16_t bits);
-uint16_t f32_to_f16(float value);   // round to nearest even, overflow to inf, NaN kept
-uint16_t f32_to_bf16(float value);  // round to nearest even, NaN kept
+// (The scalar conversions are ops/float_formats.h.)
 
 // Bulk conversions between fp32 values and the little-endian bytes a model file holds (count elements of `dtype`,
 // i.e. count · dtype_size_bytes(dtype) bytes). The byte pointers need no alignment.

@@ -15,6 +15,8 @@
 #include <string>
 #include <string_view>
 
+#include "ops/float_formats.h"  // the weights' 16-bit formats
+
 namespace minigen {
 
 enum class WeightType { kF32, kBF16, kQ8, kQ4 };
@@ -24,15 +26,5 @@ WeightType parse_weight_type(std::string_view name);  // throws minigen::Error f
 bool is_block_quantized(WeightType type);             // q8 or q4
 // Stored bits per weight, scales included: 32, 16, 8.5, 4.5.
 double weight_type_bits(WeightType type);
-
-// bf16 is the upper half of an fp32. Rounding is to nearest, ties to even, as PyTorch's .to(torch.bfloat16);
-// NaN stays NaN.
-uint16_t float_to_bf16(float value);
-float bf16_to_float(uint16_t bits);
-
-// IEEE 754 binary16, rounding to nearest, ties to even (as F16C's vcvtps2ph and PyTorch's .half()); overflow goes
-// to infinity, NaN stays NaN, subnormals are kept.
-uint16_t float_to_f16(float value);
-float f16_to_float(uint16_t bits);
 
 }  // namespace minigen

@@ -1,10 +1,10 @@
 #include "serve/metrics.h"
 
-#include "core/process_memory.h"
-
 #include <cstdint>
 #include <iomanip>
 #include <sstream>
+
+#include "core/process_memory.h"
 
 namespace minigen {
 
