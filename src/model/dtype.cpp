@@ -1,5 +1,6 @@
 #include "model/dtype.h"
 
+#include <algorithm>
 #include <bit>
 #include <cmath>
 
@@ -36,6 +37,10 @@ const char* dtype_name(DType dtype) {
       return "F16";
     case DType::BF16:
       return "BF16";
+    case DType::I8:
+      return "I8";
+    case DType::U8:
+      return "U8";
   }
   return "unknown";
 }
@@ -47,6 +52,9 @@ std::size_t dtype_size_bytes(DType dtype) {
     case DType::F16:
     case DType::BF16:
       return 2;
+    case DType::I8:
+    case DType::U8:
+      return 1;
   }
   return 0;
 }
@@ -62,6 +70,12 @@ void decode_to_f32(DType dtype, const std::byte* bytes, std::size_t count, float
     case DType::BF16:
       for (std::size_t i = 0; i < count; ++i) values[i] = bf16_to_float(load_u16(bytes + 2 * i));
       return;
+    case DType::I8:
+      for (std::size_t i = 0; i < count; ++i) values[i] = static_cast<float>(std::to_integer<int8_t>(bytes[i]));
+      return;
+    case DType::U8:
+      for (std::size_t i = 0; i < count; ++i) values[i] = static_cast<float>(std::to_integer<uint8_t>(bytes[i]));
+      return;
   }
 }
 
@@ -75,6 +89,16 @@ void encode_from_f32(DType dtype, const float* values, std::size_t count, std::b
       return;
     case DType::BF16:
       for (std::size_t i = 0; i < count; ++i) store_u16(float_to_bf16(values[i]), bytes + 2 * i);
+      return;
+    case DType::I8:  // integer codes: the values are whole numbers in range by construction; clamp regardless
+      for (std::size_t i = 0; i < count; ++i) {
+        bytes[i] = static_cast<std::byte>(static_cast<int8_t>(std::clamp(std::nearbyint(values[i]), -128.0f, 127.0f)));
+      }
+      return;
+    case DType::U8:
+      for (std::size_t i = 0; i < count; ++i) {
+        bytes[i] = static_cast<std::byte>(static_cast<uint8_t>(std::clamp(std::nearbyint(values[i]), 0.0f, 255.0f)));
+      }
       return;
   }
 }

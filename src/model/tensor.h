@@ -12,9 +12,10 @@
 
 namespace minigen {
 
-enum class DType { F32, F16, BF16 };
+// I8 and U8 hold the integer codes of q8/q4 weights (model/quantized_tensors.h); as values they are exact floats.
+enum class DType { F32, F16, BF16, I8, U8 };
 
-const char* dtype_name(DType dtype);  // "F32", "F16", "BF16" (safetensors spelling)
+const char* dtype_name(DType dtype);  // "F32", "F16", "BF16", "I8", "U8" (safetensors spelling)
 std::size_t dtype_size_bytes(DType dtype);
 
 struct HostTensor {

@@ -48,6 +48,8 @@ std::optional<DType> parse_dtype(const std::string& name) {
   if (name == "F32") return DType::F32;
   if (name == "F16") return DType::F16;
   if (name == "BF16") return DType::BF16;
+  if (name == "I8") return DType::I8;
+  if (name == "U8") return DType::U8;
   return std::nullopt;
 }
 
@@ -107,7 +109,8 @@ TensorRecord parse_tensor_record(const std::string& name, const json& entry, con
   if (dtype_it == entry.end() || !dtype_it->is_string()) throw Error(where + ": missing string field \"dtype\"");
   const auto dtype = parse_dtype(dtype_it->get<std::string>());
   if (!dtype) {
-    throw Error(where + " has dtype " + dtype_it->get<std::string>() + "; only F32, F16 and BF16 are supported");
+    throw Error(where + " has dtype " + dtype_it->get<std::string>() +
+                "; only F32, F16, BF16, I8 and U8 are supported");
   }
   record.dtype = *dtype;
 
@@ -250,14 +253,19 @@ std::filesystem::path temporary_path_for(const std::filesystem::path& path) {
 }
 
 // The 8-byte length and the JSON header (padded with spaces to a multiple of 8, which keeps the data 8-byte aligned)
-// of `tensors` written in name order as `dtype`. `file_name` starts error messages.
-std::string header_bytes_for(const TensorMap& tensors, DType dtype, const std::map<std::string, std::string>& metadata,
-                             const std::string& file_name) {
+// of `tensors` written in name order, each as `dtype`, or as its own stored_dtype when `dtype` is empty.
+// `file_name` starts error messages.
+DType written_dtype(const HostTensor& tensor, std::optional<DType> dtype) {
+  return dtype.value_or(tensor.stored_dtype);
+}
+
+std::string header_bytes_for(const TensorMap& tensors, std::optional<DType> dtype,
+                             const std::map<std::string, std::string>& metadata, const std::string& file_name) {
   json header = json::object();
   if (!metadata.empty()) header[kMetadataKey] = metadata;
-  const uint64_t element_bytes = dtype_size_bytes(dtype);
   uint64_t offset = 0;
   for (const auto& [name, tensor] : tensors) {
+    const uint64_t element_bytes = dtype_size_bytes(written_dtype(tensor, dtype));
     if (name == kMetadataKey) throw Error(file_name + ": a tensor cannot be named \"__metadata__\"");
     for (int64_t dim : tensor.shape) {
       if (dim < 0) throw Error(file_name + ": tensor '" + name + "' has a negative dimension");
@@ -268,7 +276,9 @@ std::string header_bytes_for(const TensorMap& tensors, DType dtype, const std::m
                   std::to_string(tensor.values.size()) + " values");
     }
     const uint64_t bytes = static_cast<uint64_t>(count) * element_bytes;
-    header[name] = {{"dtype", dtype_name(dtype)}, {"shape", tensor.shape}, {"data_offsets", {offset, offset + bytes}}};
+    header[name] = {{"dtype", dtype_name(written_dtype(tensor, dtype))},
+                    {"shape", tensor.shape},
+                    {"data_offsets", {offset, offset + bytes}}};
     offset += bytes;
   }
 
@@ -330,24 +340,38 @@ std::string safetensors_bytes(const TensorMap& tensors, DType dtype,
   return out;
 }
 
-void write_safetensors(const std::filesystem::path& path, const TensorMap& tensors, DType dtype,
-                       const std::map<std::string, std::string>& metadata) {
+namespace {
+
+void write_tensors(const std::filesystem::path& path, const TensorMap& tensors, std::optional<DType> dtype,
+                   const std::map<std::string, std::string>& metadata) {
   const std::string header = header_bytes_for(tensors, dtype, metadata, path.string());
-  const uint64_t element_bytes = dtype_size_bytes(dtype);
   TemporaryFile output(temporary_path_for(path));
   output.open();
   output.write(header.data(), header.size());
   // Convert in chunks so that writing a large model does not need a second full-size buffer.
   constexpr std::size_t kChunkElements = std::size_t{1} << 18;
-  std::vector<std::byte> chunk(kChunkElements * element_bytes);
+  std::vector<std::byte> chunk(kChunkElements * sizeof(float));
   for (const auto& [name, tensor] : tensors) {
+    const DType element = written_dtype(tensor, dtype);
     for (std::size_t start = 0; start < tensor.values.size(); start += kChunkElements) {
       const std::size_t count = std::min(kChunkElements, tensor.values.size() - start);
-      encode_from_f32(dtype, tensor.values.data() + start, count, chunk.data());
-      output.write(chunk.data(), count * element_bytes);
+      encode_from_f32(element, tensor.values.data() + start, count, chunk.data());
+      output.write(chunk.data(), count * dtype_size_bytes(element));
     }
   }
   output.commit(path);
+}
+
+}  // namespace
+
+void write_safetensors(const std::filesystem::path& path, const TensorMap& tensors, DType dtype,
+                       const std::map<std::string, std::string>& metadata) {
+  write_tensors(path, tensors, dtype, metadata);
+}
+
+void write_safetensors_as_stored(const std::filesystem::path& path, const TensorMap& tensors,
+                                 const std::map<std::string, std::string>& metadata) {
+  write_tensors(path, tensors, std::nullopt, metadata);
 }
 
 }  // namespace minigen

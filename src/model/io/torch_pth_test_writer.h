@@ -248,6 +248,10 @@ inline const char* torch_storage_type(DType dtype) {
       return "HalfStorage";
     case DType::BF16:
       return "BFloat16Storage";
+    case DType::I8:
+      return "CharStorage";
+    case DType::U8:
+      return "ByteStorage";
     case DType::F32:
       return "FloatStorage";
   }
