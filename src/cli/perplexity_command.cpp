@@ -1,5 +1,5 @@
 // `minigen perplexity`: the model's loss on a text, as llama-perplexity reports it — perplexity, bits per byte, and
-// with --kl-base the KL divergence and top-1 agreement against the same model in fp32 weights.
+// with --kl-base the KL divergence and top-1 agreement against the same model in fp32 weights and an fp32 KV cache.
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -80,15 +80,17 @@ int run_perplexity(const PerplexityFlags& flags) {
   const auto start = std::chrono::steady_clock::now();
   // A progress line on stderr, redrawn when the percentage changes (at most 101 times, so a log stays short).
   int64_t shown_percent = -1;
-  const PerplexityResult result =
-      score_perplexity(transformer, reference.get(), input.sequences, [&](int64_t done, int64_t total) {
+  const PerplexityResult result = score_perplexity(
+      transformer, reference.get(), input.sequences,
+      [&](int64_t done, int64_t total) {
         const int64_t percent = 100 * done / total;
         if (percent == shown_percent) return;
         shown_percent = percent;
         std::fprintf(stderr, "\r[perplexity] %3lld %% of %lld sequences", static_cast<long long>(percent),
                      static_cast<long long>(total));
         if (done == total) std::fprintf(stderr, "\n");
-      });
+      },
+      flags.model.kv_dtype_value());
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const double bits_per_byte = result.loss_sum / std::log(2.0) / static_cast<double>(input.text_bytes);
   const std::string weights(weight_type_name(flags.model.weight_type()));
@@ -101,6 +103,7 @@ int run_perplexity(const PerplexityFlags& flags) {
                           {"targets", result.targets},
                           {"context", flags.context},
                           {"weights", weights},
+                          {"kv_dtype", kv_dtype_name(flags.model.kv_dtype_value())},
                           {"loss", result.loss()},
                           {"perplexity", result.perplexity()},
                           {"bits_per_byte", bits_per_byte},
@@ -121,7 +124,7 @@ int run_perplexity(const PerplexityFlags& flags) {
               result.perplexity(), bits_per_byte, seconds,
               with_thousands(static_cast<long long>(static_cast<double>(result.targets) / seconds)).c_str());
   if (result.has_reference) {
-    std::printf("against f32 weights: mean KL %.3g nats per token · top-1 agreement %.2f %%\n", result.mean_kl(),
+    std::printf("against f32 weights and KV: mean KL %.3g nats per token · top-1 agreement %.2f %%\n", result.mean_kl(),
                 100 * result.top1_agreement());
   }
   return 0;
@@ -141,7 +144,8 @@ CommandAction add_perplexity_command(CLI::App& app) {
       ->check(integer_in(1, 1 << 20));
   command
       ->add_option("--kl-base", flags->kl_base,
-                   "also run the model in f32 weights and report the KL divergence and top-1 agreement against it")
+                   "also run the model in f32 weights with an f32 KV cache and report the KL divergence and top-1 "
+                   "agreement against it")
       ->check(CLI::IsMember({"f32"}));
   command->add_flag("--json", flags->json, "print the result as one JSON object");
   return [flags] { return run_perplexity(*flags); };
