@@ -235,12 +235,18 @@ void register_benchmarks() {
     }
   }
   for (KvDType dtype : {KvDType::kF32, KvDType::kBF16, KvDType::kF16, KvDType::kInt8}) {
-    // f32 keeps the names it had before the cache had other element types.
-    const std::string suffix = dtype == KvDType::kF32 ? "" : "/" + std::string(kv_dtype_name(dtype));
     for (int head_dim : {32, 96}) {
       for (int num_keys : {128, 512, 2048}) {
-        add("BM_Attention/hd" + std::to_string(head_dim) + "/keys" + std::to_string(num_keys) + suffix, bench_attention,
-            head_dim, num_keys, dtype);
+        // f32 keeps the names it had before the cache had other element types. Appended piece by piece: GCC 12
+        // reports a false -Wrestrict for "literal" + std::string.
+        std::string name = "BM_Attention/hd" + std::to_string(head_dim);
+        name += "/keys";
+        name += std::to_string(num_keys);
+        if (dtype != KvDType::kF32) {
+          name += '/';
+          name += kv_dtype_name(dtype);
+        }
+        add(name, bench_attention, head_dim, num_keys, dtype);
       }
     }
   }

@@ -1,7 +1,7 @@
-// The shipped trained models with a narrower KV cache: greedy continuations of the reference fixtures' real
-// prompts (a Bible verse, a dictionary entry, chat questions) with bf16, f16 and int8 K and V against f32. The
-// narrow types round what is stored, so tokens may part after a near-tie; the test prints the agreement and holds
-// each dtype to what it measured.
+// The shipped trained models with a narrower KV cache: greedy continuations of real prompts — the reference
+// fixtures' three (a Bible verse, a dictionary entry, a chat question) and the module's 183-token Genesis prompt —
+// with bf16, f16 and int8 K and V against f32. The narrow types round what is stored, so tokens may part after a
+// near-tie; the test prints the agreement and holds each dtype to what was measured.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -10,9 +10,11 @@
 #include <vector>
 
 #include "checkpoint/model_loader.h"
+#include "core/file_io.h"
 #include "generate/generate.h"
 #include "model/io/safetensors.h"
 #include "model/test_models.h"
+#include "tokenizer/chat_template.h"
 
 namespace minigen {
 namespace {
@@ -20,7 +22,9 @@ namespace {
 const std::string kGoldenDir = std::string(MINIGEN_TEST_DATA_DIR) + "/golden/";
 constexpr int kNewTokens = 64;
 
-int kMinimumPrefix(KvDType) { return 0; }
+// Measured on the 8 (model, prompt) pairs: bf16 and f16 agree with f32 on all 64 tokens of every prompt; int8 on
+// 7 of the 8, the SFT model's chat prompt parting at token 4 (after a near-tie) — so int8 is held to 4.
+int agreeing_prefix_at_least(KvDType dtype) { return dtype == KvDType::kInt8 ? 4 : kNewTokens; }
 
 struct Agreement {
   int same = 0;  // positions where both chose the same token
@@ -43,8 +47,11 @@ class ShippedModelKvDType : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(ShippedModelKvDType, GreedyTokensAgreeWithTheF32Cache) {
   const auto metadata = read_safetensors_metadata(kGoldenDir + GetParam() + ".safetensors");
-  const auto prompts = nlohmann::json::parse(metadata.at("prompts")).get<std::vector<std::vector<int>>>();
+  auto prompts = nlohmann::json::parse(metadata.at("prompts")).get<std::vector<std::vector<int>>>();
   const LoadedModel loaded = load_model(minigen_home() / "models" / GetParam());
+  const std::string genesis =
+      read_whole_file(std::string(MINIGEN_SOURCE_DIR) + "/examples/genesis-183.txt", 1 << 20, "the Genesis prompt");
+  prompts.push_back(encode_base_prompt(*loaded.tokenizer, genesis));
   ThreadPool pool(2);
   Transformer transformer(*loaded.model, pool);
   GenerateOptions options;
@@ -62,8 +69,8 @@ TEST_P(ShippedModelKvDType, GreedyTokensAgreeWithTheF32Cache) {
                   kNewTokens);
       if (agreement.first_divergence >= 0) std::printf(", first divergence at %d", agreement.first_divergence);
       std::printf("\n");
-      // Held to the measured agreement (see the README's table): every dtype keeps the first tokens.
-      EXPECT_GE(agreement.first_divergence < 0 ? kNewTokens : agreement.first_divergence, kMinimumPrefix(dtype))
+      EXPECT_GE(agreement.first_divergence < 0 ? kNewTokens : agreement.first_divergence,
+                agreeing_prefix_at_least(dtype))
           << GetParam() << " prompt " << k << " " << kv_dtype_name(dtype);
     }
   }

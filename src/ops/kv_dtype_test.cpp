@@ -97,7 +97,8 @@ TEST(KvBlockLayout, BytesPerTokenOfTheModuleModelInEveryDType) {
   EXPECT_EQ(bytes_at_100(KvDType::kInt8), 57600u);  // 51,200 + 2 · 4 · 100 · 2 · 4 B of scales
   for (KvDType dtype : {KvDType::kF32, KvDType::kBF16, KvDType::kF16, KvDType::kInt8}) {
     const KvBlockLayout block{2, 32, dtype};
-    EXPECT_EQ(4 * block.block_bytes(), 16 * KvLayout{4, 2, 32, dtype}.bytes_per_token()) << kv_dtype_name(dtype);
+    const KvLayout model{4, 2, 32, dtype};
+    EXPECT_EQ(4 * block.block_bytes(), 16 * model.bytes_per_token()) << kv_dtype_name(dtype);
   }
 }
 
