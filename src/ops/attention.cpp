@@ -142,13 +142,15 @@ struct ValueChains {
   float* out[kValueChains];
 };
 
-// p_j as the value sum uses it: for int8, p_j · sv_j with the value scale of position j (attention.h).
-template <class T>
-float value_weight(float probability, const std::byte* block, int slot, const KvBlockLayout& layout, int kv_head) {
-  if constexpr (std::is_same_v<T, int8_t>) {
-    return probability * layout.value_scales(block, kv_head)[slot];
-  } else {
-    return probability;
+// int8: p_j ← p_j · sv_j over `padded` probabilities, once per head before the value sums (attention.h). Lanes past
+// num_keys hold p = 0 and are never read.
+void fold_value_scales(float* probabilities, int padded, const std::byte* const* blocks, const KvBlockLayout& layout,
+                       int kv_head) {
+  const Tag d;
+  for (int i = 0; i < padded; i += kLanes) {
+    const float* scales = layout.value_scales(blocks[i / KvBlockLayout::kBlockTokens], kv_head);
+    const auto scale = hn::LoadU(d, scales + i % KvBlockLayout::kBlockTokens);
+    hn::StoreU(hn::Mul(hn::LoadU(d, probabilities + i), scale), d, probabilities + i);
   }
 }
 
@@ -160,12 +162,11 @@ void value_chains(const ValueChains& chunk, const std::byte* const* blocks, int 
   V acc[kCount];
   for (auto& a : acc) a = hn::Zero(d);
   for (int j = 0; j < num_keys; ++j) {
-    const std::byte* block = blocks[j / KvBlockLayout::kBlockTokens];
-    const int slot = j % KvBlockLayout::kBlockTokens;
-    const T* value_row = layout.value_row<T>(block, slot, kv_head);
+    const T* value_row =
+        layout.value_row<T>(blocks[j / KvBlockLayout::kBlockTokens], j % KvBlockLayout::kBlockTokens, kv_head);
     for (int c = 0; c < kCount; ++c) {
-      const V weight = hn::Set(d, value_weight<T>(chunk.probabilities[c][j], block, slot, layout, kv_head));
-      acc[c] = hn::MulAdd(weight, load_widened(value_row + chunk.value_offset[c]), acc[c]);
+      acc[c] =
+          hn::MulAdd(hn::Set(d, chunk.probabilities[c][j]), load_widened(value_row + chunk.value_offset[c]), acc[c]);
     }
   }
   for (int c = 0; c < kCount; ++c) hn::StoreU(acc[c], d, chunk.out[c]);
@@ -193,7 +194,10 @@ void attend_group_of(const AttentionGroup& group, const std::byte* const* blocks
     }
     if (b < num_blocks)
       score_chains_for<T, 1>(heads, queries, head_scores, blocks, b, num_keys, layout, group.kv_head, divisor);
-    for (int h = 0; h < heads; ++h) softmax_in_lanes(head_scores[h], padded);
+    for (int h = 0; h < heads; ++h) {
+      softmax_in_lanes(head_scores[h], padded);
+      if constexpr (std::is_same_v<T, int8_t>) fold_value_scales(head_scores[h], padded, blocks, layout, group.kv_head);
+    }
   }
 
   // out[h][dim] = Σ_j p[h][j] · v_j[dim], chains over j; vector chains over full vectors of dim, scalar fma after.
@@ -216,10 +220,8 @@ void attend_group_of(const AttentionGroup& group, const std::byte* const* blocks
     for (int dim = vectors_per_head * kLanes; dim < head_dim; ++dim) {
       float acc = 0.0f;
       for (int j = 0; j < num_keys; ++j) {
-        const std::byte* block = blocks[j / kBlock];
-        const float weight =
-            value_weight<T>(scores[static_cast<std::size_t>(h) * padded + j], block, j % kBlock, layout, group.kv_head);
-        acc = std::fma(weight, widen(layout.value_row<T>(block, j % kBlock, group.kv_head)[dim]), acc);
+        acc = std::fma(scores[static_cast<std::size_t>(h) * padded + j],
+                       widen(layout.value_row<T>(blocks[j / kBlock], j % kBlock, group.kv_head)[dim]), acc);
       }
       group.out[h * head_dim + dim] = acc;
     }
