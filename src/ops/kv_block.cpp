@@ -68,6 +68,9 @@ float KvBlockLayout::value_at(const std::byte* block, int slot, int kv_head, int
 
 void KvBlockLayout::write(std::byte* block, int slot, const float* key_row, const float* value_row) const {
   const std::size_t element = element_bytes();
+  // int8's scales, [kv_head][16 positions] for K, then for V (see kv_block.h).
+  auto* key_scale_table = reinterpret_cast<float*>(block + 2 * key_bytes());
+  float* value_scale_table = key_scale_table + static_cast<std::size_t>(kv_heads) * kBlockTokens;
   for (int h = 0; h < kv_heads; ++h) {
     const float* key = key_row + static_cast<std::size_t>(h) * head_dim;
     const float* value = value_row + static_cast<std::size_t>(h) * head_dim;
@@ -76,8 +79,8 @@ void KvBlockLayout::write(std::byte* block, int slot, const float* key_row, cons
     if (dtype == KvDType::kInt8) {
       key_scale = int8_scale(std::span(key, head_dim));
       value_scale = int8_scale(std::span(value, head_dim));
-      const_cast<float*>(key_scales(block, h))[slot] = key_scale;
-      const_cast<float*>(value_scales(block, h))[slot] = value_scale;
+      key_scale_table[h * kBlockTokens + slot] = key_scale;
+      value_scale_table[h * kBlockTokens + slot] = value_scale;
     }
     // Keys: dimension d of this slot sits 16 elements after dimension d − 1 (the transposed layout).
     store_row(dtype, key, head_dim, block + (static_cast<std::size_t>(h) * head_dim * kBlockTokens + slot) * element,
