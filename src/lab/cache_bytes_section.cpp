@@ -22,12 +22,13 @@ uint64_t kv_formula_bytes(const ModelConfig& config, int length_tokens, KvDType 
          (config.head_dim * kv_dtype_bytes(dtype) + scales);
 }
 
-// "· 4 B (f32)", "· 1 B (int8) + 2 · 4 · length · 2 · 4 B of scales": the formula's last factor in words.
-std::string element_text(const ModelConfig& config, KvDType dtype) {
+// "· 4 B (f32)", "· 1 B (int8) + 2 · 4 · length · 2 · 4 B of scales": the formula's last factor in words, `length`
+// standing for the positions.
+std::string element_text(const ModelConfig& config, KvDType dtype, const std::string& length) {
   std::string text = " · " + std::to_string(kv_dtype_bytes(dtype)) + " B (" + std::string(kv_dtype_name(dtype)) + ")";
   if (dtype == KvDType::kInt8) {
-    text += " + 2 · " + std::to_string(config.num_layers) + " · length · " + std::to_string(config.num_kv_heads) +
-            " · 4 B of scales";
+    text += " + 2 · " + std::to_string(config.num_layers) + " · " + length + " · " +
+            std::to_string(config.num_kv_heads) + " · 4 B of scales";
   }
   return text;
 }
@@ -67,8 +68,9 @@ ReportSection cache_bytes_section(LabContext& lab) {
       "The cache holds, for every layer, one key vector and one value vector per position and per **key/value** "
       "head: 2 · layers · length · kv_heads · head_dim · bytes per element. For this model (" +
       model_name + ") that is 2 · " + std::to_string(config.num_layers) + " · length · " +
-      std::to_string(config.num_kv_heads) + " · " + std::to_string(config.head_dim) + element_text(config, dtype) +
-      " = " + with_thousands(static_cast<long long>(kv_formula_bytes(config, 1, dtype))) +
+      std::to_string(config.num_kv_heads) + " · " + std::to_string(config.head_dim) +
+      element_text(config, dtype, "length") + " = " +
+      with_thousands(static_cast<long long>(kv_formula_bytes(config, 1, dtype))) +
       " B per token. MiniMind stores K and V before `repeat_kv` copies them to match the query heads, and so does "
       "minigen: with grouped-query attention (GQA) the cache shrinks by q_heads / kv_heads.");
 
@@ -166,7 +168,8 @@ ReportSection cache_bytes_section(LabContext& lab) {
                                                   "for this model, ") +
                     "100 cached tokens take 2 · " + std::to_string(config.num_layers) + " layers · 100 · " +
                     std::to_string(config.num_kv_heads) + " heads · " + std::to_string(config.head_dim) +
-                    element_text(config, dtype) + " = **" + with_thousands(static_cast<long long>(bytes_at_100)) +
+                    element_text(config, dtype, "100") + " = **" +
+                    with_thousands(static_cast<long long>(bytes_at_100)) +
                     " B**. A real generation that ends with 100 cached positions (a 37-token prompt and 64 new "
                     "tokens) reports the same, and so does the module's 183 + 64 run:");
   section.table(std::move(runs_table));
