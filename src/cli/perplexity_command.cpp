@@ -116,10 +116,10 @@ int run_perplexity(const PerplexityFlags& flags) {
     std::cout << to_json_text(out) << "\n";
     return 0;
   }
-  std::printf("%s on %s: %s targets in %s sequences of at most %d (+ bos), %s weights\n", loaded.path.string().c_str(),
-              (flags.jsonl_file.empty() ? flags.text_file : flags.jsonl_file).c_str(),
+  std::printf("%s on %s: %s targets in %s sequences of at most %d (+ bos), %s weights, %s KV cache\n",
+              loaded.path.string().c_str(), (flags.jsonl_file.empty() ? flags.text_file : flags.jsonl_file).c_str(),
               with_thousands(result.targets).c_str(), with_thousands(result.sequences).c_str(), flags.context,
-              weights.c_str());
+              weights.c_str(), flags.model.kv_dtype.c_str());
   std::printf("loss %.4f nats · perplexity %.3f · %.4f bits per byte · %.1f s (%s tokens/s)\n", result.loss(),
               result.perplexity(), bits_per_byte, seconds,
               with_thousands(static_cast<long long>(static_cast<double>(result.targets) / seconds)).c_str());

@@ -30,7 +30,8 @@ float f16_to_float(uint16_t bits);
 
 // absmax / 127 of a row (NaN elements ignored).
 float int8_scale(std::span<const float> row);
-// round_to_nearest_even(value / scale) clamped to [−127, 127]; 0 when scale is 0.
+// round_to_nearest_even(value / scale) clamped to [−127, 127]; 0 when scale is 0; a NaN quotient gives −127 (a
+// defined value where a plain cast would be undefined behaviour).
 int8_t quantize_int8(float value, float scale);
 
 }  // namespace minigen
