@@ -34,6 +34,7 @@
 #include "ops/activation.h"
 #include "ops/attention.h"
 #include "ops/kv_block.h"
+#include "ops/kv_dtype.h"
 #include "ops/matmul.h"
 #include "ops/packed_matrix.h"
 #include "ops/rmsnorm.h"
@@ -128,15 +129,22 @@ void bench_openblas(benchmark::State& state, MatrixShape shape, int rows, int th
   if (decode) state.counters["weight_bytes"] = rate(static_cast<double>(weights.size() * sizeof(float)));
 }
 
-// One GQA group: 4 query heads sharing kv head 1 of a 2-kv-head cache, over num_keys cached positions. The group
-// reads its own kv head's keys and values once: 2 · num_keys · head_dim · 4 bytes.
-void bench_attention(benchmark::State& state, int head_dim, int num_keys) {
+// One GQA group: 4 query heads sharing kv head 1 of a 2-kv-head cache, over num_keys cached positions in `dtype`.
+// The group reads its own kv head's keys and values once: 2 · num_keys · head_dim · bytes per element (+ int8's
+// two scales per key).
+void bench_attention(benchmark::State& state, int head_dim, int num_keys, KvDType dtype) {
   constexpr int kGroupSize = 4;
-  const KvBlockLayout layout{2, head_dim};
+  const KvBlockLayout layout{2, head_dim, dtype};
   const int num_blocks = (num_keys + KvBlockLayout::kBlockTokens - 1) / KvBlockLayout::kBlockTokens;
-  const std::vector<float> storage = random_floats(layout.block_floats() * num_blocks, 3);
-  std::vector<const float*> blocks;
-  for (int b = 0; b < num_blocks; ++b) blocks.push_back(storage.data() + layout.block_floats() * b);
+  std::vector<std::byte> storage(layout.block_bytes() * num_blocks);
+  for (int p = 0; p < num_blocks * KvBlockLayout::kBlockTokens; ++p) {
+    const std::vector<float> key = random_floats(layout.kv_width(), 3 + 2 * p);
+    const std::vector<float> value = random_floats(layout.kv_width(), 4 + 2 * p);
+    layout.write(storage.data() + layout.block_bytes() * (p / KvBlockLayout::kBlockTokens),
+                 p % KvBlockLayout::kBlockTokens, key.data(), value.data());
+  }
+  std::vector<const std::byte*> blocks;
+  for (int b = 0; b < num_blocks; ++b) blocks.push_back(storage.data() + layout.block_bytes() * b);
   const std::vector<float> queries = random_floats(static_cast<std::size_t>(kGroupSize) * head_dim, 4);
   std::vector<float> out(queries.size());
   std::vector<float> scores(static_cast<std::size_t>(kGroupSize) * num_blocks * KvBlockLayout::kBlockTokens);
@@ -145,7 +153,8 @@ void bench_attention(benchmark::State& state, int head_dim, int num_keys) {
     attend(group, blocks, num_keys, layout, scores.data());
     benchmark::ClobberMemory();
   }
-  state.counters["kv_bytes"] = rate(2.0 * num_keys * head_dim * sizeof(float));
+  const double scale_bytes = dtype == KvDType::kInt8 ? 2.0 * sizeof(float) : 0.0;
+  state.counters["kv_bytes"] = rate(num_keys * (2.0 * head_dim * kv_dtype_bytes(dtype) + scale_bytes));
   state.counters["keys"] = rate(num_keys);
   // q·k and p·v: two fmas per key, dimension and query head.
   state.counters["FLOPS"] = rate(4.0 * kGroupSize * num_keys * head_dim);
@@ -225,10 +234,20 @@ void register_benchmarks() {
       }
     }
   }
-  for (int head_dim : {32, 96}) {
-    for (int num_keys : {128, 512, 2048}) {
-      add("BM_Attention/hd" + std::to_string(head_dim) + "/keys" + std::to_string(num_keys), bench_attention, head_dim,
-          num_keys);
+  for (KvDType dtype : {KvDType::kF32, KvDType::kBF16, KvDType::kF16, KvDType::kInt8}) {
+    for (int head_dim : {32, 96}) {
+      for (int num_keys : {128, 512, 2048}) {
+        // f32 keeps the names it had before the cache had other element types. Appended piece by piece: GCC 12
+        // reports a false -Wrestrict for "literal" + std::string.
+        std::string name = "BM_Attention/hd" + std::to_string(head_dim);
+        name += "/keys";
+        name += std::to_string(num_keys);
+        if (dtype != KvDType::kF32) {
+          name += '/';
+          name += kv_dtype_name(dtype);
+        }
+        add(name, bench_attention, head_dim, num_keys, dtype);
+      }
     }
   }
   for (int n : {256, 768}) add("BM_RMSNorm/n" + std::to_string(n), bench_rmsnorm, n);

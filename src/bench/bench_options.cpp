@@ -52,6 +52,15 @@ std::vector<WeightType> parse_weight_type_list(std::string_view text) {
   return types;
 }
 
+std::vector<KvDType> parse_kv_dtype_list(std::string_view text) {
+  std::vector<KvDType> dtypes;
+  for (std::string_view part : split_commas(text)) {
+    const KvDType dtype = parse_kv_dtype(part);  // its message names the flag and the choices
+    if (std::find(dtypes.begin(), dtypes.end(), dtype) == dtypes.end()) dtypes.push_back(dtype);
+  }
+  return dtypes;
+}
+
 BenchOptions bench_options_from_flags(const BenchFlagValues& flags, int default_threads) {
   BenchOptions options;
   options.quick = flags.quick;
@@ -74,6 +83,10 @@ BenchOptions bench_options_from_flags(const BenchFlagValues& flags, int default_
                                         : std::vector<int>{std::max(1, default_threads)};
   if (flags.weights) options.weight_types = parse_weight_type_list(*flags.weights);
   if (flags.repetitions) options.repetitions = parse_positive_int("-r/--repetitions", *flags.repetitions, 1000);
+  if (flags.kv_dtypes) options.kv_dtypes = parse_kv_dtype_list(*flags.kv_dtypes);
+  if (flags.long_context) {
+    options.long_context_tokens = parse_positive_int_list("--long-context", *flags.long_context, 1 << 24);
+  }
   return options;
 }
 
@@ -93,14 +106,26 @@ void validate_for_model(const BenchOptions& options, const ModelConfig& config) 
   // The largest run of each kind must fit the memory budget: pp and tg (or the no-cache run) in one row, and each
   // batch test's rows.
   constexpr std::string_view kAdvice = "lower -p/--prompt, -n/--gen or -b/--batch";
+  const KvDType kv_dtype = options.kv_dtypes.front();
   const int64_t single_row_tokens = static_cast<int64_t>(options.prompt_tokens) + options.generate_tokens;
   const int64_t single_row_forward = options.no_cache ? single_row_tokens - 1 : options.prompt_tokens;
-  check_run_memory(config, RunShape{1, single_row_tokens, single_row_forward}, kAdvice);
+  check_run_memory(config, RunShape{1, single_row_tokens, single_row_forward, kv_dtype}, kAdvice);
   for (const int rows : options.batch_sizes) {
     check_run_memory(config,
                      RunShape{rows, static_cast<int64_t>(options.batch_prompt_tokens) + options.generate_tokens,
-                              static_cast<int64_t>(rows) * options.batch_prompt_tokens},
+                              static_cast<int64_t>(rows) * options.batch_prompt_tokens, kv_dtype},
                      kAdvice);
+  }
+  for (const int tokens : options.long_context_tokens) {
+    const int64_t total = static_cast<int64_t>(tokens) + options.long_context_decode_tokens;
+    if (total > context) {
+      throw Error("--long-context " + std::to_string(tokens) + " plus " +
+                  std::to_string(options.long_context_decode_tokens) +
+                  " decoded tokens exceed the model's context of " + std::to_string(context) + " tokens");
+    }
+    for (const KvDType dtype : options.kv_dtypes) {
+      check_run_memory(config, RunShape{1, total, kLongContextChunkTokens, dtype}, "lower --long-context");
+    }
   }
   if (config.vocab_size <= kFirstOrdinaryTokenId) {
     throw Error("the model's vocabulary of " + std::to_string(config.vocab_size) +

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "model/config.h"
+#include "ops/kv_dtype.h"
 #include "ops/weight_type.h"
 
 namespace minigen::bench {
@@ -14,6 +15,10 @@ namespace minigen::bench {
 // The minigen vocabularies begin with 36 added tokens (tokenizer/minimind_vocab_layout.h); the bench's prompt
 // ids stay above them so that no chat-control token is fed.
 inline constexpr int kFirstOrdinaryTokenId = 36;
+
+// The long-context test prefills its prompt in chunks of this many tokens (the exactness contract makes chunked
+// prefill give the bits of one call), so a 16k prompt needs no 16k-token activations.
+inline constexpr int kLongContextChunkTokens = 512;
 
 struct BenchOptions {
   int prompt_tokens = 512;                    // pp P, TTFT and the no-cache prompt
@@ -27,6 +32,10 @@ struct BenchOptions {
   int batch_prompt_tokens = 16;                          // each batch row's prefix, prefilled before the timed steps
   std::size_t dram_buffer_bytes = std::size_t{1} << 30;  // far beyond any last-level cache
   int bandwidth_runs = 5;                                // the best of these is the bandwidth
+  // KV cache element types: the first is the cache of every test above; the long-context test runs each.
+  std::vector<KvDType> kv_dtypes = {KvDType::kF32};
+  std::vector<int> long_context_tokens;  // prompt lengths of the long-context decode test; empty: not run
+  int long_context_decode_tokens = 32;   // decoded after each long prompt
 };
 
 // The flags as typed. Numbers arrive as text so that every bad value — "x", "0", "1,,2" — becomes one
@@ -38,6 +47,8 @@ struct BenchFlagValues {
   std::optional<std::string> threads;
   std::optional<std::string> weights;
   std::optional<std::string> repetitions;
+  std::optional<std::string> kv_dtypes;
+  std::optional<std::string> long_context;
   bool no_cache = false;
   bool quick = false;
 };
@@ -56,5 +67,7 @@ int parse_positive_int(std::string_view flag, std::string_view text, int max_val
 std::vector<int> parse_positive_int_list(std::string_view flag, std::string_view text, int max_value);
 // "f32,bf16" → {kF32, kBF16}; an unknown name is an error listing the known ones; repeats are dropped.
 std::vector<WeightType> parse_weight_type_list(std::string_view text);
+// "f32,int8" → {kF32, kInt8}; the same rules.
+std::vector<KvDType> parse_kv_dtype_list(std::string_view text);
 
 }  // namespace minigen::bench

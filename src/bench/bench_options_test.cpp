@@ -77,5 +77,30 @@ TEST(BenchOptions, PromptPlusGeneratedTokensMustFitTheContext) {
   expect_error_naming([&] { validate_for_model(options, config); }, "prefix");
 }
 
+TEST(BenchOptions, KvDTypesAndLongContextLengths) {
+  BenchFlagValues flags;
+  flags.kv_dtypes.emplace("int8,f32,int8,bf16");
+  flags.long_context.emplace("8192,16384");
+  const BenchOptions options = bench_options_from_flags(flags, 2);
+  EXPECT_EQ(options.kv_dtypes, (std::vector<KvDType>{KvDType::kInt8, KvDType::kF32, KvDType::kBF16}));
+  EXPECT_EQ(options.long_context_tokens, (std::vector<int>{8192, 16384}));
+  EXPECT_TRUE(BenchOptions{}.long_context_tokens.empty());  // opt-in: the default bench does not grow
+  flags.kv_dtypes.emplace("f32,fp8");
+  expect_error_naming([&] { bench_options_from_flags(flags, 2); },
+                      "unknown --kv-dtype 'fp8' (expected f32, bf16, f16 or int8)");
+  flags.kv_dtypes.reset();
+  flags.long_context.emplace("8192,0");
+  expect_error_naming([&] { bench_options_from_flags(flags, 2); }, "--long-context");
+
+  ModelConfig config = config_for_family("tiny");
+  config.max_position_embeddings = 8224;
+  BenchOptions fits;
+  fits.long_context_tokens = {8192};  // + 32 decoded tokens = the context
+  EXPECT_NO_THROW(validate_for_model(fits, config));
+  fits.long_context_tokens = {8193};
+  expect_error_naming([&] { validate_for_model(fits, config); },
+                      "--long-context 8193 plus 32 decoded tokens exceed the model's context of 8224 tokens");
+}
+
 }  // namespace
 }  // namespace minigen::bench

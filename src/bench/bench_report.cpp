@@ -37,6 +37,7 @@ std::string versus(const TestResult& test, const ConfigurationResult& configurat
         static_cast<double>(test.forward_tokens_uncached) / static_cast<double>(test.forward_tokens_cached);
     return format("wall %.1f× cached", wall) + format(" · forward tokens %.1f×", tokens);
   }
+  if (test.kind == "long_context") return "KV " + with_thousands(static_cast<long long>(test.kv_bytes)) + " B";
   return "";
 }
 
@@ -62,6 +63,10 @@ nlohmann::json test_json(const TestResult& test) {
     json["forward_token_ratio"] =
         static_cast<double>(test.forward_tokens_uncached) / static_cast<double>(test.forward_tokens_cached);
     json["tokens_identical"] = test.tokens_identical;
+  }
+  if (test.kind == "long_context") {
+    json["kv_dtype"] = kv_dtype_name(*test.kv_dtype);
+    json["kv_bytes"] = test.kv_bytes;
   }
   return json;
 }
@@ -178,7 +183,14 @@ std::string render_text(const BenchReport& report) {
       << " · batch decode";
   for (std::size_t i = 0; i < options.batch_sizes.size(); ++i) out << (i == 0 ? " b" : ", b") << options.batch_sizes[i];
   out << " (" << options.generate_tokens << " steps after a " << options.batch_prompt_tokens
-      << "-token prefix per row) · " << options.repetitions << " repetitions after 1 warm-up · mean ± sample sd\n\n"
+      << "-token prefix per row) · KV cache " << kv_dtype_name(options.kv_dtypes.front());
+  if (!options.long_context_tokens.empty()) {
+    out << " · long context: " << options.long_context_decode_tokens << " steps after";
+    for (int tokens : options.long_context_tokens) out << ' ' << tokens;
+    out << " tokens, KV";
+    for (KvDType dtype : options.kv_dtypes) out << ' ' << kv_dtype_name(dtype);
+  }
+  out << "\n          " << options.repetitions << " repetitions after 1 warm-up · mean ± sample sd\n\n"
       << render_table(report) << "\n";
   bandwidth_lines(report, out);
   bound_lines(report, out);
@@ -192,6 +204,8 @@ nlohmann::json report_json(const BenchReport& report) {
   const BenchOptions& options = report.options;
   std::vector<std::string> weight_names;
   for (WeightType type : options.weight_types) weight_names.emplace_back(weight_type_name(type));
+  std::vector<std::string> kv_dtype_names;
+  for (KvDType dtype : options.kv_dtypes) kv_dtype_names.emplace_back(kv_dtype_name(dtype));
   nlohmann::json json = {
       {"system",
        {{"cpu_model", report.system.cpu_model},
@@ -212,6 +226,9 @@ nlohmann::json report_json(const BenchReport& report) {
         {"batch_sizes", options.batch_sizes},
         {"threads", options.thread_counts},
         {"weights", weight_names},
+        {"kv_dtypes", kv_dtype_names},
+        {"long_context_tokens", options.long_context_tokens},
+        {"long_context_decode_tokens", options.long_context_decode_tokens},
         {"no_cache", options.no_cache},
         {"repetitions", options.repetitions},
         {"quick", options.quick},

@@ -32,7 +32,7 @@ struct ModelDescription {
 
 struct TestResult {
   std::string name;  // llama-bench style: "pp512", "tg128", "b8 decode", "ttft", "tg128 no-cache"
-  std::string kind;  // "prompt", "generate", "batch_decode", "ttft", "generate_no_cache"
+  std::string kind;  // "prompt", "generate", "batch_decode", "ttft", "generate_no_cache", "long_context"
   int batch_size = 1;
   std::optional<Statistic> tokens_per_second;  // none for ttft, which is a latency
   Statistic time_ms;                           // per time_per
@@ -44,6 +44,9 @@ struct TestResult {
   int64_t forward_tokens_cached = 0;    // P + N − 1
   int64_t forward_tokens_uncached = 0;  // P·N + N(N−1)/2
   bool tokens_identical = true;         // the cache changes no token
+  // long_context: the cache's element type, and its bytes after the last step (P + N positions).
+  std::optional<KvDType> kv_dtype;
+  std::size_t kv_bytes = 0;
 };
 
 // tg against the bandwidth ceiling: bound = bandwidth ÷ weight bytes.

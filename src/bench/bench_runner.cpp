@@ -116,7 +116,7 @@ TestResult batch_decode_test(Transformer& transformer, const BenchOptions& optio
   std::vector<KvCache> caches;
   std::vector<std::vector<int>> prefixes;
   for (int b = 0; b < batch_size; ++b) {
-    caches.emplace_back(config.kv_layout(), options.batch_prompt_tokens + new_tokens);
+    caches.emplace_back(config.kv_layout(options.kv_dtypes.front()), options.batch_prompt_tokens + new_tokens);
     prefixes.push_back(bench_prompt(options.batch_prompt_tokens, config.vocab_size, b + 1));
   }
   std::vector<KvCache*> cache_of_row;
@@ -179,6 +179,37 @@ TestResult uncached_generate_test(Transformer& transformer, KvCache& cache, std:
   return result;
 }
 
+// ctxL tgN DTYPE: N greedy steps after an L-token prompt, where reading the cache, not the weights, grows to
+// dominate a step — so the KV element type shows in the speed. The prompt is prefilled once, untimed, in chunks;
+// every timed run cuts the cache back to it and decodes the same N tokens.
+TestResult long_context_test(Transformer& transformer, const BenchOptions& options, int context_tokens, KvDType dtype) {
+  const ModelConfig& config = transformer.model().config;
+  const int steps = options.long_context_decode_tokens;
+  KvCache cache(config.kv_layout(dtype), context_tokens + steps);
+  const std::vector<int> prompt = bench_prompt(context_tokens, config.vocab_size, 0);
+  int first = 0;
+  for (int done = 0; done < context_tokens; done += kLongContextChunkTokens) {
+    const int chunk = std::min(kLongContextChunkTokens, context_tokens - done);
+    first = prefill_argmax(transformer, cache, std::span(prompt).subspan(done, chunk));
+  }
+  const auto seconds = timed_runs(options.repetitions, [&] {
+    cache.truncate(context_tokens);
+    const auto start = Clock::now();
+    static_cast<void>(greedy_decode(transformer, cache, first, steps));
+    return seconds_since(start);
+  });
+  std::string name = numbered("ctx", context_tokens);
+  name += numbered(" tg", steps, " ");
+  name += kv_dtype_name(dtype);
+  TestResult result = named_test(std::move(name), "long_context");
+  result.tokens_per_second = per_second(seconds, steps);
+  result.time_ms = milliseconds(seconds, steps);
+  result.time_per = "token";
+  result.kv_dtype = dtype;
+  result.kv_bytes = cache.bytes_used();
+  return result;
+}
+
 std::string describe(const Transformer& transformer) {
   return std::string(weight_type_name(transformer.weight_type())) + " · " + std::to_string(transformer.threads()) +
          (transformer.threads() == 1 ? " thread" : " threads");
@@ -199,7 +230,7 @@ std::vector<TestResult> run_configuration_tests(Transformer& transformer, const 
                                                 std::ostream& progress) {
   const ModelConfig& config = transformer.model().config;
   const std::vector<int> prompt = bench_prompt(options.prompt_tokens, config.vocab_size, 0);
-  KvCache cache(config.kv_layout(), options.prompt_tokens + options.generate_tokens);
+  KvCache cache(config.kv_layout(options.kv_dtypes.front()), options.prompt_tokens + options.generate_tokens);
   const std::string label = describe(transformer);
   std::vector<TestResult> tests;
   auto done = [&](TestResult test) {
@@ -222,6 +253,9 @@ std::vector<TestResult> run_configuration_tests(Transformer& transformer, const 
   done(first_token_test(transformer, cache, prompt, options.repetitions));
   if (options.no_cache) {
     done(uncached_generate_test(transformer, cache, prompt, options.generate_tokens, options.repetitions));
+  }
+  for (int context_tokens : options.long_context_tokens) {
+    for (KvDType dtype : options.kv_dtypes) done(long_context_test(transformer, options, context_tokens, dtype));
   }
   return tests;
 }

@@ -15,7 +15,8 @@ namespace minigen::bench {
 // does not change the speed; a fixed prompt makes runs comparable and the drift check reproducible.
 std::vector<int> bench_prompt(int length, int vocab_size, int salt);
 
-// The tests of one configuration, in table order: pp, tg, the batch decodes, ttft, and the no-cache tg.
+// The tests of one configuration, in table order: pp, tg, the batch decodes, ttft, the no-cache tg, and the
+// long-context decodes (each length, each KV dtype).
 std::vector<TestResult> run_configuration_tests(Transformer& transformer, const BenchOptions& options,
                                                 std::ostream& progress);
 

@@ -8,9 +8,10 @@
 namespace minigen {
 
 BlockPool::BlockPool(const KvLayout& layout, int num_blocks)
-    : num_layers_(layout.layers), layout_{layout.kv_heads, layout.head_dim} {
+    : num_layers_(layout.layers), layout_{layout.kv_heads, layout.head_dim, layout.dtype} {
   if (num_blocks < 1) throw Error("the KV block pool needs at least one block");
-  storage_ = hwy::AllocateAligned<float>(static_cast<std::size_t>(num_blocks) * num_layers_ * layout_.block_floats());
+  storage_ =
+      hwy::AllocateAligned<std::byte>(static_cast<std::size_t>(num_blocks) * num_layers_ * layout_.block_bytes());
   if (!storage_) throw Error("cannot allocate " + std::to_string(num_blocks) + " KV blocks");
   reference_count_.assign(num_blocks, 0);
   evictable_position_.resize(num_blocks);

@@ -27,7 +27,7 @@ class BlockPool {
 
   BlockPool(const KvLayout& layout, int num_blocks);
 
-  // 2 · layers · 16 · kv_heads · head_dim · 4 bytes.
+  // 16 · bytes_per_token: 16 · 2 · layers · kv_heads · head_dim · bytes_per_element (+ int8 scales).
   static std::size_t bytes_per_block(const KvLayout& layout);
   static int blocks_for_budget(const KvLayout& layout, std::size_t budget_bytes);
 
@@ -37,10 +37,13 @@ class BlockPool {
   int referenced_blocks() const { return total_blocks() - available_blocks(); }
   int cached_blocks() const { return static_cast<int>(entries_.size()); }
   const KvBlockLayout& layout() const { return layout_; }
+  KvDType dtype() const { return layout_.dtype; }
+  // One block's bytes over every layer: bytes_per_block of the pool's layout.
+  std::size_t block_bytes() const { return static_cast<std::size_t>(num_layers_) * layout_.block_bytes(); }
   int num_layers() const { return num_layers_; }
 
-  float* block(int id, int layer) {
-    return storage_.get() + (static_cast<std::size_t>(id) * num_layers_ + layer) * layout_.block_floats();
+  std::byte* block(int id, int layer) {
+    return storage_.get() + (static_cast<std::size_t>(id) * num_layers_ + layer) * layout_.block_bytes();
   }
 
   // A block for new K/V with one reference: a free one, else the least recently used cached block (evicted
@@ -80,7 +83,7 @@ class BlockPool {
 
   int num_layers_;
   KvBlockLayout layout_;
-  hwy::AlignedFreeUniquePtr<float[]> storage_;
+  hwy::AlignedFreeUniquePtr<std::byte[]> storage_;
   std::vector<int> reference_count_;
   std::vector<int> free_;     // uncached, unreferenced
   std::list<int> evictable_;  // cached, unreferenced; front = least recently used

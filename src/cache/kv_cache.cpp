@@ -9,8 +9,8 @@
 namespace minigen {
 
 KvCache::KvCache(const KvLayout& layout, int capacity_tokens, int max_capacity_tokens)
-    : num_layers_(layout.layers),
-      layout_{layout.kv_heads, layout.head_dim},
+    : model_layout_(layout),
+      layout_{layout.kv_heads, layout.head_dim, layout.dtype},
       max_capacity_(max_capacity_tokens),
       layers_(layout.layers) {
   if (capacity_tokens < 0) throw Error("KV cache capacity must not be negative");
@@ -30,7 +30,7 @@ void KvCache::reserve_for(int count) {
   const int64_t wanted = std::max<int64_t>(needed, doubled);
   const int new_capacity = static_cast<int>((wanted + kBlock - 1) / kBlock * kBlock);
   // Blocks are whole and in order, so growing keeps every stored position where it was.
-  for (auto& layer : layers_) layer.resize(static_cast<std::size_t>(new_capacity / kBlock) * layout_.block_floats());
+  for (auto& layer : layers_) layer.resize(static_cast<std::size_t>(new_capacity / kBlock) * layout_.block_bytes());
   capacity_ = new_capacity;
 }
 
@@ -39,31 +39,35 @@ void KvCache::advance(int count) {
   length_ += count;
 }
 
+void KvCache::truncate(int length) {
+  if (length < 0 || length > length_) throw Error("KV cache truncated to a length it does not hold");
+  length_ = length;
+}
+
 void KvCache::write(int layer, int position, const float* key_row, const float* value_row) {
   if (position < 0 || position >= capacity_) throw Error("KV cache write beyond its capacity");
-  layout_.write(const_cast<float*>(block(layer, position)), position % KvBlockLayout::kBlockTokens, key_row, value_row);
+  layout_.write(block(layer, position), position % KvBlockLayout::kBlockTokens, key_row, value_row);
 }
 
 float KvCache::key_at(int layer, int position, int index) const {
-  return *layout_.key(block(layer, position), position % KvBlockLayout::kBlockTokens, index / layout_.head_dim,
-                      index % layout_.head_dim);
+  return layout_.key_at(block(layer, position), position % KvBlockLayout::kBlockTokens, index / layout_.head_dim,
+                        index % layout_.head_dim);
 }
 
 float KvCache::value_at(int layer, int position, int index) const {
-  return layout_.value_row(block(layer, position), position % KvBlockLayout::kBlockTokens, 0)[index];
+  return layout_.value_at(block(layer, position), position % KvBlockLayout::kBlockTokens, index / layout_.head_dim,
+                          index % layout_.head_dim);
 }
 
-void KvCache::block_pointers(int layer, int positions, std::vector<const float*>& blocks) const {
+void KvCache::block_pointers(int layer, int positions, std::vector<const std::byte*>& blocks) const {
   blocks.clear();
   for (int p = 0; p < positions; p += KvBlockLayout::kBlockTokens) blocks.push_back(block(layer, p));
 }
 
 std::size_t KvCache::bytes_allocated() const {
-  return 2 * static_cast<std::size_t>(num_layers_) * capacity_ * layout_.kv_width() * kBytesPerElement;
+  return static_cast<std::size_t>(capacity_) * model_layout_.bytes_per_token();
 }
 
-std::size_t KvCache::bytes_used() const {
-  return 2 * static_cast<std::size_t>(num_layers_) * length_ * layout_.kv_width() * kBytesPerElement;
-}
+std::size_t KvCache::bytes_used() const { return static_cast<std::size_t>(length_) * model_layout_.bytes_per_token(); }
 
 }  // namespace minigen

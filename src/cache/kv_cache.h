@@ -26,11 +26,12 @@ class KvCache : public KvSequence {
 
   // Stores K and V rows ([kv_head][head_dim]) of `position` (< capacity) in `layer`.
   void write(int layer, int position, const float* key_row, const float* value_row) override;
-  // Element `index` of the key / value row of `position` (index = kv_head · head_dim + d).
+  // Element `index` of the key / value row of `position` (index = kv_head · head_dim + d), as attention reads it:
+  // widened to fp32 (int8: times its scale).
   float key_at(int layer, int position, int index) const;
   float value_at(int layer, int position, int index) const;
   // The blocks holding positions [0, positions) of `layer`, for the attention kernel.
-  void block_pointers(int layer, int positions, std::vector<const float*>& blocks) const override;
+  void block_pointers(int layer, int positions, std::vector<const std::byte*>& blocks) const override;
 
   // Makes room for positions [length, length + count) before a forward call writes them.
   void reserve_for(int count) override;
@@ -38,25 +39,29 @@ class KvCache : public KvSequence {
   void advance(int count) override;
   // Forget every position (the no-cache path starts from an empty cache at every step).
   void clear() { length_ = 0; }
+  // Forget positions [length, length()): the cache holds the first `length` again (the bench decodes the same
+  // steps after one long prefill). Throws minigen::Error for a length outside [0, length()].
+  void truncate(int length);
 
-  static constexpr std::size_t kBytesPerElement = sizeof(float);
-  // 2 · layers · capacity · kv_heads · head_dim · bytes_per_element
+  // capacity · bytes_per_token (2 · layers · kv_heads · head_dim · bytes_per_element, + int8 scales)
   std::size_t bytes_allocated() const;
-  // 2 · layers · length · kv_heads · head_dim · bytes_per_element — the module's formula, from the live length.
+  // length · bytes_per_token — the module's formula, from the live length.
   std::size_t bytes_used() const;
 
  private:
-  const float* block(int layer, int position) const {
+  std::byte* block(int layer, int position) {
     return layers_[layer].data() +
-           static_cast<std::size_t>(position / KvBlockLayout::kBlockTokens) * layout_.block_floats();
+           static_cast<std::size_t>(position / KvBlockLayout::kBlockTokens) * layout_.block_bytes();
   }
+  const std::byte* block(int layer, int position) const { return const_cast<KvCache*>(this)->block(layer, position); }
 
-  int num_layers_;
+  KvLayout model_layout_;
   KvBlockLayout layout_;
   int length_ = 0;
   int capacity_ = 0;
   int max_capacity_ = INT_MAX;
-  std::vector<std::vector<float>> layers_;  // per layer: capacity / 16 blocks, one after another
+  // Per layer: capacity / 16 blocks, one after another (operator new's alignment suits every element type).
+  std::vector<std::vector<std::byte>> layers_;
 };
 
 }  // namespace minigen

@@ -28,7 +28,7 @@ void PagedKvSequence::write(int layer, int position, const float* key_row, const
   pool_.layout().write(pool_.block(table_[position / kBlock], layer), position % kBlock, key_row, value_row);
 }
 
-void PagedKvSequence::block_pointers(int layer, int positions, std::vector<const float*>& blocks) const {
+void PagedKvSequence::block_pointers(int layer, int positions, std::vector<const std::byte*>& blocks) const {
   blocks.clear();
   for (int p = 0; p < positions; p += kBlock) blocks.push_back(pool_.block(table_[p / kBlock], layer));
 }

@@ -24,7 +24,7 @@ class PagedKvSequence : public KvSequence {
   const KvBlockLayout& layout() const override { return pool_.layout(); }
   void reserve_for(int count) override;  // throws minigen::Error when the pool has no block left
   void write(int layer, int position, const float* key_row, const float* value_row) override;
-  void block_pointers(int layer, int positions, std::vector<const float*>& blocks) const override;
+  void block_pointers(int layer, int positions, std::vector<const std::byte*>& blocks) const override;
   void advance(int count) override;
 
   // Blocks that reserve_for(count) would take from the pool.

@@ -21,6 +21,15 @@ TEST(BlockPool, BlockBytesAndBudget) {
   EXPECT_EQ(BlockPool::bytes_per_block(tiny_shape().kv_layout()), 32768u);
   EXPECT_EQ(BlockPool::blocks_for_budget(tiny_shape().kv_layout(), 256u << 20), 8192);
   EXPECT_EQ(BlockPool::blocks_for_budget(tiny_shape().kv_layout(), 32767), 0);
+  // bf16 and f16 halve a block; int8 quarters it and adds 2 × 4 layers × 16 positions × 2 kv heads × 4 bytes of
+  // scales: 8,192 + 1,024 = 9,216 bytes.
+  for (KvDType dtype : {KvDType::kBF16, KvDType::kF16}) {
+    EXPECT_EQ(BlockPool::bytes_per_block(tiny_shape().kv_layout(dtype)), 16384u);
+    EXPECT_EQ(BlockPool(tiny_shape().kv_layout(dtype), 1).block_bytes(), 16384u);
+  }
+  EXPECT_EQ(BlockPool::bytes_per_block(tiny_shape().kv_layout(KvDType::kInt8)), 9216u);
+  EXPECT_EQ(BlockPool(tiny_shape().kv_layout(KvDType::kInt8), 1).block_bytes(), 9216u);
+  EXPECT_EQ(BlockPool::blocks_for_budget(tiny_shape().kv_layout(KvDType::kInt8), 256u << 20), 29127);
 }
 
 TEST(BlockPool, AllocatesUntilExhaustedAndTakesBlocksBack) {
@@ -54,12 +63,14 @@ std::vector<float> prefill(Transformer& transformer, KvSequence& kv, std::span<c
 }
 
 // The prefix cache's promise: a prompt that borrows cached blocks gets the same logits, bit for bit, as a fresh
-// prefill — and the pool's bookkeeping returns every block.
-TEST(PagedKvSequence, PrefixHitGivesTheBitsOfAFreshPrefill) {
+// prefill into a contiguous cache of the same KV dtype — and the pool's bookkeeping returns every block.
+class PagedKvDType : public ::testing::TestWithParam<KvDType> {};
+
+TEST_P(PagedKvDType, PrefixHitGivesTheBitsOfAFreshPrefill) {
   auto model = testing::random_test_model("tiny");
   ThreadPool threads(2);
   Transformer transformer(*model, threads);
-  BlockPool pool(model->config.kv_layout(), 16);
+  BlockPool pool(model->config.kv_layout(GetParam()), 16);
   const std::vector<int> first = testing::test_prompt(40, 1);
   std::vector<int> second(first.begin(), first.begin() + 35);  // shares 35 tokens: two full blocks
   for (int extra : {11, 12, 13}) second.push_back(extra);
@@ -76,12 +87,18 @@ TEST(PagedKvSequence, PrefixHitGivesTheBitsOfAFreshPrefill) {
   EXPECT_EQ(b.attach_prefix(second, static_cast<int>(second.size()) - 1), 32);
   EXPECT_EQ(pool.hits(), 2);
   const std::vector<float> borrowed = prefill(transformer, b, std::span(second).subspan(32));
-  KvCache fresh(model->config.kv_layout(), 64);
+  KvCache fresh(model->config.kv_layout(GetParam()), 64);
   const std::vector<float> expected = prefill(transformer, fresh, second);
   EXPECT_EQ(std::memcmp(borrowed.data(), expected.data(), expected.size() * sizeof(float)), 0);
   b.release();
   EXPECT_EQ(pool.referenced_blocks(), 0);
 }
+
+INSTANTIATE_TEST_SUITE_P(EveryKvDType, PagedKvDType,
+                         ::testing::Values(KvDType::kF32, KvDType::kBF16, KvDType::kF16, KvDType::kInt8),
+                         [](const ::testing::TestParamInfo<KvDType>& info) {
+                           return std::string(kv_dtype_name(info.param));
+                         });
 
 // Least-recently-used eviction, and no stale match: once the first block of a prefix is evicted, its child
 // (still indexed under the old prefix id) can no longer be reached.

@@ -96,6 +96,12 @@ CommandAction add_bench_command(CLI::App& app) {
   command->add_option("--threads", flags->values.threads, "thread counts, comma-separated [default: one per core]");
   command->add_option("--weights", flags->values.weights,
                       "weight types f32, bf16, q8, q4, comma-separated [default: f32]");
+  command->add_option("--kv-dtype", flags->values.kv_dtypes,
+                      "KV cache types f32, bf16, f16, int8, comma-separated: the first for every test, each for "
+                      "--long-context [default: f32]");
+  command->add_option("--long-context", flags->values.long_context,
+                      "also decode 32 tokens after prompts of these lengths, comma-separated (e.g. 8192,16384), "
+                      "once per --kv-dtype; the prompt is prefilled once, untimed [default: off]");
   command->add_option("-r,--repetitions", flags->values.repetitions,
                       "timed runs per test, after one warm-up [default: 5; quick 2]");
   command->add_flag("--no-cache", flags->values.no_cache,

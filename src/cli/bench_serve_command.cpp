@@ -185,13 +185,14 @@ int run_bench_serve_command(BenchServeFlags flags, const CLI::App& command) {
     // The whole load may be queued at once; the test is about the engine, not the 429 path.
     options.max_queue = std::max(256, flags.load.requests);
     options.weight_type = flags.model.weight_type();
+    options.kv_dtype = flags.model.kv_dtype_value();
     loaded = std::make_unique<LoadedModel>(flags.model.load());
     const std::string name = loaded->path.filename().string();
     server = std::make_unique<load_test::LocalServer>(*loaded->model, *loaded->tokenizer, name, options);
     url = server->url();
     description = url + " (in-process: " + name + ", " + std::to_string(server->threads()) + " threads, " +
-                  std::to_string(server->kv_blocks()) + " KV blocks, max batch " + std::to_string(flags.max_batch) +
-                  ")";
+                  std::to_string(server->kv_blocks()) + " KV blocks of " +
+                  std::string(kv_dtype_name(options.kv_dtype)) + ", max batch " + std::to_string(flags.max_batch) + ")";
     std::cerr << "[bench-serve] started " << description << "\n";
   } else if (!flags.model.model_path.empty()) {
     throw Error("-m and --url exclude each other: --url tests a server that already runs its model");

@@ -31,6 +31,7 @@ int run_chat(const ChatFlags& flags) {
   GenerateOptions options;
   options.sampling = flags.sampling.params();
   options.max_new_tokens = flags.max_new_tokens;
+  options.kv_dtype = flags.model.kv_dtype_value();
   if (flags.max_new_tokens < 1) throw Error("-n/--max-new-tokens must be at least 1");
   LoadedModel loaded = flags.model.load();
   const Tokenizer& tokenizer = *loaded.tokenizer;

@@ -227,6 +227,13 @@ TEST_F(CliHostileInput, ArgumentParserErrorsAreOneLine) {
   expect_error("generate" + model + " -p a --chat b",
                "--prompt and --chat cannot be used together (see `minigen generate --help`)", {}, true);
   expect_error("generate" + model + " -p hi --weights f8", "--weights");
+  for (const std::string command : {"generate -p hi", "chat", "serve", "perplexity -f x", "info"}) {
+    expect_error(command + model + " --kv-dtype fp8", "--kv-dtype");
+  }
+  expect_error("lab --kv-dtype fp8", "--kv-dtype");
+  expect_error("bench --quick -m random:tiny --kv-dtype f32,fp8",
+               "unknown --kv-dtype 'fp8' (expected f32, bf16, f16 or int8)", {}, true);
+
   expect_error("generate" + model + " -p hi stray", "unexpected argument stray (see `minigen generate --help`)", {},
                true);
   expect_error("init-random --out x", "--family is required (see `minigen init-random --help`)", {}, true);

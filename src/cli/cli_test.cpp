@@ -7,6 +7,7 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <utility>
 
 #include "checkpoint/model_loader.h"
 #include "cli/run_binary_test_util.h"
@@ -106,6 +107,27 @@ TEST_F(Cli, TokenizeDetokenizeAndInfo) {
   EXPECT_EQ(json["family"], "tiny");
   EXPECT_EQ(json["kv_bytes_per_token"], 2048);
   EXPECT_EQ(json["kv_bytes_per_1000_tokens"], 2048000);
+}
+
+// What each --kv-dtype costs the tiny model (4 layers, 2 kv heads, head_dim 32) per token, as info reports it,
+// and what a generate run reports after 183 + 64 tokens (246 cached positions).
+TEST_F(Cli, InfoAndGenerateReportTheBytesOfEachKvDType) {
+  const fs::path prompt = prompt_file_of_length(183);
+  const std::pair<std::string, int> cases[] = {{"f32", 2048}, {"bf16", 1024}, {"f16", 1024}, {"int8", 576}};
+  for (const auto& [dtype, bytes_per_token] : cases) {
+    const RunResult info = run("info " + tiny_model().string() + " --json --kv-dtype " + dtype);
+    ASSERT_EQ(info.exit_code, 0) << info.err;
+    const auto json = nlohmann::json::parse(info.out);
+    EXPECT_EQ(json["kv_cache_dtype"], dtype);
+    EXPECT_EQ(json["kv_bytes_per_token"], bytes_per_token) << dtype;
+    EXPECT_EQ(json["kv_bytes_per_1000_tokens"], 1000 * bytes_per_token) << dtype;
+    const RunResult generated = run("generate -m " + tiny_model().string() + " -f " + prompt.string() +
+                                    " --greedy --ignore-eos -n 64 --json --kv-dtype " + dtype);
+    ASSERT_EQ(generated.exit_code, 0) << generated.err;
+    const auto summary = nlohmann::json::parse(generated.out);
+    EXPECT_EQ(summary["kv_cache_bytes"], 246 * bytes_per_token) << dtype;
+    EXPECT_EQ(summary["settings"]["kv_dtype"], dtype);
+  }
 }
 
 TEST_F(Cli, BatchTokenizeAndTokenizerTraining) {

@@ -15,6 +15,7 @@ void ModelFlags::add_to(CLI::App& command) {
   add_pth_flags(command, tokenizer_path, num_q_heads, yarn);
   add_threads_flag(command, threads);
   add_weights_flag(command, weights);
+  add_kv_dtype_flag(command, kv_dtype);
 }
 
 void add_pth_flags(CLI::App& command, std::string& tokenizer_path, int& num_q_heads, bool& yarn) {
@@ -40,6 +41,15 @@ void add_weights_flag(CLI::App& command, std::string& weights) {
       ->check(CLI::IsMember({"f32", "bf16", "q8", "q4"}));
 }
 
+void add_kv_dtype_flag(CLI::App& command, std::string& kv_dtype) {
+  command
+      .add_option("--kv-dtype", kv_dtype,
+                  "element type of the KV cache: f32 (exact), bf16 or f16 (half the bytes), int8 (a quarter, plus "
+                  "one fp32 scale per position and kv head)")
+      ->default_val("f32")
+      ->check(CLI::IsMember({"f32", "bf16", "f16", "int8"}));
+}
+
 LoadedModel ModelFlags::load() const {
   std::filesystem::path path = model_path;
   if (path.empty()) {
@@ -58,6 +68,8 @@ LoadedModel ModelFlags::load() const {
 }
 
 WeightType ModelFlags::weight_type() const { return parse_weight_type(weights); }
+
+KvDType ModelFlags::kv_dtype_value() const { return parse_kv_dtype(kv_dtype); }
 
 int ModelFlags::thread_count() const { return threads > 0 ? threads : ThreadPool::default_thread_count(); }
 

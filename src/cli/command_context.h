@@ -7,6 +7,7 @@
 #include <string>
 
 #include "checkpoint/model_loader.h"
+#include "ops/kv_dtype.h"
 #include "ops/weight_type.h"
 
 namespace minigen::cli {
@@ -18,17 +19,20 @@ struct ModelFlags {
   bool yarn = false;
   int threads = 0;  // 0: one per core
   std::string weights = "f32";
+  std::string kv_dtype = "f32";
 
   void add_to(CLI::App& command);
   LoadedModel load() const;
   int thread_count() const;
   WeightType weight_type() const;
+  KvDType kv_dtype_value() const;
 };
 
 // The flags ModelFlags adds, one group at a time, for commands that load models under other names (lab).
 void add_pth_flags(CLI::App& command, std::string& tokenizer_path, int& num_q_heads, bool& yarn);
 void add_threads_flag(CLI::App& command, int& threads);
 void add_weights_flag(CLI::App& command, std::string& weights);
+void add_kv_dtype_flag(CLI::App& command, std::string& kv_dtype);
 
 // The model used when -m is not given.
 std::filesystem::path default_model_path();

@@ -43,6 +43,7 @@ int run_generate(const GenerateFlags& flags) {
   options.use_cache = !flags.no_cache;
   options.ignore_eos = flags.ignore_eos;
   options.sampling = sampling;
+  options.kv_dtype = flags.model.kv_dtype_value();
   const std::vector<std::vector<int>> prompts(flags.num_return_sequences, prompt);
   // generate() makes the same check; making it here first lets the message name the flags.
   check_run_memory(loaded.model->config, generation_shape(prompts, options),

@@ -3,7 +3,6 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
-#include "cache/kv_cache.h"
 #include "checkpoint/model_description.h"
 #include "cli/command_context.h"
 #include "cli/commands.h"
@@ -22,9 +21,10 @@ int run_info(InfoFlags flags) {
   if (!flags.positional_model.empty()) flags.model.model_path = flags.positional_model;
   const LoadedModel loaded = flags.model.load();
   const ModelConfig& c = loaded.model->config;
-  const std::size_t per_token = c.kv_bytes_per_token(KvCache::kBytesPerElement);
+  const KvDType kv_dtype = flags.model.kv_dtype_value();
+  const std::size_t per_token = c.kv_bytes_per_token(kv_dtype);
   nlohmann::json info = model_description(loaded);
-  info["kv_cache_dtype"] = "F32";
+  info["kv_cache_dtype"] = kv_dtype_name(kv_dtype);
   info["kv_bytes_per_token"] = per_token;
   info["kv_bytes_per_1000_tokens"] = per_token * 1000;
   if (flags.json) {
@@ -44,8 +44,13 @@ int run_info(InfoFlags flags) {
   }
   std::printf("vocab        %d (tokenizer %d) · context %d · rope theta %g\n", c.vocab_size,
               loaded.tokenizer->vocab_size(), c.max_position_embeddings, c.rope_theta);
-  std::printf("KV cache     2 × %d layers × %d kv heads × %d × 4 B = %zu B per token, %zu B per 1,000 tokens (fp32)\n",
-              c.num_layers, c.num_kv_heads, c.head_dim, per_token, per_token * 1000);
+  const std::string scales = kv_dtype == KvDType::kInt8 ? " + 2 × " + std::to_string(c.num_layers) + " × " +
+                                                              std::to_string(c.num_kv_heads) + " × 4 B of scales"
+                                                        : "";
+  std::printf(
+      "KV cache     2 × %d layers × %d kv heads × %d × %zu B%s = %zu B per token, %zu B per 1,000 tokens (%s)\n",
+      c.num_layers, c.num_kv_heads, c.head_dim, kv_dtype_bytes(kv_dtype), scales.c_str(), per_token, per_token * 1000,
+      std::string(kv_dtype_name(kv_dtype)).c_str());
   return 0;
 }
 

@@ -20,6 +20,7 @@ struct LabFlags {
   int num_q_heads = 8;
   bool yarn = false;
   std::string weights = "f32";
+  std::string kv_dtype = "f32";
   bool quick = false;
   int threads = 0;
 };
@@ -35,6 +36,7 @@ int run_lab_command(const LabFlags& flags) {
   options.pth_options.yarn = flags.yarn;
   if (!flags.tokenizer_path.empty()) options.pth_options.tokenizer_path = flags.tokenizer_path;
   options.weight_type = parse_weight_type(flags.weights);
+  options.kv_dtype = parse_kv_dtype(flags.kv_dtype);
   options.quick = flags.quick;
   options.threads = flags.threads;
   const lab::LabOutcome outcome = lab::run_lab(options, std::cerr);
@@ -60,6 +62,7 @@ CommandAction add_lab_command(CLI::App& app) {
   command->add_option("--out", flags->out_dir, "directory for the report")->default_val("lab-report");
   add_pth_flags(*command, flags->tokenizer_path, flags->num_q_heads, flags->yarn);
   add_weights_flag(*command, flags->weights);
+  add_kv_dtype_flag(*command, flags->kv_dtype);
   command->add_flag("--quick", flags->quick,
                     "smaller grids, fewer repeats and samples (under a minute on 2 cores for the shipped models, "
                     "under 5 for a 64 M-parameter one)");

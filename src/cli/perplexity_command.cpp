@@ -1,5 +1,5 @@
 // `minigen perplexity`: the model's loss on a text, as llama-perplexity reports it — perplexity, bits per byte, and
-// with --kl-base the KL divergence and top-1 agreement against the same model in fp32 weights.
+// with --kl-base the KL divergence and top-1 agreement against the same model in fp32 weights and an fp32 KV cache.
 #include <chrono>
 #include <cstdio>
 #include <iostream>
@@ -81,15 +81,17 @@ int run_perplexity(const PerplexityFlags& flags) {
   const auto start = std::chrono::steady_clock::now();
   // A progress line on stderr, redrawn when the percentage changes (at most 101 times, so a log stays short).
   int64_t shown_percent = -1;
-  const PerplexityResult result =
-      score_perplexity(transformer, reference.get(), input.sequences, [&](int64_t done, int64_t total) {
+  const PerplexityResult result = score_perplexity(
+      transformer, reference.get(), input.sequences,
+      [&](int64_t done, int64_t total) {
         const int64_t percent = 100 * done / total;
         if (percent == shown_percent) return;
         shown_percent = percent;
         std::fprintf(stderr, "\r[perplexity] %3lld %% of %lld sequences", static_cast<long long>(percent),
                      static_cast<long long>(total));
         if (done == total) std::fprintf(stderr, "\n");
-      });
+      },
+      flags.model.kv_dtype_value());
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const double bits_per_byte = result.loss_sum / std::log(2.0) / static_cast<double>(input.text_bytes);
   const std::string weights(weight_type_name(flags.model.weight_type()));
@@ -102,6 +104,7 @@ int run_perplexity(const PerplexityFlags& flags) {
                           {"targets", result.targets},
                           {"context", flags.context},
                           {"weights", weights},
+                          {"kv_dtype", kv_dtype_name(flags.model.kv_dtype_value())},
                           {"loss", result.loss()},
                           {"perplexity", result.perplexity()},
                           {"bits_per_byte", bits_per_byte},
@@ -114,15 +117,15 @@ int run_perplexity(const PerplexityFlags& flags) {
     std::cout << to_json_text(out) << "\n";
     return 0;
   }
-  std::printf("%s on %s: %s targets in %s sequences of at most %d (+ bos), %s weights\n", loaded.path.string().c_str(),
-              (flags.jsonl_file.empty() ? flags.text_file : flags.jsonl_file).c_str(),
+  std::printf("%s on %s: %s targets in %s sequences of at most %d (+ bos), %s weights, %s KV cache\n",
+              loaded.path.string().c_str(), (flags.jsonl_file.empty() ? flags.text_file : flags.jsonl_file).c_str(),
               with_thousands(result.targets).c_str(), with_thousands(result.sequences).c_str(), flags.context,
-              weights.c_str());
+              weights.c_str(), flags.model.kv_dtype.c_str());
   std::printf("loss %.4f nats · perplexity %.3f · %.4f bits per byte · %.1f s (%s tokens/s)\n", result.loss(),
               result.perplexity(), bits_per_byte, seconds,
               with_thousands(static_cast<long long>(static_cast<double>(result.targets) / seconds)).c_str());
   if (result.has_reference) {
-    std::printf("against f32 weights: mean KL %.3g nats per token · top-1 agreement %.2f %%\n", result.mean_kl(),
+    std::printf("against f32 weights and KV: mean KL %.3g nats per token · top-1 agreement %.2f %%\n", result.mean_kl(),
                 100 * result.top1_agreement());
   }
   return 0;
@@ -142,7 +145,8 @@ CommandAction add_perplexity_command(CLI::App& app) {
       ->check(integer_in(1, 1 << 20));
   command
       ->add_option("--kl-base", flags->kl_base,
-                   "also run the model in f32 weights and report the KL divergence and top-1 agreement against it")
+                   "also run the model in f32 weights with an f32 KV cache and report the KL divergence and top-1 "
+                   "agreement against it")
       ->check(CLI::IsMember({"f32"}));
   command->add_flag("--json", flags->json, "print the result as one JSON object");
   return [flags] { return run_perplexity(*flags); };

@@ -41,6 +41,7 @@ nlohmann::json run_summary_json(const GenerateResult& result, const Tokenizer& t
       {"settings",
        {{"max_new_tokens", options.max_new_tokens},
         {"use_cache", options.use_cache},
+        {"kv_dtype", kv_dtype_name(options.kv_dtype)},
         {"ignore_eos", options.ignore_eos},
         {"greedy", sampling.greedy},
         {"temperature", as_typed_decimal(sampling.temperature)},

@@ -47,10 +47,13 @@ void print_capacity(const ServerStack& stack, const LoadedModel& loaded, const S
                loaded.path.string().c_str(), config.num_layers, config.num_kv_heads, config.head_dim,
                std::string(weight_type_name(stack.transformer().weight_type())).c_str(),
                stack.transformer().weight_bytes() / 1e6, stack.transformer().pool().num_threads());
-  std::fprintf(stderr, "[minigen] KV cache: %d blocks × %d tokens = %lld tokens (%.1f MiB, %zu bytes per block)\n",
-               blocks, BlockPool::kBlockTokens, static_cast<long long>(tokens),
-               static_cast<double>(blocks) * BlockPool::bytes_per_block(config.kv_layout()) / (1024.0 * 1024.0),
-               BlockPool::bytes_per_block(config.kv_layout()));
+  const std::size_t block_bytes = stack.blocks().block_bytes();
+  std::fprintf(stderr,
+               "[minigen] KV cache %s: %d blocks × %d tokens = %lld tokens (%.1f MiB, %zu bytes per block, %zu per "
+               "token)\n",
+               std::string(kv_dtype_name(stack.blocks().dtype())).c_str(), blocks, BlockPool::kBlockTokens,
+               static_cast<long long>(tokens), static_cast<double>(blocks) * block_bytes / (1024.0 * 1024.0),
+               block_bytes, block_bytes / BlockPool::kBlockTokens);
   for (int length : {512, 2048, config.max_position_embeddings}) {
     const int64_t per_request = (length + BlockPool::kBlockTokens - 1) / BlockPool::kBlockTokens;
     std::fprintf(stderr, "[minigen] maximum concurrency for %d tokens per request: %.2fx\n", length,
@@ -111,6 +114,7 @@ int run_serve_command(const ServeFlags& flags) {
   options.token_budget = flags.token_budget;
   options.max_queue = flags.max_queue;
   options.weight_type = flags.model.weight_type();
+  options.kv_dtype = flags.model.kv_dtype_value();
   options.api.api_key = flags.api_key;
   if (options.api.api_key.empty()) {
     if (const char* key = std::getenv("MINIGEN_API_KEY")) options.api.api_key = key;

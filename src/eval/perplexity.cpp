@@ -42,12 +42,12 @@ int argmax(const float* logits, int vocab) {
 }
 
 // All positions' logits of each sequence, in one forward call.
-std::vector<float> forward_all(Transformer& transformer, std::span<const std::vector<int>> batch) {
+std::vector<float> forward_all(Transformer& transformer, std::span<const std::vector<int>> batch, KvDType kv_dtype) {
   std::vector<KvCache> caches;
   caches.reserve(batch.size());
   std::vector<ForwardRow> rows;
   for (const std::vector<int>& sequence : batch) {
-    caches.emplace_back(transformer.model().config.kv_layout(), static_cast<int>(sequence.size()));
+    caches.emplace_back(transformer.model().config.kv_layout(kv_dtype), static_cast<int>(sequence.size()));
     rows.push_back({&caches.back(), sequence, /*all_logits=*/true});
   }
   return transformer.forward(rows);
@@ -82,7 +82,8 @@ std::vector<std::vector<int>> perplexity_sequences_of_text(std::span<const int> 
 }
 
 PerplexityResult score_perplexity(Transformer& transformer, Transformer* reference,
-                                  std::span<const std::vector<int>> sequences, const PerplexityProgress& progress) {
+                                  std::span<const std::vector<int>> sequences, const PerplexityProgress& progress,
+                                  KvDType kv_dtype) {
   const ModelConfig& config = transformer.model().config;
   const int vocab = config.vocab_size;
   if (reference != nullptr && reference->model().config.vocab_size != vocab) {
@@ -103,9 +104,10 @@ PerplexityResult score_perplexity(Transformer& transformer, Transformer* referen
   for (std::size_t first = 0; first < sequences.size(); first += batch_rows) {
     const std::span<const std::vector<int>> batch =
         sequences.subspan(first, std::min(batch_rows, sequences.size() - first));
-    const std::vector<float> logits = forward_all(transformer, batch);  // a copy: the reference pass reuses buffers
+    const std::vector<float> logits =
+        forward_all(transformer, batch, kv_dtype);  // a copy: the reference pass reuses buffers
     const std::vector<float> reference_logits =
-        reference != nullptr ? forward_all(*reference, batch) : std::vector<float>();
+        reference != nullptr ? forward_all(*reference, batch, KvDType::kF32) : std::vector<float>();
     // Every scored position of the batch: where its logits are and which token it should have predicted.
     // Position t's logits predict token t + 1; a sequence's last position predicts nothing here.
     std::vector<std::pair<std::size_t, int>> scored;

@@ -43,8 +43,10 @@ struct PerplexityResult {
 using PerplexityProgress = std::function<void(int64_t done, int64_t total)>;
 
 // Scores every sequence (each at least 2 tokens, at most the model's context), several per forward call. `reference`,
-// if given, must have the same vocabulary. Throws minigen::Error for a sequence the model cannot take.
+// if given, must have the same vocabulary; it always caches K and V in f32, the model in `kv_dtype`. Throws
+// minigen::Error for a sequence the model cannot take.
 PerplexityResult score_perplexity(Transformer& transformer, Transformer* reference,
-                                  std::span<const std::vector<int>> sequences, const PerplexityProgress& progress = {});
+                                  std::span<const std::vector<int>> sequences, const PerplexityProgress& progress = {},
+                                  KvDType kv_dtype = KvDType::kF32);
 
 }  // namespace minigen

@@ -51,6 +51,7 @@ constexpr int kInitialNewTokenCapacity = 4096;
 RunShape generation_shape(std::span<const std::vector<int>> prompts, const GenerateOptions& options) {
   RunShape shape;
   shape.rows = static_cast<int64_t>(prompts.size());
+  shape.kv_dtype = options.kv_dtype;
   for (const std::vector<int>& prompt : prompts) {
     const int64_t total = static_cast<int64_t>(prompt.size()) + options.max_new_tokens;
     shape.tokens_per_row = std::max(shape.tokens_per_row, total);
@@ -76,8 +77,8 @@ GenerateResult generate(Transformer& transformer, std::span<const std::vector<in
   for (int r = 0; r < rows; ++r) {
     const int prompt_tokens = static_cast<int>(ids[r].size());
     const int initial_capacity = prompt_tokens + std::min(options.max_new_tokens, kInitialNewTokenCapacity);
-    caches.push_back(
-        std::make_unique<KvCache>(config.kv_layout(), initial_capacity, prompt_tokens + options.max_new_tokens));
+    caches.push_back(std::make_unique<KvCache>(config.kv_layout(options.kv_dtype), initial_capacity,
+                                               prompt_tokens + options.max_new_tokens));
     result.sequences[r].prompt_tokens = static_cast<int>(ids[r].size());
   }
   std::vector<bool> finished(rows, false);

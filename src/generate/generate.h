@@ -18,7 +18,8 @@ struct GenerateOptions {
   bool use_cache = true;
   bool ignore_eos = false;  // never mark a row finished: forces exactly max_new_tokens (for experiments)
   SamplingParams sampling;
-  bool keep_step_logits = false;  // record every step's raw logits per row (for bit-equality checks)
+  bool keep_step_logits = false;     // record every step's raw logits per row (for bit-equality checks)
+  KvDType kv_dtype = KvDType::kF32;  // what the KV cache stores (ops/kv_dtype.h)
   // Random-stream key of each row (default: its index). A caller that batches rows of different requests gives
   // each row its index within its own request, so its draws do not depend on the batch it landed in.
   std::vector<uint64_t> rng_rows;
@@ -38,7 +39,7 @@ struct GenerateStats {
   int forward_calls = 0;       // = steps: one forward per new token
   int64_t forward_tokens = 0;  // over all rows
   std::size_t kv_bytes_allocated = 0;
-  std::size_t kv_bytes_used = 0;  // 2 · layers · length · kv_heads · head_dim · 4, summed over rows
+  std::size_t kv_bytes_used = 0;  // length · kv_bytes_per_token in the run's KV dtype, summed over rows
   double ttft_ms = 0;             // start → first token of every row chosen (prefill + one sampling)
   double itl_ms = 0;              // mean time between later tokens
   double total_ms = 0;

@@ -109,6 +109,44 @@ TEST_P(GenerateFamily, CacheOnAndOffGiveIdenticalTokensAndLogits) {
 
 INSTANTIATE_TEST_SUITE_P(EveryFamily, GenerateFamily, ::testing::ValuesIn(family_names()), testing::FamilyTestName());
 
+// The cache's element type keeps generate's promises: cache on and off give the same tokens and logits (both
+// store each position in the same dtype; only the reuse differs), a row alone matches the row in a batch, and
+// kv_bytes_used is (P + N − 1) positions · the dtype's bytes per token.
+class GenerateKvDType : public ::testing::TestWithParam<KvDType> {};
+
+TEST_P(GenerateKvDType, CacheOnOffAndBatchingChangeNothingAndBytesAreTheDTypes) {
+  auto model = random_test_model("tiny");
+  ThreadPool pool(2);
+  Transformer transformer(*model, pool);
+  const std::vector<std::vector<int>> batch = {test_prompt(4, 5), test_prompt(19, 6), test_prompt(7, 7)};
+  for (GenerateOptions options : {greedy_exactly(10), sampled_exactly(10, 9)}) {
+    options.keep_step_logits = true;
+    options.kv_dtype = GetParam();
+    options.rng_rows = {0, 0, 0};
+    const GenerateResult together = generate(transformer, batch, options);
+    options.rng_rows.clear();
+    for (std::size_t r = 0; r < batch.size(); ++r) {
+      const std::vector<std::vector<int>> alone = {batch[r]};
+      const GenerateResult cached = generate(transformer, alone, options);
+      EXPECT_EQ(cached.sequences[0].token_ids, together.sequences[r].token_ids) << "row " << r;
+      expect_same_logits(cached.sequences[0], together.sequences[r]);
+      const std::size_t positions = batch[r].size() + 10 - 1;
+      EXPECT_EQ(cached.stats.kv_bytes_used, positions * model->config.kv_bytes_per_token(GetParam()));
+      GenerateOptions without_cache = options;
+      without_cache.use_cache = false;
+      const GenerateResult uncached = generate(transformer, alone, without_cache);
+      EXPECT_EQ(cached.sequences[0].token_ids, uncached.sequences[0].token_ids) << "row " << r;
+      expect_same_logits(cached.sequences[0], uncached.sequences[0]);
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryKvDType, GenerateKvDType,
+                         ::testing::Values(KvDType::kF32, KvDType::kBF16, KvDType::kF16, KvDType::kInt8),
+                         [](const ::testing::TestParamInfo<KvDType>& info) {
+                           return std::string(kv_dtype_name(info.param));
+                         });
+
 // A row computed alone and inside a batch of three prompts of different lengths: the same tokens and logits,
 // greedy and sampled (the sampled rows keep their own random-stream key).
 TEST(Generate, RowAloneMatchesRowInsideABatchOfThree) {
@@ -202,7 +240,7 @@ TEST(Generate, HugeDeclaredContextCostsOnlyWhatIsUsed) {
   const std::vector<std::vector<int>> prompts = {test_prompt(5, 1)};
   const GenerateResult result = generate(transformer, prompts, greedy_exactly(3));
   EXPECT_EQ(result.sequences[0].token_ids.size(), 3u);
-  EXPECT_EQ(result.stats.kv_bytes_allocated, 16u * config.kv_bytes_per_token(4));  // 8 tokens: one block
+  EXPECT_EQ(result.stats.kv_bytes_allocated, 16u * config.kv_bytes_per_token());  // 8 tokens: one block
 
   GenerateOptions long_run = greedy_exactly(100000);
   long_run.ignore_eos = false;
@@ -211,7 +249,7 @@ TEST(Generate, HugeDeclaredContextCostsOnlyWhatIsUsed) {
   Transformer stopping(stops_at_once, pool);
   const GenerateResult stopped = generate(stopping, prompts, long_run);
   EXPECT_EQ(stopped.sequences[0].finish_reason, "stop");
-  EXPECT_EQ(stopped.stats.kv_bytes_allocated, (5u + 4096 + 11) * config.kv_bytes_per_token(4));  // 4101 → 4112
+  EXPECT_EQ(stopped.stats.kv_bytes_allocated, (5u + 4096 + 11) * config.kv_bytes_per_token());  // 4101 → 4112
 }
 
 }  // namespace

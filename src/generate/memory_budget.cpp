@@ -7,7 +7,6 @@
 #include <cstdio>
 #include <limits>
 
-#include "cache/kv_cache.h"
 #include "core/error.h"
 #include "core/file_io.h"
 
@@ -57,7 +56,7 @@ MemoryEstimate estimate_run_memory(const ModelConfig& config, const RunShape& sh
   const uint64_t rows = non_negative(shape.rows);
   MemoryEstimate estimate;
   estimate.kv_cache_bytes =
-      times(times(rows, non_negative(shape.tokens_per_row)), config.kv_bytes_per_token(KvCache::kBytesPerElement));
+      times(times(rows, non_negative(shape.tokens_per_row)), config.kv_bytes_per_token(shape.kv_dtype));
   estimate.activation_bytes =
       times(times(non_negative(shape.max_tokens_per_forward), activation_floats_per_token(config)), sizeof(float));
   // The forward's logits, generate's copy of a row and the sampler's filtered copy: three vocab-sized rows each.

@@ -19,10 +19,11 @@ struct RunShape {
   int64_t rows = 1;
   int64_t tokens_per_row = 0;          // the longest a row gets: prompt + new tokens
   int64_t max_tokens_per_forward = 0;  // fed in one forward call over all rows (prefill, or no-cache re-feeding)
+  KvDType kv_dtype = KvDType::kF32;    // what each cached element costs
 };
 
 struct MemoryEstimate {
-  uint64_t kv_cache_bytes = 0;    // rows · tokens · kv_bytes_per_token (fp32)
+  uint64_t kv_cache_bytes = 0;    // rows · tokens · kv_bytes_per_token (in the run's KV dtype)
   uint64_t activation_bytes = 0;  // the forward pass's scratch for max_tokens_per_forward tokens
   uint64_t logits_bytes = 0;      // per row: the last logits and the sampler's working copies
   uint64_t total() const { return kv_cache_bytes + activation_bytes + logits_bytes; }

@@ -91,8 +91,8 @@ ReportSection cache_equivalence_section(LabContext& lab) {
         lab.progress("  sampled, prompt " + prompt.name + " (" + std::to_string(prompt.tokens.size()) +
                      " tokens), with and without the cache");
         const std::vector<std::vector<int>> batch = {prompt.tokens};
-        sampled_cached = generate(lab.base_transformer(), batch, sampled_options(new_tokens, true));
-        sampled_uncached = generate(lab.base_transformer(), batch, sampled_options(new_tokens, false));
+        sampled_cached = lab.generate(lab.base_transformer(), batch, sampled_options(new_tokens, true));
+        sampled_uncached = lab.generate(lab.base_transformer(), batch, sampled_options(new_tokens, false));
       } else {
         cached = &lab.base_greedy_run(prompt.tokens, new_tokens, true);
         uncached = &lab.base_greedy_run(prompt.tokens, new_tokens, false);

@@ -24,7 +24,7 @@ LoadedModel load_lab_model(const std::filesystem::path& path, const char* flag, 
 
 // Times what the work estimate prices (see CalibrationTimings), each run twice and the faster kept (the first run
 // also grows buffers). About a second for a 64 M-parameter model.
-ForwardCost calibrate(Transformer& transformer, const std::vector<int>& long_prompt) {
+ForwardCost calibrate(Transformer& transformer, const std::vector<int>& long_prompt, KvDType kv_dtype) {
   const int short_tokens = std::min(32, static_cast<int>(long_prompt.size()) / 2);
   constexpr int kDecodeSteps = 8;
   constexpr int kBatchRows = 8;
@@ -32,6 +32,7 @@ ForwardCost calibrate(Transformer& transformer, const std::vector<int>& long_pro
   const auto fastest = [&](const std::vector<int>& prompt, int rows, bool greedy) {
     GenerateOptions options;
     options.max_new_tokens = kDecodeSteps + 1;
+    options.kv_dtype = kv_dtype;
     options.ignore_eos = true;
     options.sampling.greedy = greedy;  // else MiniMind's defaults: T 0.85, top-k 50, top-p 0.85
     const std::vector<std::vector<int>> batch(rows, prompt);
@@ -68,6 +69,7 @@ std::string read_example(const std::filesystem::path& path) {
 
 LabContext::LabContext(const LabOptions& options, std::ostream& progress)
     : scale_(LabScale::for_run(options.quick)),
+      kv_dtype_(options.kv_dtype),
       progress_(progress),
       start_(std::chrono::steady_clock::now()),
       base_(load_lab_model(options.base_model, "--base", options.pth_options)),
@@ -103,8 +105,8 @@ LabContext::LabContext(const LabOptions& options, std::ostream& progress)
     for (int& id : prompt) id %= config.vocab_size;
     return prompt;
   };
-  base_cost_ = calibrate(*base_transformer_, calibration_prompt(base_.model->config));
-  sft_cost_ = calibrate(*sft_transformer_, calibration_prompt(sft_.model->config));
+  base_cost_ = calibrate(*base_transformer_, calibration_prompt(base_.model->config), kv_dtype_);
+  sft_cost_ = calibrate(*sft_transformer_, calibration_prompt(sft_.model->config), kv_dtype_);
   estimate_ =
       fit_to_budget(scale_, prompts, base_cost_, sft_cost_, options.quick ? kQuickBudgetSeconds : kFullBudgetSeconds);
 }
@@ -186,6 +188,12 @@ std::vector<int64_t> LabContext::base_greedy_routing(const std::vector<int>& pro
                                                      bool use_cache) const {
   const auto found = base_greedy_runs_.find(std::make_tuple(prompt, new_tokens, use_cache));
   return found == base_greedy_runs_.end() ? std::vector<int64_t>() : found->second.routing;
+}
+
+GenerateResult LabContext::generate(Transformer& transformer, std::span<const std::vector<int>> prompts,
+                                    GenerateOptions options) const {
+  options.kv_dtype = kv_dtype_;
+  return minigen::generate(transformer, prompts, options);
 }
 
 GenerateOptions LabContext::base_greedy_options(int new_tokens, bool use_cache) {

@@ -29,8 +29,9 @@ struct LabOptions {
   std::filesystem::path out_dir;
   LoadOptions pth_options;  // --heads and --tokenizer: what a .pth file cannot tell (a directory carries its own)
   WeightType weight_type = WeightType::kF32;
-  bool quick = false;  // smaller grids, fewer repeats and samples
-  int threads = 0;     // 0: one per core
+  KvDType kv_dtype = KvDType::kF32;  // every generation of the report caches K and V in it
+  bool quick = false;                // smaller grids, fewer repeats and samples
+  int threads = 0;                   // 0: one per core
 };
 
 class LabContext {
@@ -46,6 +47,10 @@ class LabContext {
   Transformer& sft_transformer() { return *sft_transformer_; }
   int threads() const { return pool_.num_threads(); }
   WeightType weight_type() const { return base_transformer_->weight_type(); }
+  KvDType kv_dtype() const { return kv_dtype_; }
+  // minigen::generate with the report's KV dtype: what every section calls.
+  GenerateResult generate(Transformer& transformer, std::span<const std::vector<int>> prompts,
+                          GenerateOptions options) const;
 
   // "[lab  12.3 s, about 1 min 05 s left] message" on the progress stream.
   void progress(std::string_view message);
@@ -87,6 +92,7 @@ class LabContext {
   };
 
   LabScale scale_;
+  KvDType kv_dtype_;
   std::ostream& progress_;
   std::chrono::steady_clock::time_point start_;
   LoadedModel base_;

@@ -8,6 +8,8 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
+#include <string>
+#include <utility>
 
 #include "checkpoint/model_loader.h"
 #include "cli/run_binary_test_util.h"
@@ -85,6 +87,16 @@ TEST(LabQuick, ReportHoldsTheModuleInvariantsFor183PromptTokens) {
   const uint64_t kv_heads = config["kv_heads"];
   const uint64_t head_dim = config["head_dim"];
   EXPECT_EQ(config["bytes_per_element"].get<int>(), 4);
+  EXPECT_EQ(config["kv_dtype"], "f32");
+  // What each --kv-dtype would cost this model per token: 2 · 4 · 2 · 32 · bytes (+ int8: 2 · 4 · 2 · 4 of scales).
+  const json& dtypes = bytes["kv_dtypes"];
+  ASSERT_EQ(dtypes.size(), 4u);
+  const std::pair<std::string, uint64_t> expected_dtypes[] = {
+      {"f32", 2048}, {"bf16", 1024}, {"f16", 1024}, {"int8", 576}};
+  for (std::size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(dtypes[i]["kv_dtype"], expected_dtypes[i].first);
+    EXPECT_EQ(dtypes[i]["kv_bytes_per_token"].get<uint64_t>(), expected_dtypes[i].second);
+  }
   const json& lengths = bytes["lengths"];
   ASSERT_EQ(lengths.size(), bytes["bytes_used"].size());
   ASSERT_GE(lengths.size(), 100u);

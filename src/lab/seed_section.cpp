@@ -67,8 +67,8 @@ ReportSection seed_section(LabContext& lab) {
   const std::vector<std::vector<int>> batch = {prompt};
   for (const Check& check : checks) {
     lab.progress("  " + check.question);
-    const GenerateResult a = generate(lab.sft_transformer(), batch, setup_options(check.a, new_tokens));
-    const GenerateResult b = generate(lab.sft_transformer(), batch, setup_options(check.b, new_tokens));
+    const GenerateResult a = lab.generate(lab.sft_transformer(), batch, setup_options(check.a, new_tokens));
+    const GenerateResult b = lab.generate(lab.sft_transformer(), batch, setup_options(check.b, new_tokens));
     const RowComparison comparison = compare_rows(a.sequences.front(), b.sequences.front());
     table.rows.push_back({check.question, check.a.description, check.b.description,
                           comparison.token_ids_identical ? "yes" : "no",
@@ -93,10 +93,10 @@ ReportSection seed_section(LabContext& lab) {
   // draws are too — a shared global generator would give it different numbers here.
   lab.progress("  the same request alone and inside a batch of three");
   const Setup sampled{"seed 1, cache on", true, false, 1};
-  const GenerateResult alone = generate(lab.sft_transformer(), batch, setup_options(sampled, new_tokens));
+  const GenerateResult alone = lab.generate(lab.sft_transformer(), batch, setup_options(sampled, new_tokens));
   const std::vector<std::vector<int>> shared_batch = {prompt, lab.chat_prompt(LabContext::chat_messages()[1]),
                                                       lab.chat_prompt(LabContext::chat_messages()[2])};
-  const GenerateResult in_batch = generate(lab.sft_transformer(), shared_batch, setup_options(sampled, new_tokens));
+  const GenerateResult in_batch = lab.generate(lab.sft_transformer(), shared_batch, setup_options(sampled, new_tokens));
   const RowComparison batch_comparison = compare_rows(alone.sequences.front(), in_batch.sequences.front());
   table.rows.push_back(
       {"same seed, alone against in a batch of 3", "seed 1, alone", "seed 1, row 0 of 3",

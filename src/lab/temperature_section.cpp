@@ -136,7 +136,7 @@ ReportSection temperature_section(LabContext& lab, std::vector<TemperatureBatch>
                    ": " + std::to_string(samples) + " samples in one batch");
       const std::vector<std::vector<int>> batch(samples, lab.chat_prompt(messages[p]));
       GenerateResult result =
-          generate(lab.sft_transformer(), batch, temperature_options(setting, scale.temperature_new_tokens));
+          lab.generate(lab.sft_transformer(), batch, temperature_options(setting, scale.temperature_new_tokens));
       const BatchStatistics statistics = batch_statistics(result, setting.temperature);
       distinct_cell += (p == 0 ? "" : ", ") + std::to_string(statistics.distinct_answers);
       openings_cell += (p == 0 ? "" : ", ") + std::to_string(statistics.distinct_openings);

@@ -36,7 +36,8 @@ TimingSamples time_runs(LabContext& lab, const std::vector<int>& prompt, int new
   samples.add(lab.base_greedy_run(prompt, new_tokens, use_cache).stats);
   const GenerateOptions options = LabContext::base_greedy_options(new_tokens, use_cache);  // the same work each time
   const std::vector<std::vector<int>> batch = {prompt};
-  for (int repeat = 1; repeat < repeats; ++repeat) samples.add(generate(lab.base_transformer(), batch, options).stats);
+  for (int repeat = 1; repeat < repeats; ++repeat)
+    samples.add(lab.generate(lab.base_transformer(), batch, options).stats);
   return samples;
 }
 

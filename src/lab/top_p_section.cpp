@@ -40,7 +40,7 @@ CandidateCounts collect(LabContext& lab, const std::string& name, int top_k, flo
     options.sampling.top_p = top_p;
     options.sampling.seed = kSeed;
     const std::vector<std::vector<int>> batch(scale.top_p_rows, lab.chat_prompt(messages[p]));
-    const GenerateResult result = generate(lab.sft_transformer(), batch, options);
+    const GenerateResult result = lab.generate(lab.sft_transformer(), batch, options);
     for (const GeneratedSequence& sequence : result.sequences) {
       for (std::size_t step = 0; step < sequence.kept_candidates.size(); ++step) {
         counts.kept.push_back(sequence.kept_candidates[step]);

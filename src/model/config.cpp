@@ -276,11 +276,7 @@ void check_range(const char* field, long long value, long long minimum, long lon
 
 // ---------------------------------------------------------------------------------------------------------------
 
-std::size_t ModelConfig::kv_bytes_per_token(std::size_t bytes_per_element) const {
-  // 2 (K and V) · layers · kv_heads · head_dim · bytes_per_element.
-  return 2 * static_cast<std::size_t>(num_layers) * static_cast<std::size_t>(num_kv_heads) *
-         static_cast<std::size_t>(head_dim) * bytes_per_element;
-}
+std::size_t ModelConfig::kv_bytes_per_token(KvDType dtype) const { return kv_layout(dtype).bytes_per_token(); }
 
 std::size_t ModelConfig::parameter_count() const {
   const std::size_t hidden = static_cast<std::size_t>(hidden_size);

@@ -52,9 +52,10 @@ struct ModelConfig {
 
   int q_width() const { return num_q_heads * head_dim; }
   int kv_width() const { return num_kv_heads * head_dim; }
-  KvLayout kv_layout() const { return {num_layers, num_kv_heads, head_dim}; }
-  // K and V bytes for one cached token over all layers: 2 · layers · kv_heads · head_dim · bytes_per_element.
-  std::size_t kv_bytes_per_token(std::size_t bytes_per_element) const;
+  KvLayout kv_layout(KvDType dtype = KvDType::kF32) const { return {num_layers, num_kv_heads, head_dim, dtype}; }
+  // K and V bytes for one cached token over all layers: 2 · layers · kv_heads · head_dim · bytes_per_element
+  // (+ int8's scales, ops/kv_block.h).
+  std::size_t kv_bytes_per_token(KvDType dtype = KvDType::kF32) const;
   std::size_t parameter_count() const;  // embedding counted once when tied
 
   // Throws minigen::Error naming the first inconsistent field (e.g. hidden not divisible, head_dim odd).

@@ -302,11 +302,15 @@ TEST(ConfigTest, FieldsThatSizeAllocationsAreCapped) {
 TEST(ConfigTest, KvBytesPerToken) {
   const ModelConfig tiny = config_for_family("tiny");
   // 2 · 4 layers · 2 kv heads · 32 · 4 bytes = 2048; 100 cached tokens = 204,800 bytes.
-  EXPECT_EQ(tiny.kv_bytes_per_token(4), 2048u);
-  EXPECT_EQ(100 * tiny.kv_bytes_per_token(4), 204800u);
-  EXPECT_EQ(tiny.kv_bytes_per_token(2), 1024u);
-  // minimind3: 2 · 8 · 4 · 96 · 2 bytes (fp16) = 12,288.
-  EXPECT_EQ(config_for_family("minimind3").kv_bytes_per_token(2), 12288u);
+  EXPECT_EQ(tiny.kv_bytes_per_token(), 2048u);
+  EXPECT_EQ(100 * tiny.kv_bytes_per_token(KvDType::kF32), 204800u);
+  EXPECT_EQ(tiny.kv_bytes_per_token(KvDType::kBF16), 1024u);
+  EXPECT_EQ(tiny.kv_bytes_per_token(KvDType::kF16), 1024u);
+  // int8: 2 · 4 · 2 · 32 · 1 = 512, plus one fp32 scale per layer, kv head and K or V: 2 · 4 · 2 · 4 = 64.
+  EXPECT_EQ(tiny.kv_bytes_per_token(KvDType::kInt8), 576u);
+  // minimind3: 2 · 8 · 4 · 96 · 2 bytes (f16) = 12,288; int8 6,144 + 2 · 8 · 4 · 4 = 6,400.
+  EXPECT_EQ(config_for_family("minimind3").kv_bytes_per_token(KvDType::kF16), 12288u);
+  EXPECT_EQ(config_for_family("minimind3").kv_bytes_per_token(KvDType::kInt8), 6400u);
 }
 
 TEST(ConfigTest, ParameterCountOfEveryFamily) {

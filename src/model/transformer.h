@@ -74,7 +74,7 @@ class Transformer {
   std::vector<float> gate_up_, activated_;
   std::vector<float> expert_input_, expert_output_, router_probabilities_, mixture_;
   std::vector<float> logits_;
-  std::vector<std::vector<const float*>> row_blocks_;
+  std::vector<std::vector<const std::byte*>> row_blocks_;
   std::vector<int64_t> expert_token_counts_;  // per row: the KV blocks of the current layer
 };
 

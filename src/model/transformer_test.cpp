@@ -225,8 +225,10 @@ namespace {
 // Every kernel at every thread count and both weight types: 32 rows of 1…40 tokens (crossing the KV blocks'
 // 16-token edges, and the matrix kernel's 6-row tiles) fed together give each row's logits bit for bit as the row
 // fed alone on one thread; then one decode step of all 32 together matches each row's own step.
-void expect_batch_of_32_matches_rows_alone(const std::string& family, WeightType type, int threads) {
-  SCOPED_TRACE(family + " " + std::string(weight_type_name(type)) + " threads " + std::to_string(threads));
+void expect_batch_of_32_matches_rows_alone(const std::string& family, WeightType type, int threads,
+                                           KvDType kv_dtype = KvDType::kF32) {
+  SCOPED_TRACE(family + " " + std::string(weight_type_name(type)) + " threads " + std::to_string(threads) + " kv " +
+               std::string(kv_dtype_name(kv_dtype)));
   auto model = testing::random_test_model(family);
   const int vocab = model->config.vocab_size;
   std::vector<std::vector<int>> prompts;
@@ -236,7 +238,7 @@ void expect_batch_of_32_matches_rows_alone(const std::string& family, WeightType
     ThreadPool pool(1);
     Transformer transformer(*model, pool, type);
     for (int r = 0; r < 32; ++r) {
-      KvCache cache(model->config.kv_layout(), 48);
+      KvCache cache(model->config.kv_layout(kv_dtype), 48);
       ForwardRow row{&cache, prompts[r], false};
       alone_prefill.push_back(transformer.forward(std::span(&row, 1)));
       const int next = (r * 31) % vocab;
@@ -249,7 +251,7 @@ void expect_batch_of_32_matches_rows_alone(const std::string& family, WeightType
   std::vector<std::unique_ptr<KvCache>> caches;
   std::vector<ForwardRow> rows;
   for (int r = 0; r < 32; ++r) {
-    caches.push_back(std::make_unique<KvCache>(model->config.kv_layout(), 48));
+    caches.push_back(std::make_unique<KvCache>(model->config.kv_layout(kv_dtype), 48));
     rows.push_back(ForwardRow{caches.back().get(), prompts[r], false});
   }
   const std::vector<float> prefill = transformer.forward(rows);
@@ -273,6 +275,66 @@ TEST(TransformerBatch, ThirtyTwoRowsMatchRowsAloneOnEveryThreadCountAndWeightTyp
   }
   expect_batch_of_32_matches_rows_alone("minimind3-moe", WeightType::kBF16, 2);  // experts run on token groups
 }
+
+// The exactness contract in every KV element type: a row's logits are the same bits alone or among 32 rows, on 1
+// or 3 threads, and whether its prompt was prefilled at once, in chunks, or one token at a time — the element type
+// changes what is stored for a position (from that position's K and V alone), never the order of any sum.
+class TransformerKvDType : public ::testing::TestWithParam<KvDType> {};
+
+TEST_P(TransformerKvDType, BatchedChunkedAndThreadedRunsGiveTheBitsOfOneRowAlone) {
+  for (int threads : {1, 3}) expect_batch_of_32_matches_rows_alone("tiny", WeightType::kF32, threads, GetParam());
+
+  auto model = random_test_model("tiny");
+  const int vocab = model->config.vocab_size;
+  ThreadPool pool(2);
+  Transformer transformer(*model, pool);
+  const std::vector<int> tokens = test_prompt(40, 9);  // crosses two 16-position blocks
+  KvCache full_cache(model->config.kv_layout(GetParam()), 40);
+  ForwardRow full{&full_cache, tokens, true};
+  const std::vector<float> all_logits = transformer.forward(std::span(&full, 1));
+  for (const std::vector<int>& chunks : {std::vector<int>{17, 5, 18}, std::vector<int>(40, 1)}) {
+    KvCache chunk_cache(model->config.kv_layout(GetParam()), 40);
+    int offset = 0;
+    for (int chunk : chunks) {
+      ForwardRow row{&chunk_cache, std::span<const int>(tokens).subspan(offset, chunk), true};
+      const std::vector<float>& logits = transformer.forward(std::span(&row, 1));
+      ASSERT_TRUE(same_bits(logits.data(), all_logits.data() + static_cast<std::size_t>(offset) * vocab,
+                            static_cast<std::size_t>(chunk) * vocab))
+          << chunks.size() << " chunks, chunk at " << offset;
+      offset += chunk;
+    }
+  }
+}
+
+// A narrower cache does change the logits (so its path is in use), by little: bf16 keeps 8 mantissa bits, f16 11,
+// int8 a 127-level grid per row.
+TEST_P(TransformerKvDType, LogitsStayCloseToTheF32Cache) {
+  auto model = random_test_model("tiny");
+  ThreadPool pool(2);
+  Transformer transformer(*model, pool);
+  const std::vector<int> prompt = test_prompt(30, 11);
+  KvCache exact_cache(model->config.kv_layout(), 32), cache(model->config.kv_layout(GetParam()), 32);
+  ForwardRow exact_row{&exact_cache, prompt, true}, row{&cache, prompt, true};
+  const std::vector<float> exact = transformer.forward(std::span(&exact_row, 1));
+  const std::vector<float> stored = transformer.forward(std::span(&row, 1));
+  double max_difference = 0, max_magnitude = 0;
+  for (std::size_t i = 0; i < exact.size(); ++i) {
+    max_difference = std::max(max_difference, static_cast<double>(std::fabs(exact[i] - stored[i])));
+    max_magnitude = std::max(max_magnitude, static_cast<double>(std::fabs(exact[i])));
+  }
+  if (GetParam() == KvDType::kF32) {
+    EXPECT_EQ(max_difference, 0.0);
+  } else {
+    EXPECT_GT(max_difference, 0.0);
+    EXPECT_LT(max_difference, 0.05 * max_magnitude);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(EveryKvDType, TransformerKvDType,
+                         ::testing::Values(KvDType::kF32, KvDType::kBF16, KvDType::kF16, KvDType::kInt8),
+                         [](const ::testing::TestParamInfo<KvDType>& info) {
+                           return std::string(kv_dtype_name(info.param));
+                         });
 
 // bf16 weights change the numbers a little (8-bit mantissas) — and do change them, so the bf16 path is in use.
 TEST(TransformerBatch, Bf16LogitsStayCloseToFp32) {

@@ -5,9 +5,11 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <type_traits>
 
 #include "ops/count_dispatch.h"
 #include "ops/lane_sum.h"
+#include "ops/weight_type.h"
 
 // foreach_target.h must come before the other Highway headers, so their order is not clang-format's to sort.
 // clang-format off
@@ -30,12 +32,38 @@ constexpr int kVectorsPerBlock = KvBlockLayout::kBlockTokens / kLanes;
 // running several (head, dimension-vector) chains at once, never from splitting one.
 constexpr int kValueChains = 8;
 
+// The KV element types as the kernel loads them; each widens to fp32 exactly.
+template <class T>
+hn::Vec<Tag> load_widened(const T* elements) {
+  const Tag d;
+  if constexpr (std::is_same_v<T, float>) {
+    return hn::LoadU(d, elements);
+  } else if constexpr (std::is_same_v<T, int8_t>) {
+    const hn::Rebind<int32_t, Tag> di32;
+    return hn::ConvertTo(d, hn::PromoteTo(di32, hn::LoadU(hn::Rebind<int8_t, Tag>(), elements)));
+  } else {  // hwy::bfloat16_t (a shift left by 16) or hwy::float16_t (F16C where the target has it)
+    return hn::PromoteTo(d, hn::LoadU(hn::Rebind<T, Tag>(), elements));
+  }
+}
+
+template <class T>
+float widen(T element) {
+  if constexpr (std::is_same_v<T, hwy::bfloat16_t>) {
+    return bf16_to_float(element.bits);
+  } else if constexpr (std::is_same_v<T, hwy::float16_t>) {
+    return f16_to_float(element.bits);
+  } else {
+    return static_cast<float>(element);
+  }
+}
+
 // Scores of kHeads query heads against kBlocks blocks of 16 keys: kHeads · kBlocks independent fma chains over
 // the head dimension, interleaved so the FMA latency is hidden (a single chain would wait ~4 cycles per step).
 // scores[h][16b + t] = (q_h · k_{16b+t}) / sqrt(head_dim); positions ≥ num_keys get −∞.
-template <int kHeads, int kBlocks>
-void score_chains(const float* const* queries, float* const* head_scores, const float* const* blocks, int first_block,
-                  int num_keys, const KvBlockLayout& layout, int kv_head, float divisor) {
+// int8: the key scales multiply each finished sum before the division (attention.h).
+template <class T, int kHeads, int kBlocks>
+void score_chains(const float* const* queries, float* const* head_scores, const std::byte* const* blocks,
+                  int first_block, int num_keys, const KvBlockLayout& layout, int kv_head, float divisor) {
   const Tag d;
   using V = hn::Vec<Tag>;
   V acc[kHeads][kBlocks][kVectorsPerBlock];
@@ -47,8 +75,8 @@ void score_chains(const float* const* queries, float* const* head_scores, const 
   for (int dim = 0; dim < layout.head_dim; ++dim) {
     V keys[kBlocks][kVectorsPerBlock];
     for (int b = 0; b < kBlocks; ++b) {
-      const float* key_row = layout.key(blocks[first_block + b], 0, kv_head, dim);
-      for (int v = 0; v < kVectorsPerBlock; ++v) keys[b][v] = hn::LoadU(d, key_row + v * kLanes);
+      const T* key_row = layout.keys<T>(blocks[first_block + b], kv_head, dim);
+      for (int v = 0; v < kVectorsPerBlock; ++v) keys[b][v] = load_widened(key_row + v * kLanes);
     }
     for (int h = 0; h < kHeads; ++h) {
       const V q = hn::Set(d, queries[h][dim]);
@@ -65,19 +93,23 @@ void score_chains(const float* const* queries, float* const* head_scores, const 
       const int valid = std::clamp(num_keys - first - v * kLanes, 0, kLanes);
       const auto valid_lanes = hn::FirstN(d, static_cast<size_t>(valid));
       for (int h = 0; h < kHeads; ++h) {
-        hn::StoreU(hn::IfThenElse(valid_lanes, hn::Div(acc[h][b][v], divisor_vector), minus_infinity), d,
+        V sum = acc[h][b][v];
+        if constexpr (std::is_same_v<T, int8_t>) {
+          sum = hn::Mul(hn::LoadU(d, layout.key_scales(blocks[first_block + b], kv_head) + v * kLanes), sum);
+        }
+        hn::StoreU(hn::IfThenElse(valid_lanes, hn::Div(sum, divisor_vector), minus_infinity), d,
                    head_scores[h] + first + v * kLanes);
       }
     }
   }
 }
 
-template <int kBlocks>
-void score_chains_for(int heads, const float* const* queries, float* const* head_scores, const float* const* blocks,
+template <class T, int kBlocks>
+void score_chains_for(int heads, const float* const* queries, float* const* head_scores, const std::byte* const* blocks,
                       int first_block, int num_keys, const KvBlockLayout& layout, int kv_head, float divisor) {
   dispatch_count<4>(heads, [&](auto chain_heads) {
-    score_chains<decltype(chain_heads)::value, kBlocks>(queries, head_scores, blocks, first_block, num_keys, layout,
-                                                        kv_head, divisor);
+    score_chains<T, decltype(chain_heads)::value, kBlocks>(queries, head_scores, blocks, first_block, num_keys, layout,
+                                                           kv_head, divisor);
   });
 }
 
@@ -110,26 +142,39 @@ struct ValueChains {
   float* out[kValueChains];
 };
 
-template <int kCount>
-void value_chains(const ValueChains& chunk, const float* const* blocks, int num_keys, const KvBlockLayout& layout,
+// int8: p_j ← p_j · sv_j over `padded` probabilities, once per head before the value sums (attention.h). Lanes past
+// num_keys hold p = 0 and are never read.
+void fold_value_scales(float* probabilities, int padded, const std::byte* const* blocks, const KvBlockLayout& layout,
+                       int kv_head) {
+  const Tag d;
+  for (int i = 0; i < padded; i += kLanes) {
+    const float* scales = layout.value_scales(blocks[i / KvBlockLayout::kBlockTokens], kv_head);
+    const auto scale = hn::LoadU(d, scales + i % KvBlockLayout::kBlockTokens);
+    hn::StoreU(hn::Mul(hn::LoadU(d, probabilities + i), scale), d, probabilities + i);
+  }
+}
+
+template <class T, int kCount>
+void value_chains(const ValueChains& chunk, const std::byte* const* blocks, int num_keys, const KvBlockLayout& layout,
                   int kv_head) {
   const Tag d;
   using V = hn::Vec<Tag>;
   V acc[kCount];
   for (auto& a : acc) a = hn::Zero(d);
   for (int j = 0; j < num_keys; ++j) {
-    const float* value_row =
-        layout.value_row(blocks[j / KvBlockLayout::kBlockTokens], j % KvBlockLayout::kBlockTokens, kv_head);
+    const T* value_row =
+        layout.value_row<T>(blocks[j / KvBlockLayout::kBlockTokens], j % KvBlockLayout::kBlockTokens, kv_head);
     for (int c = 0; c < kCount; ++c) {
       acc[c] =
-          hn::MulAdd(hn::Set(d, chunk.probabilities[c][j]), hn::LoadU(d, value_row + chunk.value_offset[c]), acc[c]);
+          hn::MulAdd(hn::Set(d, chunk.probabilities[c][j]), load_widened(value_row + chunk.value_offset[c]), acc[c]);
     }
   }
   for (int c = 0; c < kCount; ++c) hn::StoreU(acc[c], d, chunk.out[c]);
 }
 
-void attend_group(const AttentionGroup& group, const float* const* blocks, int num_keys, const KvBlockLayout& layout,
-                  float* scores) {
+template <class T>
+void attend_group_of(const AttentionGroup& group, const std::byte* const* blocks, int num_keys,
+                     const KvBlockLayout& layout, float* scores) {
   constexpr int kBlock = KvBlockLayout::kBlockTokens;
   const int num_blocks = (num_keys + kBlock - 1) / kBlock;
   const int padded = num_blocks * kBlock;
@@ -145,11 +190,14 @@ void attend_group(const AttentionGroup& group, const float* const* blocks, int n
     }
     int b = 0;
     for (; b + 2 <= num_blocks; b += 2) {
-      score_chains_for<2>(heads, queries, head_scores, blocks, b, num_keys, layout, group.kv_head, divisor);
+      score_chains_for<T, 2>(heads, queries, head_scores, blocks, b, num_keys, layout, group.kv_head, divisor);
     }
     if (b < num_blocks)
-      score_chains_for<1>(heads, queries, head_scores, blocks, b, num_keys, layout, group.kv_head, divisor);
-    for (int h = 0; h < heads; ++h) softmax_in_lanes(head_scores[h], padded);
+      score_chains_for<T, 1>(heads, queries, head_scores, blocks, b, num_keys, layout, group.kv_head, divisor);
+    for (int h = 0; h < heads; ++h) {
+      softmax_in_lanes(head_scores[h], padded);
+      if constexpr (std::is_same_v<T, int8_t>) fold_value_scales(head_scores[h], padded, blocks, layout, group.kv_head);
+    }
   }
 
   // out[h][dim] = Σ_j p[h][j] · v_j[dim], chains over j; vector chains over full vectors of dim, scalar fma after.
@@ -165,7 +213,7 @@ void attend_group(const AttentionGroup& group, const float* const* blocks, int n
       chunk.out[c] = group.out + h * head_dim + chunk.value_offset[c];
     }
     dispatch_count<kValueChains>(count, [&](auto value_count) {
-      value_chains<decltype(value_count)::value>(chunk, blocks, num_keys, layout, group.kv_head);
+      value_chains<T, decltype(value_count)::value>(chunk, blocks, num_keys, layout, group.kv_head);
     });
   }
   for (int h = 0; h < group.group_size; ++h) {
@@ -173,10 +221,24 @@ void attend_group(const AttentionGroup& group, const float* const* blocks, int n
       float acc = 0.0f;
       for (int j = 0; j < num_keys; ++j) {
         acc = std::fma(scores[static_cast<std::size_t>(h) * padded + j],
-                       layout.value_row(blocks[j / kBlock], j % kBlock, group.kv_head)[dim], acc);
+                       widen(layout.value_row<T>(blocks[j / kBlock], j % kBlock, group.kv_head)[dim]), acc);
       }
       group.out[h * head_dim + dim] = acc;
     }
+  }
+}
+
+void attend_group(const AttentionGroup& group, const std::byte* const* blocks, int num_keys,
+                  const KvBlockLayout& layout, float* scores) {
+  switch (layout.dtype) {
+    case KvDType::kF32:
+      return attend_group_of<float>(group, blocks, num_keys, layout, scores);
+    case KvDType::kBF16:
+      return attend_group_of<hwy::bfloat16_t>(group, blocks, num_keys, layout, scores);
+    case KvDType::kF16:
+      return attend_group_of<hwy::float16_t>(group, blocks, num_keys, layout, scores);
+    case KvDType::kInt8:
+      return attend_group_of<int8_t>(group, blocks, num_keys, layout, scores);
   }
 }
 
@@ -189,13 +251,14 @@ namespace minigen {
 
 HWY_EXPORT(attend_group);
 
-void attend(const AttentionGroup& group, std::span<const float* const> blocks, int num_keys,
+void attend(const AttentionGroup& group, std::span<const std::byte* const> blocks, int num_keys,
             const KvBlockLayout& layout, float* scores) {
   HWY_DYNAMIC_DISPATCH(attend_group)(group, blocks.data(), num_keys, layout, scores);
 }
 
-void attend_reference(const AttentionGroup& group, std::span<const float* const> blocks, int num_keys,
+void attend_reference(const AttentionGroup& group, std::span<const std::byte* const> blocks, int num_keys,
                       const KvBlockLayout& layout, float* scores) {
+  const bool int8 = layout.dtype == KvDType::kInt8;
   constexpr int kBlock = KvBlockLayout::kBlockTokens;
   const int head_dim = layout.head_dim;
   const float divisor = std::sqrt(static_cast<float>(head_dim));
@@ -203,9 +266,11 @@ void attend_reference(const AttentionGroup& group, std::span<const float* const>
     const float* q = group.queries + h * head_dim;
     for (int j = 0; j < num_keys; ++j) {
       float acc = 0.0f;
+      const std::byte* block = blocks[j / kBlock];
       for (int dim = 0; dim < head_dim; ++dim) {
-        acc = std::fma(q[dim], *layout.key(blocks[j / kBlock], j % kBlock, group.kv_head, dim), acc);
+        acc = std::fma(q[dim], layout.stored_key(block, j % kBlock, group.kv_head, dim), acc);
       }
+      if (int8) acc = layout.key_scales(block, group.kv_head)[j % kBlock] * acc;
       scores[j] = acc / divisor;
     }
     float max_score = -std::numeric_limits<float>::infinity();
@@ -220,7 +285,9 @@ void attend_reference(const AttentionGroup& group, std::span<const float* const>
     for (int dim = 0; dim < head_dim; ++dim) {
       float acc = 0.0f;
       for (int j = 0; j < num_keys; ++j) {
-        acc = std::fma(scores[j], layout.value_row(blocks[j / kBlock], j % kBlock, group.kv_head)[dim], acc);
+        const std::byte* block = blocks[j / kBlock];
+        const float weight = int8 ? scores[j] * layout.value_scales(block, group.kv_head)[j % kBlock] : scores[j];
+        acc = std::fma(weight, layout.stored_value(block, j % kBlock, group.kv_head, dim), acc);
       }
       group.out[h * head_dim + dim] = acc;
     }

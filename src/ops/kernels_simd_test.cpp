@@ -2,13 +2,17 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstddef>
+#include <utility>
 #include <vector>
 
 #include "ops/activation.h"
 #include "ops/attention.h"
+#include "ops/kv_dtype.h"
 #include "ops/ops_test_util.h"
 #include "ops/rmsnorm.h"
 #include "ops/rope.h"
+#include "ops/weight_type.h"
 
 namespace minigen {
 namespace {
@@ -98,58 +102,114 @@ TEST(RopeTable, RotatesByTheAnglesOfTheFormula) {
   }
 }
 
-// Keys for `positions` positions in blocks; slots past the end hold garbage (NaN) that must never be read.
+constexpr KvDType kAllKvDTypes[] = {KvDType::kF32, KvDType::kBF16, KvDType::kF16, KvDType::kInt8};
+
+// Keys for `positions` positions in blocks; slots past the end hold garbage (all bits set: NaN in every float
+// type, −1 in int8, NaN scales) that must never be read. `transform` is applied to each row before it is written.
 struct CacheBlocks {
-  CacheBlocks(const KvBlockLayout& layout, int positions, uint32_t seed) {
+  CacheBlocks(const KvBlockLayout& layout, int positions, uint32_t seed, float (*transform)(float) = nullptr) {
     const int count = (positions + 15) / 16;
-    storage.assign(static_cast<std::size_t>(count) * layout.block_floats(), std::nanf(""));
+    storage.assign(static_cast<std::size_t>(count) * layout.block_bytes(), std::byte{0xff});
     for (int p = 0; p < positions; ++p) {
-      const auto key = pseudo_random_vector(layout.kv_width(), seed + 2 * p);
-      const auto value = pseudo_random_vector(layout.kv_width(), seed + 2 * p + 1);
-      layout.write(storage.data() + (p / 16) * layout.block_floats(), p % 16, key.data(), value.data());
+      auto key = pseudo_random_vector(layout.kv_width(), seed + 2 * p);
+      auto value = pseudo_random_vector(layout.kv_width(), seed + 2 * p + 1);
+      if (transform != nullptr) {
+        for (float& x : key) x = transform(x);
+        for (float& x : value) x = transform(x);
+      }
+      layout.write(storage.data() + (p / 16) * layout.block_bytes(), p % 16, key.data(), value.data());
     }
-    for (int b = 0; b < count; ++b) pointers.push_back(storage.data() + b * layout.block_floats());
+    for (int b = 0; b < count; ++b) pointers.push_back(storage.data() + b * layout.block_bytes());
   }
-  std::vector<float> storage;
-  std::vector<const float*> pointers;
+  std::vector<std::byte> storage;
+  std::vector<const std::byte*> pointers;
 };
 
 TEST(AttentionSimd, MatchesScalarReferenceAndIgnoresSlotsPastTheEnd) {
-  for (const KvBlockLayout layout : {KvBlockLayout{2, 32}, KvBlockLayout{1, 8}, KvBlockLayout{2, 96}}) {
-    const int group_size = 4;
-    for (int num_keys : {1, 15, 16, 17, 183}) {
-      const CacheBlocks cache(layout, num_keys, 21);
-      const auto queries = pseudo_random_vector(group_size * layout.head_dim, 22);
-      std::vector<float> simd(queries.size()), reference(queries.size());
-      std::vector<float> scores(group_size * ((num_keys + 15) / 16 * 16));
-      for (int kv_head = 0; kv_head < layout.kv_heads; ++kv_head) {
-        attend({queries.data(), simd.data(), group_size, kv_head}, cache.pointers, num_keys, layout, scores.data());
-        attend_reference({queries.data(), reference.data(), group_size, kv_head}, cache.pointers, num_keys, layout,
-                         scores.data());
-        for (std::size_t i = 0; i < simd.size(); ++i) {
-          ASSERT_TRUE(std::isfinite(simd[i]));
-          EXPECT_NEAR(simd[i], reference[i], 2e-6f * (1.0f + std::fabs(reference[i]))) << num_keys << " " << i;
+  for (const KvDType dtype : kAllKvDTypes) {
+    for (const KvBlockLayout layout : {KvBlockLayout{2, 32, dtype}, KvBlockLayout{1, 8, dtype},
+                                       KvBlockLayout{2, 96, dtype}, KvBlockLayout{1, 20, dtype}}) {
+      const int group_size = 4;
+      for (int num_keys : {1, 15, 16, 17, 183}) {
+        const CacheBlocks cache(layout, num_keys, 21);
+        const auto queries = pseudo_random_vector(group_size * layout.head_dim, 22);
+        std::vector<float> simd(queries.size()), reference(queries.size());
+        std::vector<float> scores(group_size * ((num_keys + 15) / 16 * 16));
+        for (int kv_head = 0; kv_head < layout.kv_heads; ++kv_head) {
+          attend({queries.data(), simd.data(), group_size, kv_head}, cache.pointers, num_keys, layout, scores.data());
+          attend_reference({queries.data(), reference.data(), group_size, kv_head}, cache.pointers, num_keys, layout,
+                           scores.data());
+          for (std::size_t i = 0; i < simd.size(); ++i) {
+            ASSERT_TRUE(std::isfinite(simd[i]));
+            EXPECT_NEAR(simd[i], reference[i], 2e-6f * (1.0f + std::fabs(reference[i])))
+                << kv_dtype_name(dtype) << " " << num_keys << " " << i;
+          }
         }
       }
     }
   }
 }
 
+// Widening a bf16 or f16 element to fp32 is exact, so attention over such a cache is, bit for bit, attention over
+// an f32 cache that holds the rounded values: the narrow types change what is stored, never how it is summed.
+TEST(AttentionSimd, NarrowFloatCacheGivesTheBitsOfAnF32CacheOfTheRoundedValues) {
+  const std::pair<KvDType, float (*)(float)> cases[] = {
+      {KvDType::kBF16, [](float x) { return bf16_to_float(float_to_bf16(x)); }},
+      {KvDType::kF16, [](float x) { return f16_to_float(float_to_f16(x)); }}};
+  for (const auto& [dtype, round] : cases) {
+    const KvBlockLayout narrow{2, 40, dtype};
+    const KvBlockLayout wide{2, 40, KvDType::kF32};
+    const int group_size = 4;
+    for (int num_keys : {1, 16, 33, 200}) {
+      const CacheBlocks narrow_cache(narrow, num_keys, 41);
+      const CacheBlocks wide_cache(wide, num_keys, 41, round);
+      const auto queries = pseudo_random_vector(group_size * narrow.head_dim, 42);
+      std::vector<float> from_narrow(queries.size()), from_wide(queries.size());
+      std::vector<float> scores(group_size * ((num_keys + 15) / 16 * 16));
+      for (int kv_head = 0; kv_head < narrow.kv_heads; ++kv_head) {
+        attend({queries.data(), from_narrow.data(), group_size, kv_head}, narrow_cache.pointers, num_keys, narrow,
+               scores.data());
+        attend({queries.data(), from_wide.data(), group_size, kv_head}, wide_cache.pointers, num_keys, wide,
+               scores.data());
+        EXPECT_TRUE(bitwise_equal(from_narrow.data(), from_wide.data(), static_cast<int>(queries.size())))
+            << kv_dtype_name(dtype) << " " << num_keys << " head " << kv_head;
+      }
+    }
+  }
+}
+
+// int8 against the f32 cache it quantizes: the error of a 127-level grid per row, small next to the values.
+TEST(AttentionSimd, Int8CacheStaysCloseToF32) {
+  const KvBlockLayout int8{2, 32, KvDType::kInt8};
+  const KvBlockLayout f32{2, 32, KvDType::kF32};
+  const CacheBlocks quantized(int8, 100, 51);
+  const CacheBlocks exact(f32, 100, 51);
+  const auto queries = pseudo_random_vector(4 * 32, 52);
+  std::vector<float> a(queries.size()), b(queries.size()), scores(4 * 112);
+  attend({queries.data(), a.data(), 4, 1}, quantized.pointers, 100, int8, scores.data());
+  attend({queries.data(), b.data(), 4, 1}, exact.pointers, 100, f32, scores.data());
+  for (std::size_t i = 0; i < a.size(); ++i) EXPECT_NEAR(a[i], b[i], 0.02f) << i;
+}
+
 // A query head's output is the same bits whether it is attended alone or with the other heads of its group,
 // and whether later positions exist in the cache or not (prefill vs decode).
 TEST(AttentionSimd, HeadResultIndependentOfGroupAndOfLaterPositions) {
-  const KvBlockLayout layout{2, 32};
-  const int group_size = 4;
-  const CacheBlocks long_cache(layout, 70, 31);
-  const auto queries = pseudo_random_vector(group_size * layout.head_dim, 32);
-  std::vector<float> scores(group_size * 80);
-  std::vector<float> together(queries.size());
-  attend({queries.data(), together.data(), group_size, 1}, long_cache.pointers, 37, layout, scores.data());
-  const CacheBlocks short_cache(layout, 37, 31);  // same first 37 positions, nothing after
-  for (int h = 0; h < group_size; ++h) {
-    std::vector<float> alone(layout.head_dim);
-    attend({queries.data() + h * layout.head_dim, alone.data(), 1, 1}, short_cache.pointers, 37, layout, scores.data());
-    EXPECT_TRUE(bitwise_equal(alone.data(), together.data() + h * layout.head_dim, layout.head_dim)) << h;
+  for (const KvDType dtype : kAllKvDTypes) {
+    const KvBlockLayout layout{2, 32, dtype};
+    const int group_size = 4;
+    const CacheBlocks long_cache(layout, 70, 31);
+    const auto queries = pseudo_random_vector(group_size * layout.head_dim, 32);
+    std::vector<float> scores(group_size * 80);
+    std::vector<float> together(queries.size());
+    attend({queries.data(), together.data(), group_size, 1}, long_cache.pointers, 37, layout, scores.data());
+    const CacheBlocks short_cache(layout, 37, 31);  // same first 37 positions, nothing after
+    for (int h = 0; h < group_size; ++h) {
+      std::vector<float> alone(layout.head_dim);
+      attend({queries.data() + h * layout.head_dim, alone.data(), 1, 1}, short_cache.pointers, 37, layout,
+             scores.data());
+      EXPECT_TRUE(bitwise_equal(alone.data(), together.data() + h * layout.head_dim, layout.head_dim))
+          << kv_dtype_name(dtype) << " " << h;
+    }
   }
 }
 

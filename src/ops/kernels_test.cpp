@@ -86,12 +86,12 @@ TEST(Rope, RejectsPositionsBeyondTheTable) {
 TEST(Attention, TwoKeysHandComputed) {
   // head_dim 2, one kv head, scale 1/√2. q = [√2, 0]; k0 = [0, 0] → score 0; k1 = [ln 3, 0] → score ln 3 → ¼, ¾.
   const KvBlockLayout layout{1, 2};
-  std::vector<float> block(layout.block_floats(), 0.0f);
+  std::vector<std::byte> block(layout.block_bytes());
   const float k0[2] = {0.0f, 0.0f}, v0[2] = {4.0f, 8.0f};
   const float k1[2] = {std::log(3.0f), 0.0f}, v1[2] = {0.0f, 4.0f};
   layout.write(block.data(), 0, k0, v0);
   layout.write(block.data(), 1, k1, v1);
-  const float* blocks[1] = {block.data()};
+  const std::byte* blocks[1] = {block.data()};
   const float q[2] = {std::sqrt(2.0f), 0.0f};
   float out[2];
   std::vector<float> scores(16);

@@ -154,7 +154,7 @@ TEST(ApiFields, EveryMetricsLineAfterOneCompletion) {
     EXPECT_EQ(values.count(first), 0u) << "twice: " << first;
     values[first] = value;
   }
-  EXPECT_EQ(values.size(), 25u);
+  EXPECT_EQ(values.size(), 28u);
   for (const auto& [name, value] : values) {
     EXPECT_EQ(help[name], 1) << name;
     EXPECT_EQ(type[name], 1) << name;
@@ -167,9 +167,27 @@ TEST(ApiFields, EveryMetricsLineAfterOneCompletion) {
   EXPECT_EQ(values["minigen_kv_blocks_total"], 256);
   EXPECT_EQ(values["minigen_kv_blocks_used"], 0);
   EXPECT_EQ(values["minigen_kv_blocks_free"], 256);
+  EXPECT_EQ(values["minigen_kv_block_bytes"], 32768);  // 2 · 4 layers · 16 positions · 2 kv heads · 32 · 4 B
+  EXPECT_EQ(values["minigen_kv_cache_bytes_total"], 256 * 32768);
+  EXPECT_EQ(values["minigen_kv_cache_bytes_used"], 0);
   EXPECT_EQ(values["minigen_prefill_tokens_total"], 4);  // bos + "In the beginning"
   EXPECT_EQ(values["minigen_http_requests_total"], 2);   // the completion and this GET
   EXPECT_GT(values["process_resident_memory_bytes"], 1e6);
+}
+
+// A server whose pool holds int8 K and V: a block is 8,192 bytes of elements + 1,024 of scales, so 910 of them fit
+// in the bytes of 256 f32 blocks (⌊256 · 32,768 / 9,216⌋), and /metrics reports their true bytes.
+TEST(ApiFields, Int8KvPoolReportsItsTrueBytes) {
+  LiveServer server(64, 910, {}, KvDType::kInt8);
+  EXPECT_EQ(server.stack.blocks().total_blocks(), 910);
+  const json completion =
+      post(server, "/v1/completions", {{"prompt", kPrompt}, {"ignore_eos", true}, {"max_tokens", 8}}, 200);
+  EXPECT_EQ(completion["usage"]["completion_tokens"], 8);
+  server.settled();
+  auto metrics = server.client().Get("/metrics");
+  ASSERT_TRUE(metrics);
+  EXPECT_NE(metrics->body.find("\nminigen_kv_block_bytes 9216\n"), std::string::npos) << metrics->body;
+  EXPECT_NE(metrics->body.find("\nminigen_kv_cache_bytes_total 8386560\n"), std::string::npos) << metrics->body;
 }
 
 }  // namespace

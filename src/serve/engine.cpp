@@ -48,6 +48,7 @@ Engine::Engine(Transformer& transformer, BlockPool& pool, const Tokenizer& token
       pool_(pool),
       max_waiting_jobs_(max_waiting_jobs) {
   status_.kv_blocks_total = pool.total_blocks();
+  status_.kv_block_bytes = pool.block_bytes();
   thread_ = std::thread([this] { run(); });
 }
 

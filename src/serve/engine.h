@@ -46,8 +46,9 @@ struct EngineStatus {
   int running = 0;
   int waiting = 0;  // sequences queued in the scheduler plus jobs not yet handed to it
   int kv_blocks_total = 0;
-  int kv_blocks_used = 0;    // referenced by a sequence
-  int kv_blocks_cached = 0;  // in the prefix cache (referenced or not)
+  int kv_blocks_used = 0;          // referenced by a sequence
+  int kv_blocks_cached = 0;        // in the prefix cache (referenced or not)
+  std::size_t kv_block_bytes = 0;  // one block over every layer, in the pool's KV dtype (int8 with its scales)
   int64_t prefix_lookups = 0;
   int64_t prefix_hits = 0;
   SchedulerCounters counters;

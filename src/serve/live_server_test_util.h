@@ -19,9 +19,10 @@ using nlohmann::json;
 
 // The shipped chat model behind a server on a free loopback port.
 struct LiveServer {
-  explicit LiveServer(int max_queue = 64, int blocks = 256, ApiServerOptions api = {})
+  explicit LiveServer(int max_queue = 64, int blocks = 256, ApiServerOptions api = {}, KvDType kv_dtype = KvDType::kF32)
       : loaded(load_model(minigen_home() / "models" / "minigen-tiny-sft")),
-        stack(*loaded.model, *loaded.tokenizer, "minigen-tiny-sft", options(*loaded.model, max_queue, blocks, api)) {
+        stack(*loaded.model, *loaded.tokenizer, "minigen-tiny-sft",
+              options(*loaded.model, max_queue, blocks, api, kv_dtype)) {
     port = stack.bind("127.0.0.1", 0);
     thread = std::thread([this] { stack.serve(); });
   }
@@ -29,10 +30,12 @@ struct LiveServer {
     stack.stop();
     thread.join();
   }
-  static ServeOptions options(const Model& model, int max_queue, int blocks, ApiServerOptions api) {
+  static ServeOptions options(const Model& model, int max_queue, int blocks, ApiServerOptions api, KvDType kv_dtype) {
     ServeOptions options;
     options.threads = 2;
-    options.kv_budget_bytes = static_cast<std::size_t>(blocks) * BlockPool::bytes_per_block(model.config.kv_layout());
+    options.kv_dtype = kv_dtype;
+    options.kv_budget_bytes =
+        static_cast<std::size_t>(blocks) * BlockPool::bytes_per_block(model.config.kv_layout(kv_dtype));
     options.max_batch = 8;
     options.token_budget = 64;
     options.max_queue = max_queue;

@@ -28,6 +28,12 @@ std::string metrics_text(const EngineStatus& status, const http::ServerStats& ht
   metric("minigen_kv_blocks_free", "gauge", "KV blocks a new sequence can take (free or evictable).",
          status.kv_blocks_total - status.kv_blocks_used);
   metric("minigen_kv_blocks_cached", "gauge", "KV blocks registered in the prefix cache.", status.kv_blocks_cached);
+  metric("minigen_kv_block_bytes", "gauge", "Bytes of one KV block over every layer, in the --kv-dtype.",
+         count(static_cast<int64_t>(status.kv_block_bytes)));
+  metric("minigen_kv_cache_bytes_total", "gauge", "Bytes of the KV block pool.",
+         count(static_cast<int64_t>(status.kv_block_bytes) * status.kv_blocks_total));
+  metric("minigen_kv_cache_bytes_used", "gauge", "Bytes of the KV blocks referenced by a sequence.",
+         count(static_cast<int64_t>(status.kv_block_bytes) * status.kv_blocks_used));
   metric("minigen_prefix_cache_lookups_total", "counter", "Prefix-cache block lookups.", count(status.prefix_lookups));
   metric("minigen_prefix_cache_hits_total", "counter", "Prefix-cache block hits.", count(status.prefix_hits));
   metric("minigen_prefix_cache_hit_rate", "gauge", "Hits per lookup since start.",

@@ -26,6 +26,7 @@ struct ServeOptions {
   int token_budget = 256;
   int max_queue = 256;
   WeightType weight_type = WeightType::kF32;
+  KvDType kv_dtype = KvDType::kF32;  // the pool's blocks are sized by it
   ApiServerOptions api;
 };
 

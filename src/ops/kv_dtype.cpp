@@ -1,0 +1,58 @@
+#include "ops/kv_dtype.h"
+
+#include <cmath>
+#include <cstring>
+#include <string>
+
+#include "core/error.h"
+
+namespace minigen {
+
+std::string_view kv_dtype_name(KvDType dtype) {
+  switch (dtype) {
+    case KvDType::kF32:
+      return "f32";
+    case KvDType::kBF16:
+      return "bf16";
+    case KvDType::kF16:
+      return "f16";
+    case KvDType::kInt8:
+      return "int8";
+  }
+  return "f32";
+}
+
+KvDType parse_kv_dtype(std::string_view name) {
+  for (KvDType dtype : {KvDType::kF32, KvDType::kBF16, KvDType::kF16, KvDType::kInt8}) {
+    if (name == kv_dtype_name(dtype)) return dtype;
+  }
+  throw Error("unknown --kv-dtype '" + std::string(name) + "' (expected f32, bf16, f16 or int8)");
+}
+
+std::size_t kv_dtype_bytes(KvDType dtype) {
+  switch (dtype) {
+    case KvDType::kF32:
+      return 4;
+    case KvDType::kBF16:
+    case KvDType::kF16:
+      return 2;
+    case KvDType::kInt8:
+      return 1;
+  }
+  return 4;
+}
+
+float int8_scale(std::span<const float> row) {
+  float absmax = 0.0f;
+  for (float value : row) absmax = std::fmax(absmax, std::fabs(value));
+  return absmax / 127.0f;
+}
+
+int8_t quantize_int8(float value, float scale) {
+  if (scale == 0.0f) return 0;
+  // fmax/fmin rather than std::clamp: a NaN quotient ends at −127 instead of reaching an undefined cast.
+  const float rounded = std::nearbyint(value / scale);
+  return static_cast<int8_t>(std::fmin(std::fmax(rounded, -127.0f), 127.0f));
+}
+
+}  // namespace minigen
