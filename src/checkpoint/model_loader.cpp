@@ -2,6 +2,7 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <utility>
 #include <vector>
@@ -102,8 +103,13 @@ LoadedModel load_model(const fs::path& path, const LoadOptions& options) {
   return loaded;
 }
 
-void save_model_directory(const fs::path& directory, const ModelConfig& config, const ModelWeights& weights,
-                          const fs::path& tokenizer_directory, DType dtype) {
+namespace {
+
+// Writes config.json, model.safetensors (by `write_weights`), the tokenizer files and any `extra_files`; every file
+// goes under a temporary name first, so an error leaves no half-made model directory behind.
+void save_directory(const fs::path& directory, const ModelConfig& config, const fs::path& tokenizer_directory,
+                    const std::function<void(const fs::path&)>& write_weights,
+                    const std::vector<std::pair<std::string, std::string>>& extra_files) {
   // Read (and so checked: regular files of a sane size) before anything is written.
   std::vector<std::pair<std::string, std::string>> tokenizer_files;
   for (const auto& [name, max_bytes] :
@@ -114,17 +120,44 @@ void save_model_directory(const fs::path& directory, const ModelConfig& config, 
     tokenizer_files.emplace_back(name, read_whole_file(tokenizer_directory / name, max_bytes, name));
   }
   fs::create_directories(directory);
-  // Write everything under temporary names first so that an error leaves no half-made model directory behind.
   const fs::path config_temp = directory / "config.json.partial";
   {
     std::ofstream out(config_temp);
     out << config_to_json(config).dump(2) << "\n";
     if (!out) throw Error("cannot write " + config_temp.string());
   }
-  write_safetensors(directory / "model.safetensors", tensors_from_weights(config, weights), dtype,
-                    {{"format", "pt"}, {"producer", "minigen"}});
+  write_weights(directory / "model.safetensors");
   for (const auto& [name, contents] : tokenizer_files) write_file_atomically(directory / name, contents);
+  for (const auto& [name, contents] : extra_files) write_file_atomically(directory / name, contents);
   fs::rename(config_temp, directory / "config.json");
+}
+
+}  // namespace
+
+void save_model_directory(const fs::path& directory, const ModelConfig& config, const ModelWeights& weights,
+                          const fs::path& tokenizer_directory, DType dtype) {
+  save_directory(directory, config, tokenizer_directory,
+                 [&](const fs::path& path) {
+                   write_safetensors(path, tensors_from_weights(config, weights), dtype,
+                                     {{"format", "pt"}, {"producer", "minigen"}});
+                 },
+                 {});
+}
+
+void save_quantized_model_directory(const fs::path& directory, const ModelConfig& config, const ModelWeights& weights,
+                                    const fs::path& tokenizer_directory, WeightType type,
+                                    const std::string& model_card) {
+  if (!is_block_quantized(type))
+    throw Error("save_quantized_model_directory: q8 or q4, not " + std::string(weight_type_name(type)));
+  const TensorMap tensors = tensors_from_weights(config, weights, type);  // before any file is made
+  save_directory(
+      directory, config, tokenizer_directory,
+      [&](const fs::path& path) {
+        write_safetensors_as_stored(
+            path, tensors,
+            {{"format", "pt"}, {"producer", "minigen"}, {"minigen_weights", std::string(weight_type_name(type))}});
+      },
+      {{"README.md", model_card}});
 }
 
 }  // namespace minigen

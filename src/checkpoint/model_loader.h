@@ -39,6 +39,12 @@ void save_model_directory(const std::filesystem::path& directory, const ModelCon
                           const ModelWeights& weights, const std::filesystem::path& tokenizer_directory,
                           DType dtype = DType::F32);
 
+// The same for a q8/q4 model (`minigen quantize`): integer codes and fp16 scales (model/quantized_tensors.h), float
+// norms, and `model_card` as README.md.
+void save_quantized_model_directory(const std::filesystem::path& directory, const ModelConfig& config,
+                                    const ModelWeights& weights, const std::filesystem::path& tokenizer_directory,
+                                    WeightType type, const std::string& model_card);
+
 // Where minigen finds its shipped files (default models, tokenizer, examples): $MINIGEN_HOME if set, else
 // share/minigen beside the binary (the build tree) or above it (an installed tree). Throws minigen::Error when
 // there is none.

@@ -20,9 +20,9 @@ namespace fs = std::filesystem;
 using testing::ScratchFileTest;
 
 // Logits of one forward over a short prompt (all positions).
-std::vector<float> prompt_logits(const Model& model) {
+std::vector<float> prompt_logits(const Model& model, WeightType type = WeightType::kF32) {
   ThreadPool pool(2);
-  Transformer transformer(model, pool);
+  Transformer transformer(model, pool, type);
   const std::vector<int> prompt = {1, 2043, 300, 3684, 719};
   KvCache cache(model.config.kv_layout(), static_cast<int>(prompt.size()));
   const ForwardRow row{&cache, prompt, true};
@@ -65,6 +65,29 @@ TEST_F(ModelLoaderTest, APthStateDictLoadsAsTheSameModelAsItsSafetensorsDirector
 
 // MiniMind's trainer writes out/pretrain_768.pth and keeps the tokenizer in model/: a .pth with no tokenizer.json
 // beside it and no --tokenizer gets a message that says what to pass.
+// `minigen quantize` output: codes and scales loaded back pack into the very panels quantization at load builds, so
+// the logits are bit-identical to --weights q8/q4 on the original; the file is a quarter (q8) of the fp32 one.
+TEST_F(ModelLoaderTest, AQuantizedDirectoryComputesTheSameBitsAsQuantizingAtLoad) {
+  const fs::path directory = minigen_home() / "models" / "minigen-tiny-base";
+  const LoadedModel original = load_model(directory);
+  for (WeightType type : {WeightType::kQ8, WeightType::kQ4}) {
+    const fs::path out = testing::scratch_path(std::string("quantized-") + std::string(weight_type_name(type)));
+    save_quantized_model_directory(out, original.model->config, original.model->weights, directory, type, "card");
+    const LoadedModel quantized = load_model(out);
+    EXPECT_EQ(quantized.model->weights.stored_quantization(), type);
+    const std::vector<float> expected = prompt_logits(*original.model, type);
+    const std::vector<float> got = prompt_logits(*quantized.model, type);
+    ASSERT_EQ(got.size(), expected.size());
+    EXPECT_EQ(std::memcmp(got.data(), expected.data(), got.size() * sizeof(float)), 0) << weight_type_name(type);
+    EXPECT_THROW(prompt_logits(*quantized.model, WeightType::kF32), Error);  // codes cannot run as floats
+    // 4.85 M parameters: q8 1.0625 B and q4 0.5625 B per weight (the embedding at q8), norms at 4 B, plus the header.
+    const auto bytes = fs::file_size(out / "model.safetensors");
+    const auto f32_bytes = fs::file_size(directory / "model.safetensors");
+    EXPECT_LT(bytes, f32_bytes / (type == WeightType::kQ8 ? 3 : 5));
+    EXPECT_TRUE(fs::exists(out / "README.md"));
+  }
+}
+
 TEST_F(ModelLoaderTest, APthWithoutATokenizerBesideItNamesTheFlagToPass) {
   const fs::path directory = fs::temp_directory_path() / ("minigen-loader-" + std::to_string(::getpid()));
   fs::create_directories(directory);

@@ -184,9 +184,9 @@ int run_bench_serve_command(BenchServeFlags flags, const CLI::App& command) {
     options.token_budget = flags.token_budget;
     // The whole load may be queued at once; the test is about the engine, not the 429 path.
     options.max_queue = std::max(256, flags.load.requests);
-    options.weight_type = flags.model.weight_type();
     options.kv_dtype = flags.model.kv_dtype_value();
     loaded = std::make_unique<LoadedModel>(flags.model.load());
+    options.weight_type = flags.model.weight_type(*loaded->model);
     const std::string name = loaded->path.filename().string();
     server = std::make_unique<load_test::LocalServer>(*loaded->model, *loaded->tokenizer, name, options);
     url = server->url();

@@ -36,7 +36,7 @@ int run_chat(const ChatFlags& flags) {
   LoadedModel loaded = flags.model.load();
   const Tokenizer& tokenizer = *loaded.tokenizer;
   ThreadPool pool(flags.model.thread_count());
-  Transformer transformer(*loaded.model, pool, flags.model.weight_type());
+  Transformer transformer(*loaded.model, pool, flags.model.weight_type(*loaded.model));
   loaded.model->release_matrices();  // the packed copy is the one that runs
 
   std::vector<ChatMessage> history;

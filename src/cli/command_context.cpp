@@ -36,8 +36,8 @@ void add_weights_flag(CLI::App& command, std::string& weights) {
   command
       .add_option("--weights", weights,
                   "element type the matrix products read: f32 (exact), bf16 (half the bytes, fp32 sums), q8 (int8 "
-                  "blocks of 32, 8.5 bits per weight) or q4 (4-bit blocks, 4.5 bits; output projection q8)")
-      ->default_val("f32")
+                  "blocks of 32, 8.5 bits per weight) or q4 (4-bit blocks, 4.5 bits; output projection q8) "
+                  "[default: f32, or the type a `minigen quantize` model was saved in]")
       ->check(CLI::IsMember({"f32", "bf16", "q8", "q4"}));
 }
 
@@ -67,7 +67,17 @@ LoadedModel ModelFlags::load() const {
   return load_model(path, options);
 }
 
-WeightType ModelFlags::weight_type() const { return parse_weight_type(weights); }
+WeightType ModelFlags::weight_type(const Model& model) const {
+  const WeightType stored = model.weights.stored_quantization();
+  if (weights.empty()) return stored;
+  const WeightType wanted = parse_weight_type(weights);
+  if (stored != WeightType::kF32 && wanted != stored) {
+    const std::string name(weight_type_name(stored));
+    throw Error("this model is stored as " + name + ": it runs only with --weights " + name +
+                " (quantization cannot be undone; quantize the original model for another type)");
+  }
+  return wanted;
+}
 
 KvDType ModelFlags::kv_dtype_value() const { return parse_kv_dtype(kv_dtype); }
 

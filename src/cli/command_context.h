@@ -17,14 +17,15 @@ struct ModelFlags {
   std::string tokenizer_path;
   int num_q_heads = 8;
   bool yarn = false;
-  int threads = 0;  // 0: one per core
-  std::string weights = "f32";
+  int threads = 0;      // 0: one per core
+  std::string weights;  // empty: f32, or the type a quantized model was saved in
   std::string kv_dtype = "f32";
 
   void add_to(CLI::App& command);
   LoadedModel load() const;
   int thread_count() const;
-  WeightType weight_type() const;
+  // --weights, checked against the model: a q8/q4 model file runs only in its own type.
+  WeightType weight_type(const Model& model) const;
   KvDType kv_dtype_value() const;
 };
 

@@ -50,7 +50,7 @@ int run_generate(const GenerateFlags& flags) {
                    "lower --num-return-sequences or -n/--max-new-tokens");
 
   ThreadPool pool(flags.model.thread_count());
-  Transformer transformer(*loaded.model, pool, flags.model.weight_type());
+  Transformer transformer(*loaded.model, pool, flags.model.weight_type(*loaded.model));
   loaded.model->release_matrices();  // the packed copy is the one that runs
   // Text streams as tokens arrive when there is one row; several rows are printed one after another at the end.
   const bool stream = !flags.json && flags.num_return_sequences == 1;

@@ -73,7 +73,7 @@ int run_perplexity(const PerplexityFlags& flags) {
   }
   const ScoredInput input = read_input(flags, *loaded.tokenizer);
   ThreadPool pool(flags.model.thread_count());
-  Transformer transformer(*loaded.model, pool, flags.model.weight_type());
+  Transformer transformer(*loaded.model, pool, flags.model.weight_type(*loaded.model));
   std::unique_ptr<Transformer> reference;
   if (!flags.kl_base.empty()) reference = std::make_unique<Transformer>(*loaded.model, pool, WeightType::kF32);
   loaded.model->release_matrices();  // the packed copies are the ones that run
@@ -94,7 +94,7 @@ int run_perplexity(const PerplexityFlags& flags) {
       flags.model.kv_dtype_value());
   const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   const double bits_per_byte = result.loss_sum / std::log(2.0) / static_cast<double>(input.text_bytes);
-  const std::string weights(weight_type_name(flags.model.weight_type()));
+  const std::string weights(weight_type_name(transformer.weight_type()));
 
   if (flags.json) {
     nlohmann::json out = {{"model", loaded.path.string()},

@@ -113,7 +113,6 @@ int run_serve_command(const ServeFlags& flags) {
   options.max_batch = flags.max_batch;
   options.token_budget = flags.token_budget;
   options.max_queue = flags.max_queue;
-  options.weight_type = flags.model.weight_type();
   options.kv_dtype = flags.model.kv_dtype_value();
   options.api.api_key = flags.api_key;
   if (options.api.api_key.empty()) {
@@ -125,6 +124,7 @@ int run_serve_command(const ServeFlags& flags) {
   options.api.http.max_connections = flags.max_connections;
 
   LoadedModel loaded = flags.model.load();
+  options.weight_type = flags.model.weight_type(*loaded.model);
   ServerStack stack(*loaded.model, *loaded.tokenizer, loaded.path.filename().string(), options);
   loaded.model->release_matrices();  // the packed copy is the one that runs
   const int port = stack.bind(flags.host, flags.port);

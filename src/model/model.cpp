@@ -20,7 +20,11 @@ Model::Model(ModelConfig model_config, ModelWeights model_weights)
 
 namespace {
 
-void release(Matrix& matrix) { std::vector<float>().swap(matrix.values); }
+void release(Matrix& matrix) {
+  std::vector<float>().swap(matrix.values);
+  std::vector<int8_t>().swap(matrix.codes);
+  std::vector<uint16_t>().swap(matrix.scales);
+}
 
 void release(FeedForwardWeights& feed_forward) {
   release(feed_forward.gate);

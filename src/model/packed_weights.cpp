@@ -4,13 +4,12 @@ namespace minigen {
 namespace {
 
 PackedMatrix pack(const Matrix& matrix, WeightType type) {
-  return PackedMatrix(matrix.data(), matrix.rows, matrix.cols, type);
+  return PackedMatrix::stack({matrix.source()}, matrix.cols, type);
 }
 
 PackedFeedForward pack_feed_forward(const FeedForwardWeights& weights, WeightType type) {
   PackedFeedForward packed;
-  packed.gate_up = PackedMatrix::stack({weights.gate.data(), weights.up.data()}, {weights.gate.rows, weights.up.rows},
-                                       weights.gate.cols, type);
+  packed.gate_up = PackedMatrix::stack({weights.gate.source(), weights.up.source()}, weights.gate.cols, type);
   packed.down = pack(weights.down, type);
   return packed;
 }
@@ -24,8 +23,8 @@ PackedWeights pack_weights(const ModelConfig& config, const ModelWeights& weight
   packed.type = type;
   for (const LayerWeights& layer : weights.layers) {
     PackedLayer out;
-    out.qkv = PackedMatrix::stack({layer.q_proj.data(), layer.k_proj.data(), layer.v_proj.data()},
-                                  {layer.q_proj.rows, layer.k_proj.rows, layer.v_proj.rows}, config.hidden_size, type);
+    out.qkv = PackedMatrix::stack({layer.q_proj.source(), layer.k_proj.source(), layer.v_proj.source()},
+                                  config.hidden_size, type);
     out.o_proj = pack(layer.o_proj, type);
     if (config.use_moe) {
       out.router = pack(layer.router, type);

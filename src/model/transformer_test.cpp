@@ -25,36 +25,40 @@ bool same_bits(const float* a, const float* b, std::size_t n) { return std::memc
 
 class TransformerFamily : public ::testing::TestWithParam<std::string> {};
 
-// Prefill of the whole sequence in one call vs the same tokens fed one at a time on top of the cache.
+// Prefill of the whole sequence in one call vs the same tokens fed one at a time on top of the cache, in every
+// weight type (q8/q4 quantize each activation row alone, so a row's codes do not depend on its neighbours).
 TEST_P(TransformerFamily, CachedDecodeMatchesFullPrefillBitForBit) {
   auto model = random_test_model(GetParam());
   const int vocab = model->config.vocab_size;
   ThreadPool pool(2);
-  Transformer transformer(*model, pool);
-  const std::vector<int> tokens = test_prompt(12, 1);
+  for (WeightType type : {WeightType::kF32, WeightType::kBF16, WeightType::kQ8, WeightType::kQ4}) {
+    SCOPED_TRACE(std::string(weight_type_name(type)));
+    Transformer transformer(*model, pool, type);
+    const std::vector<int> tokens = test_prompt(12, 1);
 
-  KvCache full_cache(model->config.kv_layout(), 16);
-  const std::vector<int>& full_ref = tokens;
-  ForwardRow full{&full_cache, full_ref, /*all_logits=*/true};
-  const std::vector<float> all_logits = transformer.forward(std::span(&full, 1));
-  ASSERT_EQ(all_logits.size(), tokens.size() * vocab);
-  for (float value : all_logits) ASSERT_TRUE(std::isfinite(value));
+    KvCache full_cache(model->config.kv_layout(), 16);
+    const std::vector<int>& full_ref = tokens;
+    ForwardRow full{&full_cache, full_ref, /*all_logits=*/true};
+    const std::vector<float> all_logits = transformer.forward(std::span(&full, 1));
+    ASSERT_EQ(all_logits.size(), tokens.size() * vocab);
+    for (float value : all_logits) ASSERT_TRUE(std::isfinite(value));
 
-  KvCache step_cache(model->config.kv_layout(), 16);
-  for (std::size_t i = 0; i < tokens.size(); ++i) {
-    ForwardRow one{&step_cache, std::span<const int>(tokens).subspan(i, 1), false};
-    const std::vector<float>& logits = transformer.forward(std::span(&one, 1));
-    EXPECT_TRUE(same_bits(logits.data(), all_logits.data() + i * vocab, vocab)) << "position " << i;
-  }
-  EXPECT_EQ(step_cache.length(), 12);
-  // The caches themselves hold the same K and V bits.
-  for (int layer = 0; layer < model->config.num_layers; ++layer) {
-    for (int position = 0; position < 12; ++position) {
-      for (int i = 0; i < model->config.kv_width(); ++i) {
-        const float keys[2] = {full_cache.key_at(layer, position, i), step_cache.key_at(layer, position, i)};
-        const float values[2] = {full_cache.value_at(layer, position, i), step_cache.value_at(layer, position, i)};
-        ASSERT_TRUE(same_bits(&keys[0], &keys[1], 1)) << "layer " << layer << " position " << position;
-        ASSERT_TRUE(same_bits(&values[0], &values[1], 1)) << "layer " << layer << " position " << position;
+    KvCache step_cache(model->config.kv_layout(), 16);
+    for (std::size_t i = 0; i < tokens.size(); ++i) {
+      ForwardRow one{&step_cache, std::span<const int>(tokens).subspan(i, 1), false};
+      const std::vector<float>& logits = transformer.forward(std::span(&one, 1));
+      EXPECT_TRUE(same_bits(logits.data(), all_logits.data() + i * vocab, vocab)) << "position " << i;
+    }
+    EXPECT_EQ(step_cache.length(), 12);
+    // The caches themselves hold the same K and V bits.
+    for (int layer = 0; layer < model->config.num_layers; ++layer) {
+      for (int position = 0; position < 12; ++position) {
+        for (int i = 0; i < model->config.kv_width(); ++i) {
+          const float keys[2] = {full_cache.key_at(layer, position, i), step_cache.key_at(layer, position, i)};
+          const float values[2] = {full_cache.value_at(layer, position, i), step_cache.value_at(layer, position, i)};
+          ASSERT_TRUE(same_bits(&keys[0], &keys[1], 1)) << "layer " << layer << " position " << position;
+          ASSERT_TRUE(same_bits(&values[0], &values[1], 1)) << "layer " << layer << " position " << position;
+        }
       }
     }
   }
@@ -270,10 +274,11 @@ void expect_batch_of_32_matches_rows_alone(const std::string& family, WeightType
 }
 
 TEST(TransformerBatch, ThirtyTwoRowsMatchRowsAloneOnEveryThreadCountAndWeightType) {
-  for (WeightType type : {WeightType::kF32, WeightType::kBF16}) {
+  for (WeightType type : {WeightType::kF32, WeightType::kBF16, WeightType::kQ8, WeightType::kQ4}) {
     for (int threads : {1, 2, 3}) expect_batch_of_32_matches_rows_alone("tiny", type, threads);
   }
   expect_batch_of_32_matches_rows_alone("minimind3-moe", WeightType::kBF16, 2);  // experts run on token groups
+  expect_batch_of_32_matches_rows_alone("minimind3-moe", WeightType::kQ8, 2);
 }
 
 // The exactness contract in every KV element type: a row's logits are the same bits alone or among 32 rows, on 1

@@ -2,8 +2,10 @@
 
 #include <cmath>
 #include <numbers>
+#include <optional>
 
 #include "core/error.h"
+#include "model/quantized_tensors.h"
 
 namespace minigen {
 namespace {
@@ -15,11 +17,23 @@ class TensorTaker {
  public:
   explicit TensorTaker(TensorMap& tensors) : tensors_(tensors) {}
 
-  std::vector<float> vector(const std::string& name, int64_t length) { return take(name, {length}).values; }
+  std::vector<float> vector(const std::string& name, int64_t length) {
+    return take(name, std::vector<int64_t>{length}).values;
+  }
 
+  // A float matrix, or the codes and scales of a quantized file (model/quantized_tensors.h).
   Matrix matrix(const std::string& name, int rows, int cols) {
-    HostTensor tensor = take(name, {rows, cols});
-    return Matrix{rows, cols, std::move(tensor.values)};
+    if (has(name + kScaleSuffix)) {
+      const HostTensor codes = take(name, std::nullopt);
+      const HostTensor scales = take(name + kScaleSuffix, std::nullopt);
+      return coded_matrix(name, codes, scales, rows, cols);
+    }
+    HostTensor tensor = take(name, std::vector<int64_t>{rows, cols});
+    Matrix matrix;
+    matrix.rows = rows;
+    matrix.cols = cols;
+    matrix.values = std::move(tensor.values);
+    return matrix;
   }
 
   FeedForwardWeights feed_forward(const std::string& prefix, int hidden, int intermediate) {
@@ -40,12 +54,17 @@ class TensorTaker {
   }
 
  private:
-  HostTensor take(const std::string& name, const std::vector<int64_t>& shape) {
+  HostTensor take(const std::string& name, const std::optional<std::vector<int64_t>>& shape) {
     auto found = tensors_.find(name);
     if (found == tensors_.end()) throw Error("the model file has no tensor '" + name + "'");
-    if (found->second.shape != shape) {
+    if (shape && found->second.stored_dtype != DType::F32 && found->second.stored_dtype != DType::F16 &&
+        found->second.stored_dtype != DType::BF16) {
+      throw Error("tensor '" + name + "' is " + dtype_name(found->second.stored_dtype) +
+                  "; integer tensors are quantized codes and need a '" + name + kScaleSuffix + "' beside them");
+    }
+    if (shape && found->second.shape != *shape) {
       throw Error("tensor '" + name + "' has shape " + shape_string(found->second.shape) + " but the config needs " +
-                  shape_string(shape));
+                  shape_string(*shape));
     }
     HostTensor tensor = std::move(found->second);
     tensors_.erase(found);
@@ -59,14 +78,23 @@ void put(TensorMap& tensors, const std::string& name, const std::vector<float>& 
   tensors[name] = HostTensor{{static_cast<int64_t>(values.size())}, values, DType::F32};
 }
 
-void put(TensorMap& tensors, const std::string& name, const Matrix& matrix) {
+// A matrix as fp32, or quantized as `type` (q8/q4).
+void put(TensorMap& tensors, const std::string& name, const Matrix& matrix, WeightType type) {
+  if (is_block_quantized(type)) {
+    put_quantized(tensors, name, matrix, type);
+    return;
+  }
+  if (matrix.coded != WeightType::kF32) {
+    throw Error("'" + name + "' is stored as " + std::string(weight_type_name(matrix.coded)) +
+                "; it cannot be written as floats");
+  }
   tensors[name] = HostTensor{{matrix.rows, matrix.cols}, matrix.values, DType::F32};
 }
 
-void put(TensorMap& tensors, const std::string& prefix, const FeedForwardWeights& weights) {
-  put(tensors, prefix + "gate_proj.weight", weights.gate);
-  put(tensors, prefix + "up_proj.weight", weights.up);
-  put(tensors, prefix + "down_proj.weight", weights.down);
+void put(TensorMap& tensors, const std::string& prefix, const FeedForwardWeights& weights, WeightType type) {
+  put(tensors, prefix + "gate_proj.weight", weights.gate, type);
+  put(tensors, prefix + "up_proj.weight", weights.up, type);
+  put(tensors, prefix + "down_proj.weight", weights.down, type);
 }
 
 // SplitMix64 plus Box–Muller: small, portable and the same on every machine, unlike std::normal_distribution.
@@ -96,7 +124,10 @@ class NormalGenerator {
 constexpr float kEmbeddingStandardDeviation = 0.25f;
 
 Matrix random_matrix(NormalGenerator& generator, int rows, int cols, float standard_deviation) {
-  Matrix matrix{rows, cols, std::vector<float>(static_cast<std::size_t>(rows) * cols)};
+  Matrix matrix;
+  matrix.rows = rows;
+  matrix.cols = cols;
+  matrix.values.resize(static_cast<std::size_t>(rows) * cols);
   for (float& value : matrix.values) value = generator.next(standard_deviation);
   return matrix;
 }
@@ -171,34 +202,40 @@ ModelWeights weights_from_tensors(const ModelConfig& config, TensorMap&& tensors
   return weights;
 }
 
-TensorMap tensors_from_weights(const ModelConfig& config, const ModelWeights& weights) {
+TensorMap tensors_from_weights(const ModelConfig& config, const ModelWeights& weights, WeightType type) {
   TensorMap tensors;
-  put(tensors, "model.embed_tokens.weight", weights.embed_tokens);
-  put(tensors, "lm_head.weight", weights.output_projection());
+  if (is_block_quantized(type)) {  // the output projection (and so the tied embedding) is q8 in a q4 model
+    const WeightType output_type = type == WeightType::kQ4 ? WeightType::kQ8 : type;
+    put(tensors, "model.embed_tokens.weight", weights.embed_tokens, output_type);
+    if (!weights.lm_head.empty()) put(tensors, "lm_head.weight", weights.lm_head, output_type);
+  } else {
+    put(tensors, "model.embed_tokens.weight", weights.embed_tokens, type);
+    put(tensors, "lm_head.weight", weights.output_projection(), type);
+  }
   put(tensors, "model.norm.weight", weights.final_norm);
   for (int layer = 0; layer < config.num_layers; ++layer) {
     const std::string prefix = layer_prefix(layer);
     const LayerWeights& w = weights.layers[layer];
     put(tensors, prefix + "input_layernorm.weight", w.input_norm);
     put(tensors, prefix + "post_attention_layernorm.weight", w.post_attention_norm);
-    put(tensors, prefix + "self_attn.q_proj.weight", w.q_proj);
-    put(tensors, prefix + "self_attn.k_proj.weight", w.k_proj);
-    put(tensors, prefix + "self_attn.v_proj.weight", w.v_proj);
-    put(tensors, prefix + "self_attn.o_proj.weight", w.o_proj);
+    put(tensors, prefix + "self_attn.q_proj.weight", w.q_proj, type);
+    put(tensors, prefix + "self_attn.k_proj.weight", w.k_proj, type);
+    put(tensors, prefix + "self_attn.v_proj.weight", w.v_proj, type);
+    put(tensors, prefix + "self_attn.o_proj.weight", w.o_proj, type);
     if (config.qk_norm) {
       put(tensors, prefix + "self_attn.q_norm.weight", w.q_norm);
       put(tensors, prefix + "self_attn.k_norm.weight", w.k_norm);
     }
     if (config.use_moe) {
-      put(tensors, prefix + "mlp.gate.weight", w.router);
+      put(tensors, prefix + "mlp.gate.weight", w.router, type);
       for (std::size_t e = 0; e < w.experts.size(); ++e) {
-        put(tensors, prefix + "mlp.experts." + std::to_string(e) + ".", w.experts[e]);
+        put(tensors, prefix + "mlp.experts." + std::to_string(e) + ".", w.experts[e], type);
       }
       for (std::size_t s = 0; s < w.shared_experts.size(); ++s) {
-        put(tensors, prefix + "mlp.shared_experts." + std::to_string(s) + ".", w.shared_experts[s]);
+        put(tensors, prefix + "mlp.shared_experts." + std::to_string(s) + ".", w.shared_experts[s], type);
       }
     } else {
-      put(tensors, prefix + "mlp.", w.mlp);
+      put(tensors, prefix + "mlp.", w.mlp, type);
     }
   }
   return tensors;

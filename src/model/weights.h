@@ -6,16 +6,23 @@
 
 #include "model/config.h"
 #include "model/tensor.h"
+#include "ops/packed_matrix.h"
 
 namespace minigen {
 
 struct Matrix {
   int rows = 0;
   int cols = 0;
-  std::vector<float> values;  // rows · cols, row-major
+  std::vector<float> values;  // rows · cols, row-major; empty when the file stored codes
+  // A matrix a q8/q4 model file stored quantized (model/quantized_tensors.h): one code per weight, row-major, and
+  // one fp16 scale per block of 32 of each row. It packs only into its own type, without rounding anything again.
+  WeightType coded = WeightType::kF32;
+  std::vector<int8_t> codes;
+  std::vector<uint16_t> scales;
 
   const float* data() const { return values.data(); }
-  bool empty() const { return values.empty(); }
+  bool empty() const { return values.empty() && codes.empty(); }
+  MatrixSource source() const { return {rows, values.data(), codes.data(), scales.data(), coded}; }
 };
 
 struct FeedForwardWeights {  // down(silu(gate(x)) * up(x))
@@ -42,13 +49,17 @@ struct ModelWeights {
   Matrix lm_head;                 // empty when tied to embed_tokens
 
   const Matrix& output_projection() const { return lm_head.empty() ? embed_tokens : lm_head; }
+  // q8 or q4 when the file stored the layers' matrices quantized; f32 for float files.
+  WeightType stored_quantization() const { return layers.empty() ? WeightType::kF32 : layers.front().q_proj.coded; }
 };
 
 // Takes the tensors a file held and checks every name and shape against the config; a missing, extra or
 // misshapen tensor is a minigen::Error naming it. Values are moved out of `tensors`.
 ModelWeights weights_from_tensors(const ModelConfig& config, TensorMap&& tensors);
-// The inverse, for writing a model file (both embed_tokens and lm_head, as MiniMind's state dicts hold).
-TensorMap tensors_from_weights(const ModelConfig& config, const ModelWeights& weights);
+// The inverse, for writing a model file: fp32 (both embed_tokens and lm_head, as MiniMind's state dicts hold), or
+// quantized q8/q4 (codes and scales, model/quantized_tensors.h; the tied embedding once, q8 in a q4 model).
+TensorMap tensors_from_weights(const ModelConfig& config, const ModelWeights& weights,
+                               WeightType type = WeightType::kF32);
 // Deterministic random weights for any config: embeddings N(0, 0.25²), linear layers N(0, 1/fan_in), norms 1 ± 0.1.
 // Wide logits make greedy choices well separated, so tests comparing implementations are not decided by ties.
 ModelWeights random_weights(const ModelConfig& config, uint64_t seed);

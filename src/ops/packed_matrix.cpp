@@ -27,20 +27,35 @@ std::size_t PackedMatrix::group_bytes() const {
 
 PackedMatrix PackedMatrix::stack(const std::vector<const float*>& parts, const std::vector<int>& part_out_features,
                                  int in_features, WeightType type) {
-  if (parts.size() != part_out_features.size() || in_features <= 0) throw Error("PackedMatrix: bad shape");
+  if (parts.size() != part_out_features.size()) throw Error("PackedMatrix: bad shape");
+  std::vector<MatrixSource> sources;
+  for (std::size_t part = 0; part < parts.size(); ++part) sources.push_back({part_out_features[part], parts[part]});
+  return stack(sources, in_features, type);
+}
+
+PackedMatrix PackedMatrix::stack(const std::vector<MatrixSource>& parts, int in_features, WeightType type) {
+  if (in_features <= 0) throw Error("PackedMatrix: bad shape");
   PackedMatrix packed;
   packed.in_features_ = in_features;
   packed.type_ = type;
-  for (int rows : part_out_features) packed.out_features_ += rows;
+  for (const MatrixSource& part : parts) {
+    if (part.is_coded() && part.coded != type) {
+      throw Error("a matrix stored as " + std::string(weight_type_name(part.coded)) + " cannot run as " +
+                  std::string(weight_type_name(type)) + " (quantization cannot be undone)");
+    }
+    packed.out_features_ += part.rows;
+  }
   packed.panels_ = (packed.out_features_ + kPanelWidth - 1) / kPanelWidth;
 
-  // Source row `o` of the stacked matrix, or nullptr for the zero padding of the last panel.
-  std::vector<const float*> source_rows(static_cast<std::size_t>(packed.panels_) * kPanelWidth, nullptr);
+  // Source row `o` of the stacked matrix (its part and row), or no part for the zero padding of the last panel.
+  struct SourceRow {
+    const MatrixSource* part = nullptr;
+    int row = 0;
+  };
+  std::vector<SourceRow> source_rows(static_cast<std::size_t>(packed.panels_) * kPanelWidth);
   int out = 0;
-  for (std::size_t part = 0; part < parts.size(); ++part) {
-    for (int row = 0; row < part_out_features[part]; ++row) {
-      source_rows[out++] = parts[part] + static_cast<std::size_t>(row) * in_features;
-    }
+  for (const MatrixSource& part : parts) {
+    for (int row = 0; row < part.rows; ++row) source_rows[out++] = {&part, row};
   }
 
   if (is_block_quantized(type)) {
@@ -55,12 +70,20 @@ PackedMatrix PackedMatrix::stack(const std::vector<const float*>& parts, const s
       for (int b = 0; b < packed.blocks_; ++b) {
         uint8_t* group = packed.quant_.get() + p * packed.quant_panel_bytes() + b * packed.group_bytes();
         for (int lane = 0; lane < kPanelWidth; ++lane) {
-          const float* row = source_rows[static_cast<std::size_t>(p) * kPanelWidth + lane];
-          if (row == nullptr) continue;  // padding rows stay zero codes with scale 0
+          const SourceRow& source = source_rows[static_cast<std::size_t>(p) * kPanelWidth + lane];
+          if (source.part == nullptr) continue;  // padding rows stay zero codes with scale 0
           const int first = b * kQuantBlock;
           const int count = std::min(kQuantBlock, in_features - first);
-          const uint16_t scale = type == WeightType::kQ8 ? quantize_q8_block(row + first, count, codes)
-                                                         : quantize_q4_block(row + first, count, codes);
+          uint16_t scale;
+          if (source.part->is_coded()) {  // copied: the file's codes are the model
+            const std::size_t row_start = static_cast<std::size_t>(source.row) * in_features;
+            for (int k = 0; k < kQuantBlock; ++k) codes[k] = k < count ? source.part->codes[row_start + first + k] : 0;
+            scale = source.part->scales[static_cast<std::size_t>(source.row) * packed.blocks_ + b];
+          } else {
+            const float* row = source.part->values + static_cast<std::size_t>(source.row) * in_features;
+            scale = type == WeightType::kQ8 ? quantize_q8_block(row + first, count, codes)
+                                            : quantize_q4_block(row + first, count, codes);
+          }
           std::memcpy(group + code_bytes + 2 * lane, &scale, 2);
           for (int k = 0; k < kQuantBlock; ++k) {
             if (type == WeightType::kQ8) {
@@ -87,8 +110,9 @@ PackedMatrix PackedMatrix::stack(const std::vector<const float*>& parts, const s
   for (int p = 0; p < packed.panels_; ++p) {
     for (int k = 0; k < in_features; ++k) {
       for (int lane = 0; lane < kPanelWidth; ++lane) {
-        const float* row = source_rows[static_cast<std::size_t>(p) * kPanelWidth + lane];
-        const float value = row != nullptr ? row[k] : 0.0f;
+        const SourceRow& source = source_rows[static_cast<std::size_t>(p) * kPanelWidth + lane];
+        const float value =
+            source.part != nullptr ? source.part->values[static_cast<std::size_t>(source.row) * in_features + k] : 0.0f;
         const std::size_t index = packed.panel_offset(p) + static_cast<std::size_t>(k) * kPanelWidth + lane;
         if (type == WeightType::kF32) {
           packed.f32_[index] = value;

@@ -22,6 +22,18 @@
 
 namespace minigen {
 
+// Rows to pack: row-major fp32 values, or rows already quantized (codes row-major, one fp16 scale per block of 32
+// of each row) in type `coded`, which are copied as they are.
+struct MatrixSource {
+  int rows = 0;
+  const float* values = nullptr;
+  const int8_t* codes = nullptr;
+  const uint16_t* scales = nullptr;
+  WeightType coded = WeightType::kF32;
+
+  bool is_coded() const { return coded != WeightType::kF32; }
+};
+
 class PackedMatrix {
  public:
   static constexpr int kPanelWidth = 16;
@@ -33,6 +45,8 @@ class PackedMatrix {
   // Stacks several matrices with the same in_features along the output axis (e.g. q, k and v into one product).
   static PackedMatrix stack(const std::vector<const float*>& parts, const std::vector<int>& part_out_features,
                             int in_features, WeightType type);
+  // The same from sources that may hold codes; a coded source packs only into its own type (else minigen::Error).
+  static PackedMatrix stack(const std::vector<MatrixSource>& parts, int in_features, WeightType type);
 
   int out_features() const { return out_features_; }
   int in_features() const { return in_features_; }

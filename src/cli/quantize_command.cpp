@@ -1,0 +1,91 @@
+// `minigen quantize MODEL OUT --weights q8|q4`: writes a model directory whose matrices are stored as integer codes
+// with fp16 block scales (model/quantized_tensors.h), so it loads straight into the q8/q4 kernels and takes a
+// quarter (q8) or an eighth (q4) of the fp32 file's bytes.
+#include <filesystem>
+#include <iostream>
+#include <sstream>
+
+#include "checkpoint/model_loader.h"
+#include "cli/command_context.h"
+#include "cli/commands.h"
+#include "core/error.h"
+#include "core/format.h"
+
+namespace minigen::cli {
+namespace {
+
+struct QuantizeFlags {
+  ModelFlags model;
+  std::string out;
+  std::string weights;
+};
+
+// The model card: what the file holds and how to read it, for someone who opens the directory.
+std::string model_card(const std::filesystem::path& source, WeightType type, const ModelConfig& config) {
+  const std::string name(weight_type_name(type));
+  std::ostringstream card;
+  card << "# " << name << " weights of " << source.filename().string() << "\n\n"
+       << "Written by `minigen quantize " << source.string() << " OUT --weights " << name << "` ("
+       << config.parameter_count() << " parameters, " << config.num_layers << " layers). Run it with "
+       << "`minigen generate -m OUT` (it runs only as " << name << ").\n\n"
+       << "## Layout of model.safetensors\n\n"
+       << "Norms are F32. Every weight matrix W [rows][cols] (cols a multiple of 32) is two tensors:\n\n"
+       << "- `NAME` — "
+       << (type == WeightType::kQ8 ? "I8 [rows][cols]: codes −127 … 127"
+                                   : "U8 [rows][cols / 2]: byte j holds code 2j + 8 in its low "
+                                     "nibble and code 2j + 1 + 8 in its high nibble (codes −8 … 7)")
+       << ";\n- `NAME_scale` — F16 [rows][cols / 32]: one scale d per block of 32 along a row.\n\n"
+       << "A weight is W[r][k] = d[r][k / 32] · code[r][k]. "
+       << (type == WeightType::kQ8 ? "d = absmax / 127 of the block (rounded to fp16); code = round(w / d), ties to "
+                                     "even."
+                                   : "d = m / −8, m the block's weight of largest magnitude (rounded to fp16); code = "
+                                     "clamp(round(w / d), −8, 7), ties to even.")
+       << "\n\nThe tied embedding is stored once, as `model.embed_tokens.weight`"
+       << (type == WeightType::kQ4 ? ", in q8 (the output projection every logit comes from stays 8-bit)" : "")
+       << ". The metadata key `minigen_weights` says `" << name << "`.\n";
+  return card.str();
+}
+
+int run_quantize(const QuantizeFlags& flags) {
+  const WeightType type = parse_weight_type(flags.weights);
+  if (!is_block_quantized(type)) throw Error("--weights must be q8 or q4");
+  const std::filesystem::path out(flags.out);
+  if (std::filesystem::exists(out / "model.safetensors")) {
+    throw Error(out.string() + " already holds a model; choose an empty or new directory");
+  }
+  const LoadedModel loaded = flags.model.load();
+  if (loaded.model->weights.stored_quantization() != WeightType::kF32) {
+    throw Error(loaded.path.string() + " is already quantized; quantize the original model");
+  }
+  const std::filesystem::path tokenizer_directory =
+      !flags.model.tokenizer_path.empty()
+          ? (std::filesystem::is_directory(flags.model.tokenizer_path)
+                 ? std::filesystem::path(flags.model.tokenizer_path)
+                 : std::filesystem::path(flags.model.tokenizer_path).parent_path())
+          : (std::filesystem::is_directory(loaded.path) ? loaded.path : loaded.path.parent_path());
+  save_quantized_model_directory(out, loaded.model->config, loaded.model->weights, tokenizer_directory, type,
+                                 model_card(loaded.path, type, loaded.model->config));
+  const auto bytes = std::filesystem::file_size(out / "model.safetensors");
+  std::cerr << "wrote " << weight_type_name(type) << " weights of " << loaded.path.string() << " to " << out.string()
+            << " (model.safetensors " << with_thousands(static_cast<long long>(bytes)) << " B)\n";
+  return 0;
+}
+
+}  // namespace
+
+CommandAction add_quantize_command(CLI::App& app) {
+  auto flags = std::make_shared<QuantizeFlags>();
+  CLI::App* command =
+      app.add_subcommand("quantize", "write a q8 or q4 copy of a model: integer codes and fp16 block scales");
+  command->add_option("MODEL", flags->model.model_path, "an HF directory or a MiniMind .pth")->required();
+  command->add_option("OUT", flags->out, "directory to write (new or empty)")->required();
+  command
+      ->add_option("--weights", flags->weights,
+                   "q8 (int8 blocks of 32, 8.5 bits per weight) or q4 (4-bit blocks, 4.5 bits; embedding q8)")
+      ->required()
+      ->check(CLI::IsMember({"q8", "q4"}));
+  add_pth_flags(*command, flags->model.tokenizer_path, flags->model.num_q_heads, flags->model.yarn);
+  return [flags] { return run_quantize(*flags); };
+}
+
+}  // namespace minigen::cli
