@@ -141,6 +141,72 @@ HWY_NOINLINE void quantized_tile(const QuantizedRows& xq, int row0, const uint8_
   }
 }
 
+// Quantizes one whole block of 32 activations as block_quant.cpp's quantize_rows does, 8 lanes at a time: the
+// same absmax (max is exact in any order), the same IEEE division, the same round-half-even and clamp. A block
+// holding a NaN returns false and is left to the scalar loop (whose max skips NaNs).
+HWY_INLINE bool quantize_block(const float* x, ActivationCodes codes, float& scale, int32_t& sum, int8_t* out8,
+                               int16_t* out16) {
+  __m256 v[4];
+  __m256 unordered = _mm256_setzero_ps();
+  __m256 absmax = _mm256_setzero_ps();
+  const __m256 abs_mask = _mm256_castsi256_ps(_mm256_set1_epi32(0x7fffffff));
+  for (int i = 0; i < 4; ++i) {
+    v[i] = _mm256_loadu_ps(x + 8 * i);
+    unordered = _mm256_or_ps(unordered, _mm256_cmp_ps(v[i], v[i], _CMP_UNORD_Q));
+    absmax = _mm256_max_ps(absmax, _mm256_and_ps(v[i], abs_mask));
+  }
+  if (_mm256_movemask_ps(unordered) != 0) return false;
+  __m128 folded = _mm_max_ps(_mm256_castps256_ps128(absmax), _mm256_extractf128_ps(absmax, 1));
+  folded = _mm_max_ps(folded, _mm_movehl_ps(folded, folded));
+  folded = _mm_max_ss(folded, _mm_shuffle_ps(folded, folded, 1));
+  const float top = codes == ActivationCodes::kInt8 ? 127.0f : 32767.0f;
+  const float d = _mm_cvtss_f32(folded) / top;
+  scale = d;
+  sum = 0;
+  __m256i q[4];
+  if (d != 0.0f && std::isfinite(d)) {
+    const __m256 dv = _mm256_set1_ps(d), high = _mm256_set1_ps(top), low = _mm256_set1_ps(-top);
+    __m256i total = _mm256_setzero_si256();
+    for (int i = 0; i < 4; ++i) {
+      const __m256 rounded = _mm256_round_ps(_mm256_div_ps(v[i], dv), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+      q[i] = _mm256_cvtps_epi32(_mm256_min_ps(_mm256_max_ps(rounded, low), high));
+      total = _mm256_add_epi32(total, q[i]);
+    }
+    __m128i t = _mm_add_epi32(_mm256_castsi256_si128(total), _mm256_extracti128_si256(total, 1));
+    t = _mm_add_epi32(t, _mm_shuffle_epi32(t, 0x4e));
+    t = _mm_add_epi32(t, _mm_shuffle_epi32(t, 0xb1));
+    sum = _mm_cvtsi128_si32(t);
+  } else {
+    for (int i = 0; i < 4; ++i) q[i] = _mm256_setzero_si256();
+  }
+  // packs interleave the 128-bit halves; permute4x64 puts the lanes back in order.
+  const __m256i w01 = _mm256_permute4x64_epi64(_mm256_packs_epi32(q[0], q[1]), 0xd8);
+  const __m256i w23 = _mm256_permute4x64_epi64(_mm256_packs_epi32(q[2], q[3]), 0xd8);
+  if (codes == ActivationCodes::kInt16) {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out16), w01);
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out16 + 16), w23);
+  } else {
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out8), _mm256_permute4x64_epi64(_mm256_packs_epi16(w01, w23), 0xd8));
+  }
+  return true;
+}
+
+void quantize_rows_simd(QuantizedRows& xq, const float* x, int in_features, int row_begin, int row_end) {
+  const int whole_blocks = in_features / kQuantBlock;
+  for (int r = row_begin; r < row_end; ++r) {
+    const float* row = x + static_cast<std::size_t>(r) * in_features;
+    bool all_done = true;
+    for (int b = 0; b < whole_blocks && all_done; ++b) {
+      const std::size_t at = xq.row_offset(r) + static_cast<std::size_t>(b) * kQuantBlock;
+      const std::size_t slot = static_cast<std::size_t>(r) * xq.blocks + b;
+      all_done = quantize_block(row + b * kQuantBlock, xq.codes, xq.scales[slot], xq.sums[slot],
+                                xq.int8_values.get() + at, xq.int16_values.get() + at);
+    }
+    // A ragged last block or a NaN: the whole row through the scalar loop (same results for the blocks above).
+    if (!all_done || whole_blocks != xq.blocks) quantize_rows(xq, x, in_features, r, r + 1);
+  }
+}
+
 template <WeightType kType>
 void panel_range(float* out, const QuantizedRows& xq, const PackedMatrix& weight, int panel_begin, int panel_end,
                  MatmulOutput mode) {
@@ -172,6 +238,10 @@ void matmul_panels_quantized(float* out, const QuantizedRows& xq, const PackedMa
 
 #else  // targets below AVX2: the scalar loops, same integers and the same fma chain
 
+void quantize_rows_simd(QuantizedRows& xq, const float* x, int in_features, int row_begin, int row_end) {
+  quantize_rows(xq, x, in_features, row_begin, row_end);
+}
+
 void matmul_panels_quantized(float* out, const QuantizedRows& xq, const PackedMatrix& weight, int panel_begin,
                              int panel_end, MatmulOutput mode) {
   quantized_panels_scalar(out, xq, weight, panel_begin, panel_end, mode);
@@ -187,6 +257,7 @@ HWY_AFTER_NAMESPACE();
 namespace minigen {
 
 HWY_EXPORT(matmul_panels_quantized);
+HWY_EXPORT(quantize_rows_simd);
 
 namespace {
 
@@ -197,11 +268,11 @@ void quantize_activations(QuantizedRows& xq, const float* x, int rows, int in_fe
                           ThreadPool& pool) {
   prepare_quantized_rows(xq, rows, in_features, activation_codes(type));
   if (rows < kRowsWorthSplitting) {
-    quantize_rows(xq, x, in_features, 0, rows);
+    HWY_DYNAMIC_DISPATCH(quantize_rows_simd)(xq, x, in_features, 0, rows);
     return;
   }
   pool.parallel_for(rows, [&](int64_t begin, int64_t end) {
-    quantize_rows(xq, x, in_features, static_cast<int>(begin), static_cast<int>(end));
+    HWY_DYNAMIC_DISPATCH(quantize_rows_simd)(xq, x, in_features, static_cast<int>(begin), static_cast<int>(end));
   });
 }
 

@@ -121,6 +121,31 @@ TEST(MatmulQuantized, SimdMatchesScalarReferenceBitForBit) {
   }
 }
 
+// The vectorized activation quantization against the scalar one: ties (x / d = k + ½ round to even) and a NaN
+// (the scalar max skips it and its code is 0) give the same codes, so the same bits.
+TEST(MatmulQuantized, ActivationTiesAndNanQuantizeAsTheScalarLoopDoes) {
+  ThreadPool pool(1);
+  const int in = 96;
+  const auto weight = pseudo_random_vector(static_cast<std::size_t>(16) * in, 21);
+  for (WeightType type : {WeightType::kQ8, WeightType::kQ4}) {
+    const float top = type == WeightType::kQ8 ? 32767.0f : 127.0f;
+    std::vector<float> x(in, 0.0f);
+    x[0] = top;  // d = 1 in the first block: 2.5 → 2, 3.5 → 4, −0.5 → −0
+    x[1] = 2.5f;
+    x[2] = 3.5f;
+    x[3] = -0.5f;
+    x[40] = std::numeric_limits<float>::quiet_NaN();  // second block
+    x[41] = 1.0f;
+    x[70] = -7.25f;  // third block
+    const PackedMatrix packed(weight.data(), 16, in, type);
+    std::vector<float> simd(16), reference(16);
+    matmul(simd.data(), x.data(), packed, 1, pool);
+    matmul_reference_quantized(reference.data(), x.data(), packed, 1);
+    EXPECT_TRUE(bitwise_equal(simd.data(), reference.data(), 16)) << weight_type_name(type);
+    for (float value : simd) EXPECT_TRUE(std::isfinite(value));
+  }
+}
+
 // A hand-checked element: one block, weights with d = 1 (absmax 127), activations with absmax 127 (d_x = 1).
 TEST(MatmulQuantized, HandComputedIntegerDot) {
   ThreadPool pool(1);
