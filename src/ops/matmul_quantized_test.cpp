@@ -187,27 +187,5 @@ TEST(MatmulQuantized, ApproximatesTheFp32Product) {
   EXPECT_GT(std::sqrt(error4 / norm), std::sqrt(error8 / norm));
 }
 
-// Wide enough (400 panels) that the pool really splits the panels between threads.
-TEST(MatmulQuantized, RowResultIndependentOfBatchSizeAndThreads) {
-  const int in = 259, out_features = 6400, rows = 9;
-  const auto x = pseudo_random_vector(static_cast<std::size_t>(rows) * in, 3);
-  const auto weight = pseudo_random_vector(static_cast<std::size_t>(out_features) * in, 4);
-  for (WeightType type : {WeightType::kQ8, WeightType::kQ4}) {
-    const PackedMatrix packed(weight.data(), out_features, in, type);
-    ThreadPool one(1), two(2), three(3);
-    std::vector<float> batched(static_cast<std::size_t>(rows) * out_features);
-    matmul(batched.data(), x.data(), packed, rows, one);
-    for (ThreadPool* pool : {&one, &two, &three}) {
-      for (int r = 0; r < rows; ++r) {
-        std::vector<float> alone(out_features);
-        matmul(alone.data(), x.data() + static_cast<std::size_t>(r) * in, packed, 1, *pool);
-        EXPECT_TRUE(
-            bitwise_equal(alone.data(), batched.data() + static_cast<std::size_t>(r) * out_features, out_features))
-            << weight_type_name(type) << " row " << r << " threads " << pool->num_threads();
-      }
-    }
-  }
-}
-
 }  // namespace
 }  // namespace minigen

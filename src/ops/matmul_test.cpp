@@ -72,12 +72,13 @@ TEST(Matmul, SimdMatchesScalarReferenceBitForBit) {
   }
 }
 
-// The design rule: a row's result does not depend on how many rows share the call, nor on the thread count.
+// The design rule: a row's result does not depend on how many rows share the call, nor on the thread count — in
+// every weight type. 400 panels, so the pool really splits them between threads.
 TEST(Matmul, RowResultIndependentOfBatchSizeAndThreads) {
-  const int in = 259, out_features = 67, rows = 9;
+  const int in = 259, out_features = 6400, rows = 9;
   const auto x = pseudo_random_vector(static_cast<std::size_t>(rows) * in, 3);
   const auto weight = pseudo_random_vector(static_cast<std::size_t>(out_features) * in, 4);
-  for (WeightType type : {WeightType::kF32, WeightType::kBF16}) {
+  for (WeightType type : {WeightType::kF32, WeightType::kBF16, WeightType::kQ8, WeightType::kQ4}) {
     const PackedMatrix packed(weight.data(), out_features, in, type);
     ThreadPool one(1), two(2), three(3);
     std::vector<float> batched(static_cast<std::size_t>(rows) * out_features);
@@ -88,7 +89,7 @@ TEST(Matmul, RowResultIndependentOfBatchSizeAndThreads) {
         matmul(alone.data(), x.data() + static_cast<std::size_t>(r) * in, packed, 1, *pool);
         EXPECT_TRUE(
             bitwise_equal(alone.data(), batched.data() + static_cast<std::size_t>(r) * out_features, out_features))
-            << "row " << r << " threads " << pool->num_threads();
+            << weight_type_name(type) << " row " << r << " threads " << pool->num_threads();
       }
       std::vector<float> threaded(batched.size());
       matmul(threaded.data(), x.data(), packed, rows, *pool);
