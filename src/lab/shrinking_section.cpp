@@ -262,7 +262,7 @@ ReportSection shrinking_section(LabContext& lab) {
       lab.base_heldout_documents().size(), static_cast<std::size_t>(lab.scale().shrinking_documents)));
   const int new_tokens = lab.scale().shrinking_new_tokens;
   section.paragraph(
-      "Sections 4 and 1 showed what the cache costs and that it never changes the tokens. Storing its elements in "
+      "Sections 1 and 4 showed that the cache never changes the tokens and what it costs. Storing its elements in "
       "fewer bits (`--kv-dtype`) shrinks it further, and here it does change the numbers: attention reads K and V "
       "rounded. Each KV type below generates " +
       std::to_string(new_tokens) +
@@ -334,20 +334,21 @@ ReportSection shrinking_section(LabContext& lab) {
   }
   section.table(std::move(weight_table));
 
-  // One point per type: its bytes as a share of f32's against what it gives up (mean KL from the f32 distribution).
+  // One point per type: its bytes as a share of f32's against what it gives up (mean KL from the f32 distribution);
+  // circles for the cache's types, squares for the weights'.
   std::vector<PlotSeries> series;
   const double f32_kv_bytes = static_cast<double>(base_kv.front().bytes_at_100_tokens);
   for (const KvRow& row : base_kv) {
     series.push_back({"KV cache " + std::string(kv_dtype_name(row.dtype)),
                       {100 * static_cast<double>(row.bytes_at_100_tokens) / f32_kv_bytes},
                       {row.perplexity.mean_kl()},
-                      "points pointsize 1.6"});
+                      "points pointtype 7 pointsize 1.6"});
   }
   for (const WeightRow& row : weights) {
     series.push_back({"weights " + std::string(weight_type_name(row.type)),
                       {100 * static_cast<double>(row.weight_bytes) / f32_weight_bytes},
                       {row.perplexity.mean_kl()},
-                      "points pointsize 1.6"});
+                      "points pointtype 5 pointsize 1.6"});
   }
   section.plot(PlotSpec{"shrinking.svg",
                         "Bytes against accuracy lost (base model, held-out documents)",
