@@ -112,7 +112,9 @@ void fit_to_context(LabScale& scale, int base_context, int sft_context, int long
   if (scale.kv_max_length > base_context) scale.kv_max_length = base_context;
 
   const int room = sft_context - longest_chat_prompt;
-  for (int* new_tokens : {&scale.temperature_new_tokens, &scale.top_p_new_tokens, &scale.seed_new_tokens}) {
+  // Section 9 continues the chat prompts too (the base model's prompts fit: 183 + 64 was checked above).
+  for (int* new_tokens :
+       {&scale.temperature_new_tokens, &scale.top_p_new_tokens, &scale.seed_new_tokens, &scale.shrinking_new_tokens}) {
     if (*new_tokens > room) {
       scale.cuts.push_back("SFT answers cut from " + std::to_string(*new_tokens) + " to " + std::to_string(room) +
                            " new tokens (the SFT model's context is " + std::to_string(sft_context) + " positions)");

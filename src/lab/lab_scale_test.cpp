@@ -118,6 +118,7 @@ TEST(LabScaleContext, ShortContextsDropTheLongestPoints) {
   fit_to_context(short_chat, 32768, 60, 30);
   EXPECT_EQ(short_chat.temperature_new_tokens, 30);
   EXPECT_EQ(short_chat.seed_new_tokens, 30);
+  EXPECT_EQ(short_chat.shrinking_new_tokens, 30);
   EXPECT_THROW(fit_to_context(short_chat, 32768, 40, 30), Error);
 }
 
