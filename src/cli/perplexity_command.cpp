@@ -9,10 +9,10 @@
 #include "cli/commands.h"
 #include "cli/flag_checks.h"
 #include "cli/json_output.h"
-#include "cli/jsonl_texts.h"
 #include "core/error.h"
 #include "core/file_io.h"
 #include "core/format.h"
+#include "core/jsonl_texts.h"
 #include "eval/perplexity.h"
 #include "ops/thread_pool.h"
 

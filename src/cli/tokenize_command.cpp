@@ -9,9 +9,9 @@
 #include "cli/command_context.h"
 #include "cli/commands.h"
 #include "cli/json_output.h"
-#include "cli/jsonl_texts.h"
 #include "core/error.h"
 #include "core/file_io.h"
+#include "core/jsonl_texts.h"
 
 namespace minigen::cli {
 namespace {

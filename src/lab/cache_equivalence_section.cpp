@@ -44,6 +44,12 @@ std::string verdict(bool holds) { return holds ? "yes" : "**NO**"; }
 
 }  // namespace
 
+std::vector<std::vector<int>> cache_equivalence_prompts(const LabContext& lab) {
+  std::vector<std::vector<int>> prompts;
+  for (NamedPrompt& prompt : equivalence_prompts(lab)) prompts.push_back(std::move(prompt.tokens));
+  return prompts;
+}
+
 std::vector<int> cache_equivalence_prompt_lengths(const LabContext& lab) {
   std::vector<int> lengths;
   for (const NamedPrompt& prompt : equivalence_prompts(lab)) lengths.push_back(static_cast<int>(prompt.tokens.size()));

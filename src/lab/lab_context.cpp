@@ -5,6 +5,7 @@
 
 #include "core/error.h"
 #include "core/file_io.h"
+#include "core/jsonl_texts.h"
 #include "lab/lab_sections.h"
 
 namespace minigen::lab {
@@ -65,6 +66,22 @@ std::string read_example(const std::filesystem::path& path) {
   return read_whole_file(path, kMaxPromptFileBytes, "lab example prompt");
 }
 
+// The first `count` documents of the held-out split, each bos + text + eos as `minigen perplexity --jsonl` scores them.
+std::vector<std::vector<int>> read_heldout_documents(const Tokenizer& tokenizer, int count) {
+  std::vector<std::vector<int>> documents;
+  const std::filesystem::path path = minigen_home() / "examples" / "heldout.jsonl";
+  if (!std::filesystem::exists(path)) throw Error("the lab's held-out documents " + path.string() + " are missing");
+  for_each_jsonl_text(path.string(), [&](const std::string& text) {
+    if (static_cast<int>(documents.size()) >= count) return;
+    std::vector<int> document{tokenizer.bos_id()};
+    const std::vector<int> ids = tokenizer.encode(text);
+    document.insert(document.end(), ids.begin(), ids.end());
+    document.push_back(tokenizer.eos_id());
+    documents.push_back(std::move(document));
+  });
+  return documents;
+}
+
 }  // namespace
 
 LabContext::LabContext(const LabOptions& options, std::ostream& progress)
@@ -84,6 +101,8 @@ LabContext::LabContext(const LabOptions& options, std::ostream& progress)
   if (genesis_text_tokens_.empty()) throw Error("examples/genesis-183.txt is empty");
   genesis_prompt_ = base_prompt_of_length(kHeadlinePromptTokens);
   chat_format_ = recognise_chat_template(sft_.tokenizer->chat_template());
+  base_heldout_documents_ = read_heldout_documents(*base_.tokenizer, scale_.shrinking_documents);
+  sft_heldout_documents_ = read_heldout_documents(*sft_.tokenizer, scale_.shrinking_documents);
 
   const LabPromptSizes prompts = prompt_sizes();
   const int longest_chat_prompt = *std::max_element(prompts.chat_prompts.begin(), prompts.chat_prompts.end());
@@ -139,6 +158,12 @@ LabPromptSizes LabContext::prompt_sizes() const {
   sizes.equivalence_prompts = cache_equivalence_prompt_lengths(*this);
   for (const std::string& message : chat_messages()) {
     sizes.chat_prompts.push_back(static_cast<int>(chat_prompt(message).size()));
+  }
+  for (const std::vector<int>& document : base_heldout_documents_) {
+    sizes.base_documents.push_back(static_cast<int>(document.size()));
+  }
+  for (const std::vector<int>& document : sft_heldout_documents_) {
+    sizes.sft_documents.push_back(static_cast<int>(document.size()));
   }
   return sizes;
 }

@@ -24,8 +24,8 @@
 namespace minigen::lab {
 
 struct LabOptions {
-  std::filesystem::path base_model;  // a pretrained (base) model: sections 1–4
-  std::filesystem::path sft_model;   // a chat (SFT) model: sections 5–8
+  std::filesystem::path base_model;  // a pretrained (base) model: sections 1–4 and 9
+  std::filesystem::path sft_model;   // a chat (SFT) model: sections 5–9
   std::filesystem::path out_dir;
   LoadOptions pth_options;  // --heads and --tokenizer: what a .pth file cannot tell (a directory carries its own)
   WeightType weight_type = WeightType::kF32;
@@ -73,6 +73,10 @@ class LabContext {
   const ChatFormatChoice& chat_format() const { return chat_format_; }
   // User messages for the SFT sections.
   static const std::vector<std::string>& chat_messages();
+  // The first documents of examples/heldout.jsonl (as many as the full run's scale scores) as bos + text + eos, with
+  // the base and with the SFT model's tokenizer: what section 9's perplexities score.
+  const std::vector<std::vector<int>>& base_heldout_documents() const { return base_heldout_documents_; }
+  const std::vector<std::vector<int>>& sft_heldout_documents() const { return sft_heldout_documents_; }
   // The prompt sizes the work estimate needs.
   LabPromptSizes prompt_sizes() const;
 
@@ -103,6 +107,8 @@ class LabContext {
   std::vector<int> genesis_prompt_;
   std::vector<int> genesis_text_tokens_;  // without bos: what is repeated to make longer prompts
   ChatFormatChoice chat_format_;
+  std::vector<std::vector<int>> base_heldout_documents_;
+  std::vector<std::vector<int>> sft_heldout_documents_;
   ForwardCost base_cost_;
   ForwardCost sft_cost_;
   BudgetFit estimate_;

@@ -119,7 +119,7 @@ TEST_P(LabOnOwnModels, QuickLabOnFp16PthCheckpointsHoldsTheFormulasForTheirShape
   options.threads = 2;
   std::ostringstream progress;
   const LabOutcome outcome = run_lab(options, progress);
-  EXPECT_NE(progress.str().find(" left] section 8/8"), std::string::npos) << "progress lines carry the time left";
+  EXPECT_NE(progress.str().find(" left] section 9/9"), std::string::npos) << "progress lines carry the time left";
   const json report = json::parse(minigen::testing::read_text_file(outcome.report_json));
   const json& settings = report["settings"];
   const json& sections = report["sections"];
@@ -168,6 +168,14 @@ TEST_P(LabOnOwnModels, QuickLabOnFp16PthCheckpointsHoldsTheFormulasForTheirShape
   }
   EXPECT_TRUE(sections["seeds"]["same_seed_cache_on_off_identical"].get<bool>());
   EXPECT_TRUE(sections["seeds"]["alone_and_in_batch_identical"].get<bool>());
+  // Section 9's f32 cache is this shape's formula and its own reference; bf16 and f16 halve its bytes.
+  const json& kv_types = sections["shrinking"]["kv_dtypes"];
+  ASSERT_EQ(kv_types.size(), 4u);
+  EXPECT_EQ(kv_types[0]["base"]["bytes_at_100_tokens"].get<uint64_t>(), test.bytes_at_100_tokens);
+  EXPECT_EQ(kv_types[1]["base"]["bytes_at_100_tokens"].get<uint64_t>(), test.bytes_at_100_tokens / 2);
+  EXPECT_EQ(kv_types[0]["base"]["max_abs_logit_delta"].get<double>(), 0.0);
+  EXPECT_EQ(kv_types[0]["base"]["identical_share"].get<double>(), 1.0);
+  EXPECT_EQ(sections["shrinking"]["weight_types"].size(), 4u);
   EXPECT_EQ(sections["temperature"]["settings"][0]["prompts"][0]["distinct_answers"], 1);  // greedy
   fs::remove_all(scratch);
 }

@@ -53,7 +53,8 @@ std::vector<std::string> introduction(const LabContext& lab, bool quick) {
       "SVG files beside this report.",
       "Two ideas run through the sections. The **KV cache** decides how much is computed: it never changes which "
       "token comes out (sections 1–4, on the base model). The **sampler** (greedy decoding, temperature, top-p) "
-      "decides which token is chosen from the model's distribution (sections 5–8, on the SFT model).",
+      "decides which token is chosen from the model's distribution (sections 5–8, on the SFT model). Section 9 shrinks "
+      "the cache's and the weights' element types on both models and measures what that gives up.",
       "Models:\n\n- base (pretrained, for the cache sections): " + model_text(lab.base()) +
           "\n- SFT (chat, for the sampling sections): " + model_text(lab.sft()),
       "Prompts are built with each model's own tokenizer. The genesis text (`examples/genesis-183.txt`) is " +
@@ -123,20 +124,22 @@ LabOutcome run_lab(const LabOptions& options, std::ostream& progress) {
   report.title = "minigen lab: the KV cache and sampling, measured";
 
   std::vector<TemperatureBatch> temperature_batches;
+  enum class Models { kBase, kSft, kBoth };  // which models the section runs
   struct Section {
     const char* title;
-    bool base_model;  // which model the section runs
+    Models models;
     std::function<ReportSection()> run;
   };
   const std::vector<Section> sections = {
-      {"same tokens with and without the cache", true, [&] { return cache_equivalence_section(lab); }},
-      {"tokens entering forward", true, [&] { return forward_tokens_section(lab); }},
-      {"time to first token and between tokens", true, [&] { return timing_section(lab); }},
-      {"cache bytes", true, [&] { return cache_bytes_section(lab); }},
-      {"temperature", false, [&] { return temperature_section(lab, temperature_batches); }},
-      {"top-p candidates", false, [&] { return top_p_section(lab); }},
-      {"eos padding in a batch", false, [&] { return eos_padding_section(temperature_batches); }},
-      {"seeds, cache and greedy", false, [&] { return seed_section(lab); }},
+      {"same tokens with and without the cache", Models::kBase, [&] { return cache_equivalence_section(lab); }},
+      {"tokens entering forward", Models::kBase, [&] { return forward_tokens_section(lab); }},
+      {"time to first token and between tokens", Models::kBase, [&] { return timing_section(lab); }},
+      {"cache bytes", Models::kBase, [&] { return cache_bytes_section(lab); }},
+      {"temperature", Models::kSft, [&] { return temperature_section(lab, temperature_batches); }},
+      {"top-p candidates", Models::kSft, [&] { return top_p_section(lab); }},
+      {"eos padding in a batch", Models::kSft, [&] { return eos_padding_section(temperature_batches); }},
+      {"seeds, cache and greedy", Models::kSft, [&] { return seed_section(lab); }},
+      {"shrinking the cache", Models::kBoth, [&] { return shrinking_section(lab); }},
   };
   std::vector<std::string> titles;
   std::vector<double> measured_seconds;
@@ -146,11 +149,13 @@ LabOutcome run_lab(const LabOptions& options, std::ostream& progress) {
     const auto section_start = std::chrono::steady_clock::now();
     ReportSection section = sections[i].run();
     measured_seconds.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - section_start).count());
-    const LoadedModel& model = sections[i].base_model ? lab.base() : lab.sft();
-    section.blocks.insert(section.blocks.begin(),
-                          ReportParagraph{std::string("*Model: ") + (sections[i].base_model ? "base" : "SFT") + ", " +
-                                          model_text(model) + ".*"});
-    section.data["model"] = sections[i].base_model ? "base" : "sft";
+    const Models models = sections[i].models;
+    const std::string model_line = models == Models::kBase ? "*Model: base, " + model_text(lab.base()) + ".*"
+                                   : models == Models::kSft
+                                       ? "*Model: SFT, " + model_text(lab.sft()) + ".*"
+                                       : "*Models: base and SFT (above); the weight types on the base model.*";
+    section.blocks.insert(section.blocks.begin(), ReportParagraph{model_line});
+    section.data["model"] = models == Models::kBase ? "base" : models == Models::kSft ? "sft" : "both";
     section.data["seconds"] = measured_seconds.back();
     section.data["estimated_seconds"] = lab.estimate().section_seconds[i];
     titles.push_back(sections[i].title);

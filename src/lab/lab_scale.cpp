@@ -56,6 +56,7 @@ LabScale LabScale::for_run(bool quick) {
     scale.top_p_rows = 2;
     scale.top_p_new_tokens = 40;
     scale.seed_new_tokens = 32;
+    scale.shrinking_documents = 20;  // 24 perplexity passes (4 + 4 KV types, 4 weight types, each with its reference)
   } else {
     scale.grid_prompt_tokens = {16, 64, kHeadlinePromptTokens, 512};
     scale.grid_new_tokens = {16, kHeadlineNewTokens, 256};
@@ -70,6 +71,7 @@ LabScale LabScale::for_run(bool quick) {
     scale.top_p_rows = 4;
     scale.top_p_new_tokens = 96;
     scale.seed_new_tokens = 64;
+    scale.shrinking_documents = 400;
   }
   return scale;
 }
@@ -110,7 +112,9 @@ void fit_to_context(LabScale& scale, int base_context, int sft_context, int long
   if (scale.kv_max_length > base_context) scale.kv_max_length = base_context;
 
   const int room = sft_context - longest_chat_prompt;
-  for (int* new_tokens : {&scale.temperature_new_tokens, &scale.top_p_new_tokens, &scale.seed_new_tokens}) {
+  // Section 9 continues the chat prompts too (the base model's prompts fit: 183 + 64 was checked above).
+  for (int* new_tokens :
+       {&scale.temperature_new_tokens, &scale.top_p_new_tokens, &scale.seed_new_tokens, &scale.shrinking_new_tokens}) {
     if (*new_tokens > room) {
       scale.cuts.push_back("SFT answers cut from " + std::to_string(*new_tokens) + " to " + std::to_string(room) +
                            " new tokens (the SFT model's context is " + std::to_string(sft_context) + " positions)");
@@ -151,6 +155,11 @@ BudgetFit fit_to_budget(LabScale& scale, const LabPromptSizes& prompts, const Fo
         return "temperature and top-p answers of at most 64 tokens";
       },
       [](LabScale& s) -> std::string {
+        if (s.shrinking_documents <= 100) return "";
+        s.shrinking_documents = 100;
+        return "section 9's perplexities on 100 held-out documents";
+      },
+      [](LabScale& s) -> std::string {
         if (s.timing_repeats <= 1) return "";
         s.timing_repeats = 1;
         return "one timed run per point instead of a median";
@@ -174,6 +183,11 @@ BudgetFit fit_to_budget(LabScale& scale, const LabPromptSizes& prompts, const Fo
         s.temperature_prompt_count = std::min(s.temperature_prompt_count, 2);
         s.top_p_prompt_count = std::min(s.top_p_prompt_count, 2);
         return "temperature and top-p on 2 chat prompts, 10 samples per temperature";
+      },
+      [](LabScale& s) -> std::string {
+        if (s.shrinking_documents <= 40) return "";
+        s.shrinking_documents = 40;
+        return "section 9's perplexities on 40 held-out documents";
       },
   };
   double estimate = fit.estimated_seconds_before;

@@ -13,6 +13,8 @@ namespace minigen::lab {
 // The module's experiment: a 183-token prompt and 64 new tokens.
 inline constexpr int kHeadlinePromptTokens = 183;
 inline constexpr int kHeadlineNewTokens = 64;
+// Section 9's perplexity windows: `minigen perplexity`'s default --ctx (a longer document is cut into pieces).
+inline constexpr int kPerplexityContext = 256;
 
 struct LabScale {
   bool quick = false;
@@ -33,10 +35,14 @@ struct LabScale {
   int top_p_rows = 0;
   int top_p_new_tokens = 0;
   int seed_new_tokens = 0;
+  int shrinking_new_tokens = kHeadlineNewTokens;  // greedy steps compared with the fp32 cache's
+  int shrinking_decode_tokens = 32;               // the timed decode of each weight type
+  int shrinking_documents = 0;                    // held-out documents each perplexity scores
 
   std::vector<std::string> cuts;  // what was cut from the default sizes, and why, one sentence each
 
-  // The default sizes: the full run takes about 40 s on the shipped 4.9 M-parameter models, the quick one 10 s.
+  // The default sizes: the full run takes about 40 s on the shipped 4.9 M-parameter models, the quick one 10 s, plus
+  // section 9 (mostly its 24 perplexity passes: a few seconds quick, a minute or two full).
   static LabScale for_run(bool quick);
 };
 

@@ -58,12 +58,18 @@ TEST(WorkEstimate, CalibrationRecoversThePrices) {
 
 // Section 1 of the quick run on prompts of 4, 9, 6 and 183 tokens: greedy with and without the cache on each
 // (64 new tokens), sampled on the three short ones only. Section 8: six cached and three uncached runs of 32 tokens
-// on the first chat prompt, then a batch of the first three.
+// on the first chat prompt, then a batch of the first three. Section 9: per KV type one 64-step batch of the model's
+// prompts and two perplexity passes; per weight type two timed decodes (32 + 32 tokens) and two perplexity passes.
 TEST(WorkEstimate, CountsEachSectionsRuns) {
   const LabScale scale = LabScale::for_run(true);
-  const LabPromptSizes prompts{{4, 9, 6, 183}, {20, 22, 25, 30}};
+  // Held-out documents of 10 and 300 tokens for the base model (300 is cut into 257 + 43), one of 12 for the SFT.
+  const LabPromptSizes prompts{{4, 9, 6, 183}, {20, 22, 25, 30}, {10, 300}, {12}};
   const std::vector<SectionWork> work = lab_work(scale, prompts);
-  ASSERT_EQ(work.size(), 8u);
+  ASSERT_EQ(work.size(), 9u);
+  EXPECT_EQ(work[8].base.calls, 4 * 64 + 4 * 2 * 1 + 4 * 2 * 33 + 4 * 2 * 1);
+  EXPECT_EQ(work[8].base.tokens, 4 * (202 + 4 * 63) + 16 * 310 + 8 * (32 + 32));
+  EXPECT_EQ(work[8].sft.calls, 4 * 64 + 4 * 2 * 1);
+  EXPECT_EQ(work[8].sft.tokens, 4 * (97 + 4 * 63) + 8 * 12);
   EXPECT_EQ(work[0].base.calls, (8 + 6) * 64);
   EXPECT_EQ(work[0].base.tokens, (202 + 4 * 63) + (64 * 202 + 4 * 2016) + (19 + 3 * 63) + (64 * 19 + 3 * 2016));
   EXPECT_EQ(work[0].sft.calls, 0);
@@ -76,7 +82,7 @@ TEST(WorkEstimate, CountsEachSectionsRuns) {
 
 TEST(LabScaleBudget, CheapModelsKeepTheDefaultSizes) {
   LabScale scale = LabScale::for_run(false);
-  const LabPromptSizes prompts{{4, 9, 6, 183}, {20, 22, 25, 30}};
+  const LabPromptSizes prompts{{4, 9, 6, 183}, {20, 22, 25, 30}, {}, {}};
   const ForwardCost cheap{0.0005, 0.00005, 0, 0};
   const BudgetFit fit = fit_to_budget(scale, prompts, cheap, cheap, kFullBudgetSeconds);
   EXPECT_TRUE(scale.cuts.empty());
@@ -87,7 +93,7 @@ TEST(LabScaleBudget, CheapModelsKeepTheDefaultSizes) {
 
 TEST(LabScaleBudget, ExpensiveModelsAreCutInOrderUntilTheyFit) {
   LabScale scale = LabScale::for_run(false);
-  const LabPromptSizes prompts{{4, 9, 6, 183}, {20, 22, 25, 30}};
+  const LabPromptSizes prompts{{4, 9, 6, 183}, {20, 22, 25, 30}, {}, {}};
   const ForwardCost expensive{0.02, 0.004, 0, 0};  // about 10× the shipped model's prices
   const BudgetFit fit = fit_to_budget(scale, prompts, expensive, expensive, kFullBudgetSeconds);
   ASSERT_FALSE(scale.cuts.empty());
@@ -95,7 +101,7 @@ TEST(LabScaleBudget, ExpensiveModelsAreCutInOrderUntilTheyFit) {
   EXPECT_GT(fit.estimated_seconds_before, kFullBudgetSeconds);
   EXPECT_LE(fit.estimated_seconds, kFullBudgetSeconds);
   EXPECT_LT(scale.timing_repeats, 5);
-  EXPECT_EQ(fit.section_seconds.size(), 8u);
+  EXPECT_EQ(fit.section_seconds.size(), 9u);
 }
 
 TEST(LabScaleContext, ShortContextsDropTheLongestPoints) {
@@ -112,6 +118,7 @@ TEST(LabScaleContext, ShortContextsDropTheLongestPoints) {
   fit_to_context(short_chat, 32768, 60, 30);
   EXPECT_EQ(short_chat.temperature_new_tokens, 30);
   EXPECT_EQ(short_chat.seed_new_tokens, 30);
+  EXPECT_EQ(short_chat.shrinking_new_tokens, 30);
   EXPECT_THROW(fit_to_context(short_chat, 32768, 40, 30), Error);
 }
 

@@ -1,5 +1,5 @@
 #pragma once
-// The eight sections of `minigen lab`, one experiment of the KV-cache and sampling module each. Every section
+// The nine sections of `minigen lab`, one experiment of the KV-cache and sampling module each. Every section
 // measures with generate() and the cache/config APIs, and returns its paragraphs, tables, plots and numbers.
 #include <string>
 #include <vector>
@@ -30,5 +30,15 @@ ReportSection temperature_section(LabContext& lab, std::vector<TemperatureBatch>
 ReportSection top_p_section(LabContext& lab);                                                // 6
 ReportSection eos_padding_section(const std::vector<TemperatureBatch>& batches);             // 7
 ReportSection seed_section(LabContext& lab);                                                 // 8
+ReportSection shrinking_section(LabContext& lab);                                            // 9
+
+// Section 1's base-model prompts, which section 9 also decodes.
+std::vector<std::vector<int>> cache_equivalence_prompts(const LabContext& lab);
+// Section 9's sizes, for the work estimate: the types it compares, how often each weight type's decode is timed
+// (the fastest run counts) and the prompt that decode continues.
+inline constexpr int kShrinkingKvTypes = 4;
+inline constexpr int kShrinkingWeightTypes = 4;
+inline constexpr int kShrinkingTimedDecodes = 2;
+inline constexpr int kShrinkingDecodePromptTokens = 32;
 
 }  // namespace minigen::lab

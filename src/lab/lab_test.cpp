@@ -138,6 +138,56 @@ TEST(LabQuick, ReportHoldsTheModuleInvariantsFor183PromptTokens) {
   EXPECT_TRUE(sections["seeds"]["greedy_cache_on_off_identical"].get<bool>());
   EXPECT_TRUE(sections["seeds"]["alone_and_in_batch_identical"].get<bool>());
 
+  // 9. Shrinking: one row per KV type and per weight type. The bytes are the formula's (int8: 1 B per element plus
+  // 2 · 4 layers · 100 · 2 kv heads · 4 B of scales); the f32 cache is its own reference, so it moves nothing.
+  const json& shrinking = sections["shrinking"];
+  const json& kv_types = shrinking["kv_dtypes"];
+  ASSERT_EQ(kv_types.size(), 4u);
+  const std::pair<std::string, uint64_t> expected_bytes_at_100[] = {
+      {"f32", 204800}, {"bf16", 102400}, {"f16", 102400}, {"int8", 57600}};
+  for (std::size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(kv_types[i]["kv_dtype"], expected_bytes_at_100[i].first);
+    for (const char* model : {"base", "sft"}) {
+      const json& row = kv_types[i][model];
+      EXPECT_EQ(row["bytes_at_100_tokens"].get<uint64_t>(), expected_bytes_at_100[i].second) << model;
+      // ⌊1 GiB / (bytes per token · 2,048)⌋: 256 sequences of 2,048 tokens in f32.
+      EXPECT_EQ(row["sequences_per_gib"]["2048"].get<int64_t>(),
+                static_cast<int64_t>((uint64_t{1} << 30) / (expected_bytes_at_100[i].second / 100 * 2048)))
+          << model;
+      EXPECT_EQ(row["steps"].get<int64_t>(), 4 * 64) << model;  // 4 prompts × 64 greedy tokens
+      EXPECT_GT(row["perplexity"].get<double>(), 1.0) << model;
+      EXPECT_GE(row["identical_share"].get<double>(), 0.0) << model;
+    }
+  }
+  for (const char* model : {"base", "sft"}) {
+    const json& f32 = kv_types[0][model];
+    EXPECT_EQ(f32["max_abs_logit_delta"].get<double>(), 0.0) << model;
+    EXPECT_EQ(f32["identical_share"].get<double>(), 1.0) << model;
+    EXPECT_EQ(f32["compared_steps"].get<int64_t>(), 4 * 64) << model;
+    EXPECT_EQ(f32["mean_kl"].get<double>(), 0.0) << model;
+    EXPECT_EQ(f32["top1_agreement"].get<double>(), 1.0) << model;
+    // A rounded cache does move the logits (int8 most of all), while its perplexity stays within 5 % of f32's.
+    EXPECT_GT(kv_types[3][model]["max_abs_logit_delta"].get<double>(), 0.0) << model;
+    EXPECT_NEAR(kv_types[3][model]["perplexity"].get<double>(), f32["perplexity"].get<double>(),
+                0.05 * f32["perplexity"].get<double>())
+        << model;
+  }
+  const json& weight_types = shrinking["weight_types"];
+  ASSERT_EQ(weight_types.size(), 4u);
+  const char* expected_weights[] = {"f32", "bf16", "q8", "q4"};
+  for (std::size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(weight_types[i]["weights"], expected_weights[i]);
+    EXPECT_GT(weight_types[i]["decode_tokens_per_second"].get<double>(), 0.0);
+    // Each type reads fewer bytes than the one before it.
+    if (i > 0) {
+      EXPECT_LT(weight_types[i]["weight_bytes"].get<uint64_t>(), weight_types[i - 1]["weight_bytes"].get<uint64_t>());
+    }
+  }
+  EXPECT_EQ(weight_types[0]["mean_kl"].get<double>(), 0.0);
+  EXPECT_EQ(weight_types[0]["top1_agreement"].get<double>(), 1.0);
+  EXPECT_GT(weight_types[3]["mean_kl"].get<double>(), weight_types[1]["mean_kl"].get<double>());
+  EXPECT_EQ(shrinking["documents"].get<int>(), 20);
+
   // report.md and every plot it shows exist and are not empty.
   const std::string markdown = read_text_file(out / "report.md");
   ASSERT_FALSE(markdown.empty());
@@ -155,11 +205,11 @@ TEST(LabQuick, ReportHoldsTheModuleInvariantsFor183PromptTokens) {
     ++images;
   }
   EXPECT_EQ(images, static_cast<int>(outcome.plots.size()));
-  EXPECT_GE(images, 8);
+  EXPECT_GE(images, 9);
   for (const fs::directory_entry& entry : fs::directory_iterator(out)) {
     EXPECT_EQ(entry.path().string().find(".partial"), std::string::npos) << "left over: " << entry.path();
   }
-  EXPECT_EQ(outcome.summary.size(), 8u);
+  EXPECT_EQ(outcome.summary.size(), 9u);
   fs::remove_all(out);
 }
 

@@ -33,6 +33,34 @@ int64_t uncached_tokens(int64_t prompt_tokens, int64_t new_tokens) {
   return prompt_tokens * new_tokens + new_tokens * (new_tokens - 1) / 2;
 }
 
+// One perplexity pass over the first `count` documents: each cut into pieces of at most context + 1 tokens, every
+// piece fed whole (up to 16 per call), and a softmax over the vocabulary at each of its positions (priced as a row
+// step).
+ForwardWork perplexity_work(const std::vector<int>& document_tokens, int count) {
+  ForwardWork work;
+  int64_t pieces = 0;
+  const int64_t width = kPerplexityContext + 1;
+  for (int d = 0; d < std::min(count, static_cast<int>(document_tokens.size())); ++d) {
+    for (int64_t start = 0; start + 1 < document_tokens[d]; start += width) {
+      const int64_t length = std::min<int64_t>(width, document_tokens[d] - start);
+      ++pieces;
+      work.tokens += length;
+      work.attention_pairs += length * (length + 1) / 2;
+      work.row_steps += length - 1;
+    }
+  }
+  work.calls = (pieces + 15) / 16;
+  return work;
+}
+
+// All the prompts as the rows of one greedy run with the cache: their tokens and pairs add up, the calls do not.
+ForwardWork batch_work(const std::vector<int>& prompts, int new_tokens) {
+  ForwardWork work;
+  for (int prompt : prompts) work += generation_work(prompt, new_tokens, 1, true);
+  work.calls = new_tokens;
+  return work;
+}
+
 }  // namespace
 
 ForwardWork generation_work(int64_t prompt_tokens, int64_t new_tokens, int64_t rows, bool use_cache) {
@@ -88,7 +116,7 @@ ForwardCost price_from_timings(const CalibrationTimings& t) {
 }
 
 std::vector<SectionWork> lab_work(const LabScale& scale, const LabPromptSizes& prompts) {
-  std::vector<SectionWork> sections(8);
+  std::vector<SectionWork> sections(9);
   BaseGreedyRuns greedy(sections[0].base);
 
   // 1. Same tokens with and without the cache: greedy (shared) and sampled (its own runs) on each prompt.
@@ -163,6 +191,26 @@ std::vector<SectionWork> lab_work(const LabScale& scale, const LabPromptSizes& p
     batch += generation_work(prompts.chat_prompts[2], new_tokens, 1, true);
     batch.calls = new_tokens;
     sections[7].sft += batch;
+  }
+
+  // 9. Shrinking the cache: each KV type generates on every prompt of the model as one batch and scores the held-out
+  // documents with a reference pass beside it (the f32 cache); each weight type (base model) does the same perplexity
+  // and times a short decode.
+  for (int kv_type = 0; kv_type < kShrinkingKvTypes; ++kv_type) {
+    sections[8].base += batch_work(prompts.equivalence_prompts, scale.shrinking_new_tokens);
+    sections[8].sft += batch_work(prompts.chat_prompts, scale.shrinking_new_tokens);
+    for (int pass = 0; pass < 2; ++pass) {
+      sections[8].base += perplexity_work(prompts.base_documents, scale.shrinking_documents);
+      sections[8].sft += perplexity_work(prompts.sft_documents, scale.shrinking_documents);
+    }
+  }
+  for (int weight_type = 0; weight_type < kShrinkingWeightTypes; ++weight_type) {
+    for (int run = 0; run < kShrinkingTimedDecodes; ++run) {
+      sections[8].base += generation_work(kShrinkingDecodePromptTokens, scale.shrinking_decode_tokens + 1, 1, true);
+    }
+    for (int pass = 0; pass < 2; ++pass) {
+      sections[8].base += perplexity_work(prompts.base_documents, scale.shrinking_documents);
+    }
   }
   return sections;
 }

@@ -70,6 +70,9 @@ ForwardCost price_from_timings(const CalibrationTimings& timings);
 struct LabPromptSizes {
   std::vector<int> equivalence_prompts;  // section 1's base-model prompts (the last one is the 183-token prompt)
   std::vector<int> chat_prompts;         // the SFT sections' chat prompts, in LabContext::chat_messages() order
+  // Section 9's held-out documents (bos + text + eos) with each model's tokenizer, in file order.
+  std::vector<int> base_documents;
+  std::vector<int> sft_documents;
 };
 
 struct SectionWork {
@@ -77,7 +80,7 @@ struct SectionWork {
   ForwardWork sft;
 };
 
-// The eight sections' work at this scale, in section order. Runs the lab computes once and reuses (the base
+// The nine sections' work at this scale, in section order. Runs the lab computes once and reuses (the base
 // model's greedy runs) are counted once.
 std::vector<SectionWork> lab_work(const LabScale& scale, const LabPromptSizes& prompts);
 

@@ -1,11 +1,11 @@
-#include "cli/jsonl_texts.h"
+#include "core/jsonl_texts.h"
 
 #include <nlohmann/json.hpp>
 
 #include "core/error.h"
 #include "core/file_io.h"
 
-namespace minigen::cli {
+namespace minigen {
 
 void for_each_jsonl_text(const std::string& path, const std::function<void(const std::string& text)>& on_text) {
   LineReader lines(path, kMaxLineBytes);
@@ -26,4 +26,4 @@ void for_each_jsonl_text(const std::string& path, const std::function<void(const
   }
 }
 
-}  // namespace minigen::cli
+}  // namespace minigen
