@@ -188,6 +188,37 @@ TEST_F(Cli, BadSettingsGiveOneClearError) {
   EXPECT_FALSE(fs::exists(work_dir() / "never"));
 }
 
+// `minigen quantize` from its command line: the written model generates the same tokens as quantizing at load, and
+// each misuse (a directory that already holds a model, a model already quantized, a float type) is one clear error.
+TEST_F(Cli, QuantizeWritesAModelThatRunsAsQuantizingAtLoadDoes) {
+  const fs::path out = work_dir() / "tiny-q8";
+  const RunResult made = run("quantize " + tiny_model().string() + " " + out.string() + " --weights q8");
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  for (const char* file : {"config.json", "model.safetensors", "tokenizer.json", "README.md"}) {
+    EXPECT_TRUE(fs::exists(out / file)) << file;
+  }
+  const std::string settings = " -p 'In the beginning' -n 12 --greedy --ignore-eos --json";
+  const RunResult at_load = run("generate -m " + tiny_model().string() + " --weights q8" + settings);
+  const RunResult stored = run("generate -m " + out.string() + settings);
+  ASSERT_EQ(at_load.exit_code, 0) << at_load.err;
+  ASSERT_EQ(stored.exit_code, 0) << stored.err;
+  const auto from_load = nlohmann::json::parse(at_load.out);
+  const auto from_file = nlohmann::json::parse(stored.out);
+  EXPECT_EQ(from_file["weights"], "q8");
+  EXPECT_EQ(from_file["sequences"][0]["token_ids"], from_load["sequences"][0]["token_ids"]);
+  EXPECT_EQ(from_file["sequences"][0]["new_tokens"], 12);
+  EXPECT_EQ(from_file["weight_bytes"], from_load["weight_bytes"]);
+
+  expect_clear_error("quantize " + tiny_model().string() + " " + out.string() + " --weights q4",
+                     "already holds a model");
+  expect_clear_error("quantize " + out.string() + " " + (work_dir() / "twice").string() + " --weights q4",
+                     "already quantized");
+  expect_clear_error("quantize " + tiny_model().string() + " " + (work_dir() / "float").string() + " --weights bf16",
+                     "{q8,q4}");
+  expect_clear_error("generate -m " + out.string() + " --weights f32 -p hi", "q8");
+  for (const char* never : {"twice", "float"}) EXPECT_FALSE(fs::exists(work_dir() / never)) << never;
+}
+
 TEST_F(Cli, BadModelFilesGiveOneClearError) {
   expect_clear_error("generate -m /nonexistent/model -p hi", "not found");
   const fs::path broken = work_dir() / "broken";

@@ -84,8 +84,23 @@ std::vector<std::vector<int>> perplexity_sequences_of_text(std::span<const int> 
 PerplexityResult score_perplexity(Transformer& transformer, Transformer* reference,
                                   std::span<const std::vector<int>> sequences, const PerplexityProgress& progress,
                                   KvDType kv_dtype) {
-  const ModelConfig& config = transformer.model().config;
+  const PerplexityVariant variant{&transformer, kv_dtype};
+  return score_perplexity_variants({&variant, 1}, reference, sequences, progress).front();
+}
+
+std::vector<PerplexityResult> score_perplexity_variants(std::span<const PerplexityVariant> variants,
+                                                        Transformer* reference,
+                                                        std::span<const std::vector<int>> sequences,
+                                                        const PerplexityProgress& progress) {
+  if (variants.empty()) throw Error("perplexity: nothing to score");
+  const ModelConfig& config = variants.front().transformer->model().config;
   const int vocab = config.vocab_size;
+  for (const PerplexityVariant& variant : variants) {
+    if (variant.transformer->model().config.vocab_size != vocab ||
+        variant.transformer->model().config.max_position_embeddings != config.max_position_embeddings) {
+      throw Error("perplexity: the models to compare differ in vocabulary or context");
+    }
+  }
   if (reference != nullptr && reference->model().config.vocab_size != vocab) {
     throw Error("perplexity: the reference model's vocabulary differs from the model's");
   }
@@ -98,14 +113,14 @@ PerplexityResult score_perplexity(Transformer& transformer, Transformer* referen
     }
     longest = std::max(longest, sequence.size());
   }
-  PerplexityResult result;
-  result.has_reference = reference != nullptr;
+  std::vector<PerplexityResult> results(variants.size());
+  for (PerplexityResult& result : results) result.has_reference = reference != nullptr;
+  ThreadPool& pool = variants.front().transformer->pool();
   const std::size_t batch_rows = static_cast<std::size_t>(rows_per_call(static_cast<int>(longest), vocab));
   for (std::size_t first = 0; first < sequences.size(); first += batch_rows) {
     const std::span<const std::vector<int>> batch =
         sequences.subspan(first, std::min(batch_rows, sequences.size() - first));
-    const std::vector<float> logits =
-        forward_all(transformer, batch, kv_dtype);  // a copy: the reference pass reuses buffers
+    // A copy each: every forward call reuses the Transformer's buffers.
     const std::vector<float> reference_logits =
         reference != nullptr ? forward_all(*reference, batch, KvDType::kF32) : std::vector<float>();
     // Every scored position of the batch: where its logits are and which token it should have predicted.
@@ -115,34 +130,41 @@ PerplexityResult score_perplexity(Transformer& transformer, Transformer* referen
     for (const std::vector<int>& sequence : batch) {
       for (std::size_t t = 0; t + 1 < sequence.size(); ++t) scored.emplace_back(position + t, sequence[t + 1]);
       position += sequence.size();
-      result.targets += static_cast<int64_t>(sequence.size()) - 1;
-      ++result.sequences;
     }
-    // The softmaxes in parallel (a vocabulary of exps per position is most of the work after the forward), the sums
-    // in position order afterwards, so the result is the same on any number of threads.
-    std::vector<double> losses(scored.size()), divergences(scored.size());
-    std::vector<char> agreements(scored.size());
-    transformer.pool().parallel_for(static_cast<int64_t>(scored.size()), [&](int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; ++i) {
-        const auto [at, target] = scored[i];
-        const float* row = logits.data() + at * vocab;
-        const double lse = log_sum_exp(row, vocab);
-        losses[i] = lse - row[target];
-        if (reference != nullptr) {
-          const float* reference_row = reference_logits.data() + at * vocab;
-          divergences[i] = kl_divergence(reference_row, log_sum_exp(reference_row, vocab), row, lse, vocab);
-          agreements[i] = argmax(reference_row, vocab) == argmax(row, vocab);
+    for (std::size_t v = 0; v < variants.size(); ++v) {
+      const bool is_reference = variants[v].transformer == reference && variants[v].kv_dtype == KvDType::kF32;
+      const std::vector<float> own_logits =
+          is_reference ? std::vector<float>() : forward_all(*variants[v].transformer, batch, variants[v].kv_dtype);
+      const std::vector<float>& logits = is_reference ? reference_logits : own_logits;
+      // The softmaxes in parallel (a vocabulary of exps per position is most of the work after the forward), the
+      // sums in position order afterwards, so the result is the same on any number of threads.
+      std::vector<double> losses(scored.size()), divergences(scored.size());
+      std::vector<char> agreements(scored.size());
+      pool.parallel_for(static_cast<int64_t>(scored.size()), [&](int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; ++i) {
+          const auto [at, target] = scored[i];
+          const float* row = logits.data() + at * vocab;
+          const double lse = log_sum_exp(row, vocab);
+          losses[i] = lse - row[target];
+          if (reference != nullptr) {
+            const float* reference_row = reference_logits.data() + at * vocab;
+            divergences[i] = kl_divergence(reference_row, log_sum_exp(reference_row, vocab), row, lse, vocab);
+            agreements[i] = argmax(reference_row, vocab) == argmax(row, vocab);
+          }
         }
+      });
+      PerplexityResult& result = results[v];
+      for (std::size_t i = 0; i < scored.size(); ++i) {
+        result.loss_sum += losses[i];
+        result.kl_sum += divergences[i];
+        result.top1_agreements += agreements[i];
       }
-    });
-    for (std::size_t i = 0; i < scored.size(); ++i) {
-      result.loss_sum += losses[i];
-      result.kl_sum += divergences[i];
-      result.top1_agreements += agreements[i];
+      result.targets += static_cast<int64_t>(scored.size());
+      result.sequences += static_cast<int64_t>(batch.size());
     }
     if (progress) progress(static_cast<int64_t>(first + batch.size()), static_cast<int64_t>(sequences.size()));
   }
-  return result;
+  return results;
 }
 
 }  // namespace minigen

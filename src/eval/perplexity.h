@@ -49,4 +49,18 @@ PerplexityResult score_perplexity(Transformer& transformer, Transformer* referen
                                   std::span<const std::vector<int>> sequences, const PerplexityProgress& progress = {},
                                   KvDType kv_dtype = KvDType::kF32);
 
+// One model setting to score: its weights (the Transformer) and its cache's type.
+struct PerplexityVariant {
+  Transformer* transformer = nullptr;
+  KvDType kv_dtype = KvDType::kF32;
+};
+
+// Several settings against one reference, batch by batch: the reference's logits are computed once per batch and
+// shared, and a variant that is the reference itself (same Transformer, f32 cache) reuses them instead of running
+// the same forward again. Each result equals what score_perplexity gives for that variant alone.
+std::vector<PerplexityResult> score_perplexity_variants(std::span<const PerplexityVariant> variants,
+                                                        Transformer* reference,
+                                                        std::span<const std::vector<int>> sequences,
+                                                        const PerplexityProgress& progress = {});
+
 }  // namespace minigen

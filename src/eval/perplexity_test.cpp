@@ -92,6 +92,34 @@ TEST(Perplexity, AgainstItselfTheKlIsZeroAndTheTopTokensAgree) {
   EXPECT_NE(rounded.loss_sum, itself.loss_sum);
 }
 
+// Scoring several settings in one pass shares the reference's logits; each result is still what it is alone, the
+// reference itself included (its forward is skipped, not its sums). Rows enough for more than one batch.
+TEST(Perplexity, VariantsScoredTogetherEqualEachScoredAlone) {
+  const auto model = testing::random_test_model("tiny", 6);
+  ThreadPool pool(2);
+  Transformer f32(*model, pool);
+  Transformer q8(*model, pool, WeightType::kQ8);
+  std::vector<std::vector<int>> sequences;
+  for (int i = 0; i < 20; ++i) sequences.push_back(testing::test_prompt(5 + i % 7, 30 + i));
+  const std::vector<PerplexityVariant> variants = {
+      {&f32, KvDType::kF32}, {&f32, KvDType::kInt8}, {&q8, KvDType::kF32}, {&q8, KvDType::kBF16}};
+  const std::vector<PerplexityResult> together = score_perplexity_variants(variants, &f32, sequences);
+  ASSERT_EQ(together.size(), variants.size());
+  for (std::size_t v = 0; v < variants.size(); ++v) {
+    const PerplexityResult alone =
+        score_perplexity(*variants[v].transformer, &f32, sequences, {}, variants[v].kv_dtype);
+    EXPECT_EQ(together[v].loss_sum, alone.loss_sum) << v;
+    EXPECT_EQ(together[v].kl_sum, alone.kl_sum) << v;
+    EXPECT_EQ(together[v].top1_agreements, alone.top1_agreements) << v;
+    EXPECT_EQ(together[v].targets, alone.targets) << v;
+    EXPECT_EQ(together[v].sequences, 20) << v;
+  }
+  EXPECT_EQ(together[0].kl_sum, 0.0);
+  EXPECT_GT(together[1].kl_sum, 0.0);
+  EXPECT_GT(together[2].kl_sum, together[1].kl_sum);  // q8 weights move more than the int8 cache here
+  EXPECT_THROW(score_perplexity_variants({}, &f32, sequences), Error);
+}
+
 TEST(Perplexity, RejectsSequencesTheModelCannotTake) {
   const auto model = testing::random_test_model("tiny", 7);  // a 512-token context
   ThreadPool pool(1);

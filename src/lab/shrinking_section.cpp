@@ -104,10 +104,10 @@ std::vector<KvRow> measure_kv_types(LabContext& lab, const std::string& model_na
       perplexity_sequences(documents, lab.scale().shrinking_documents, config);
   std::vector<KvRow> rows;
   GenerateResult reference;
+  std::vector<PerplexityVariant> variants;
   for (KvDType dtype : kKvTypes) {
-    lab.progress("  " + model_name + " model, " + std::string(kv_dtype_name(dtype)) +
-                 " cache: " + std::to_string(prompts.size()) + " prompts × " + std::to_string(new_tokens) +
-                 " greedy tokens, " + with_thousands(static_cast<long long>(sequences.size())) + " held-out sequences");
+    lab.progress("  " + model_name + " model, " + std::string(kv_dtype_name(dtype)) + " cache: " +
+                 std::to_string(prompts.size()) + " prompts × " + std::to_string(new_tokens) + " greedy tokens");
     KvRow row;
     row.dtype = dtype;
     row.bytes_at_100_tokens = bytes_used_at(config, 100, dtype);
@@ -117,10 +117,15 @@ std::vector<KvRow> measure_kv_types(LabContext& lab, const std::string& model_na
     GenerateResult run = minigen::generate(transformer, prompts, greedy_options(new_tokens, dtype));
     if (dtype == KvDType::kF32) reference = run;
     row.agreement = compare_runs(run, reference);
-    // The reference pass is the same Transformer with an f32 cache: only the cache's type differs.
-    row.perplexity = score_perplexity(transformer, &transformer, sequences, {}, dtype);
     rows.push_back(std::move(row));
+    variants.push_back({&transformer, dtype});
   }
+  // The reference is the same Transformer with an f32 cache: only the cache's type differs. One pass scores all four
+  // types against one computation of its logits.
+  lab.progress("  " + model_name + " model: perplexity of the four cache types on " +
+               with_thousands(static_cast<long long>(sequences.size())) + " held-out sequences");
+  const std::vector<PerplexityResult> scores = score_perplexity_variants(variants, &transformer, sequences);
+  for (std::size_t i = 0; i < rows.size(); ++i) rows[i].perplexity = scores[i];
   return rows;
 }
 
@@ -158,23 +163,27 @@ std::vector<WeightRow> measure_weight_types(LabContext& lab) {
   const std::vector<std::vector<int>> sequences =
       perplexity_sequences(lab.base_heldout_documents(), lab.scale().shrinking_documents, model.config);
   std::vector<WeightRow> rows;
+  std::vector<std::unique_ptr<Transformer>> packed;  // alive until all four are scored in one pass
+  std::vector<PerplexityVariant> variants;
   for (WeightType type : kWeightTypes) {
     lab.progress("  base model, " + std::string(weight_type_name(type)) +
-                 " weights: " + std::to_string(lab.scale().shrinking_decode_tokens) + " timed decode steps, " +
-                 with_thousands(static_cast<long long>(sequences.size())) + " held-out sequences");
-    std::unique_ptr<Transformer> packed;
+                 " weights: " + std::to_string(lab.scale().shrinking_decode_tokens) + " timed decode steps");
     Transformer* transformer = f32;
     if (type != WeightType::kF32) {
-      packed = std::make_unique<Transformer>(model, pool, type);
-      transformer = packed.get();
+      packed.push_back(std::make_unique<Transformer>(model, pool, type));
+      transformer = packed.back().get();
     }
     WeightRow row;
     row.type = type;
     row.weight_bytes = transformer->weight_bytes();
     row.decode_tokens_per_second = decode_tokens_per_second(lab, *transformer);
-    row.perplexity = score_perplexity(*transformer, f32, sequences);
     rows.push_back(std::move(row));
+    variants.push_back({transformer, KvDType::kF32});
   }
+  lab.progress("  base model: perplexity of the four weight types on " +
+               with_thousands(static_cast<long long>(sequences.size())) + " held-out sequences");
+  const std::vector<PerplexityResult> scores = score_perplexity_variants(variants, f32, sequences);
+  for (std::size_t i = 0; i < rows.size(); ++i) rows[i].perplexity = scores[i];
   return rows;
 }
 

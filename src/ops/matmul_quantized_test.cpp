@@ -83,7 +83,7 @@ TEST(PackedMatrix, QuantizedCodesAndScalesRoundTrip) {
       }
       std::vector<float> row(in);
       packed.row(o, row.data());
-      EXPECT_EQ(row[5], packed.at(o, 5));
+      for (int k = 0; k < in; ++k) ASSERT_EQ(row[k], packed.at(o, k)) << o << " " << k;  // row() walks per block
       // Quantization error is at most half a step (d / 2), except at q4's clamped end: the extreme maps to −8,
       // and a weight of the opposite sign near its magnitude (+8) is clamped to 7, a whole step off.
       for (int k = 0; k < in; ++k) {

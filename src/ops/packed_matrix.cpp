@@ -1,5 +1,6 @@
 #include "ops/packed_matrix.h"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -131,24 +132,35 @@ void PackedMatrix::check_index(int out, int in) const {
   }
 }
 
+namespace {
+
+// Readers of one (panel, block) group, unchecked: the public accessors check the index once.
+int group_code(const uint8_t* group, WeightType type, int lane, int k) {
+  if (type == WeightType::kQ8) return static_cast<int8_t>(group[q8_code_offset(lane, k)]);
+  const uint8_t byte = group[q4_code_offset(lane, k)];
+  return (lane < 8 ? byte & 0x0f : byte >> 4) - 8;
+}
+
+float group_scale(const uint8_t* group, std::size_t group_bytes, int lane) {
+  uint16_t bits;
+  std::memcpy(&bits, group + group_bytes - PackedMatrix::kScaleBytes + 2 * lane, 2);
+  return f16_to_float(bits);
+}
+
+}  // namespace
+
 int PackedMatrix::code(int out, int in) const {
   check_index(out, in);
   if (!is_block_quantized(type_)) throw Error("PackedMatrix::code: the matrix is not block-quantized");
-  const int lane = out % kPanelWidth;
   const uint8_t* group = quant_panel(out / kPanelWidth) + static_cast<std::size_t>(in / kQuantBlock) * group_bytes();
-  const int k = in % kQuantBlock;
-  if (type_ == WeightType::kQ8) return static_cast<int8_t>(group[q8_code_offset(lane, k)]);
-  const uint8_t byte = group[q4_code_offset(lane, k)];
-  return (lane < 8 ? byte & 0x0f : byte >> 4) - 8;
+  return group_code(group, type_, out % kPanelWidth, in % kQuantBlock);
 }
 
 float PackedMatrix::block_scale(int out, int block) const {
   check_index(out, block * kQuantBlock);
   if (!is_block_quantized(type_)) throw Error("PackedMatrix::block_scale: the matrix is not block-quantized");
   const uint8_t* group = quant_panel(out / kPanelWidth) + static_cast<std::size_t>(block) * group_bytes();
-  uint16_t bits;
-  std::memcpy(&bits, group + group_bytes() - kScaleBytes + 2 * (out % kPanelWidth), 2);
-  return f16_to_float(bits);
+  return group_scale(group, group_bytes(), out % kPanelWidth);
 }
 
 float PackedMatrix::at(int out, int in) const {
@@ -159,9 +171,26 @@ float PackedMatrix::at(int out, int in) const {
   return type_ == WeightType::kF32 ? f32_[index] : bf16_to_float(bf16_[index]);
 }
 
+// The embedding lookup of every prompt and generated token comes here: walk the row once, one scale per block.
 void PackedMatrix::row(int out, float* destination) const {
   check_index(out, 0);
-  for (int k = 0; k < in_features_; ++k) destination[k] = at(out, k);
+  const int lane = out % kPanelWidth;
+  if (is_block_quantized(type_)) {
+    const uint8_t* group = quant_panel(out / kPanelWidth);
+    for (int block = 0; block < blocks_; ++block, group += group_bytes()) {
+      const float d = group_scale(group, group_bytes(), lane);
+      const int first = block * kQuantBlock;
+      const int count = std::min(kQuantBlock, in_features_ - first);
+      for (int k = 0; k < count; ++k)
+        destination[first + k] = d * static_cast<float>(group_code(group, type_, lane, k));
+    }
+    return;
+  }
+  const std::size_t start = panel_offset(out / kPanelWidth) + lane;
+  for (int k = 0; k < in_features_; ++k) {
+    const std::size_t index = start + static_cast<std::size_t>(k) * kPanelWidth;
+    destination[k] = type_ == WeightType::kF32 ? f32_[index] : bf16_to_float(bf16_[index]);
+  }
 }
 
 std::size_t PackedMatrix::bytes() const {
