@@ -56,7 +56,7 @@ LabScale LabScale::for_run(bool quick) {
     scale.top_p_rows = 2;
     scale.top_p_new_tokens = 40;
     scale.seed_new_tokens = 32;
-    scale.shrinking_documents = 20;  // 24 perplexity passes (4 + 4 KV types, 4 weight types, each with its reference)
+    scale.shrinking_documents = 20;  // 12 perplexity passes (4 + 4 KV types, 4 weight types; f32 is the reference)
   } else {
     scale.grid_prompt_tokens = {16, 64, kHeadlinePromptTokens, 512};
     scale.grid_new_tokens = {16, kHeadlineNewTokens, 256};

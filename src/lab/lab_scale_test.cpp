@@ -59,17 +59,18 @@ TEST(WorkEstimate, CalibrationRecoversThePrices) {
 // Section 1 of the quick run on prompts of 4, 9, 6 and 183 tokens: greedy with and without the cache on each
 // (64 new tokens), sampled on the three short ones only. Section 8: six cached and three uncached runs of 32 tokens
 // on the first chat prompt, then a batch of the first three. Section 9: per KV type one 64-step batch of the model's
-// prompts and two perplexity passes; per weight type two timed decodes (32 + 32 tokens) and two perplexity passes.
+// prompts and one perplexity pass; per weight type two timed decodes (32 + 32 tokens) and one perplexity pass (the
+// f32 reference's logits are shared by every type, and are the f32 type's own).
 TEST(WorkEstimate, CountsEachSectionsRuns) {
   const LabScale scale = LabScale::for_run(true);
   // Held-out documents of 10 and 300 tokens for the base model (300 is cut into 257 + 43), one of 12 for the SFT.
   const LabPromptSizes prompts{{4, 9, 6, 183}, {20, 22, 25, 30}, {10, 300}, {12}};
   const std::vector<SectionWork> work = lab_work(scale, prompts);
   ASSERT_EQ(work.size(), 9u);
-  EXPECT_EQ(work[8].base.calls, 4 * 64 + 4 * 2 * 1 + 4 * 2 * 33 + 4 * 2 * 1);
-  EXPECT_EQ(work[8].base.tokens, 4 * (202 + 4 * 63) + 16 * 310 + 8 * (32 + 32));
-  EXPECT_EQ(work[8].sft.calls, 4 * 64 + 4 * 2 * 1);
-  EXPECT_EQ(work[8].sft.tokens, 4 * (97 + 4 * 63) + 8 * 12);
+  EXPECT_EQ(work[8].base.calls, 4 * 64 + 4 * 1 + 4 * 2 * 33 + 4 * 1);
+  EXPECT_EQ(work[8].base.tokens, 4 * (202 + 4 * 63) + 8 * 310 + 8 * (32 + 32));
+  EXPECT_EQ(work[8].sft.calls, 4 * 64 + 4 * 1);
+  EXPECT_EQ(work[8].sft.tokens, 4 * (97 + 4 * 63) + 4 * 12);
   EXPECT_EQ(work[0].base.calls, (8 + 6) * 64);
   EXPECT_EQ(work[0].base.tokens, (202 + 4 * 63) + (64 * 202 + 4 * 2016) + (19 + 3 * 63) + (64 * 19 + 3 * 2016));
   EXPECT_EQ(work[0].sft.calls, 0);

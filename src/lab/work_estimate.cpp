@@ -194,23 +194,19 @@ std::vector<SectionWork> lab_work(const LabScale& scale, const LabPromptSizes& p
   }
 
   // 9. Shrinking the cache: each KV type generates on every prompt of the model as one batch and scores the held-out
-  // documents with a reference pass beside it (the f32 cache); each weight type (base model) does the same perplexity
-  // and times a short decode.
+  // documents; each weight type (base model) times a short decode and scores them too. The f32 reference's pass is
+  // shared by every type and is the f32 type's own, so each type costs one perplexity pass.
   for (int kv_type = 0; kv_type < kShrinkingKvTypes; ++kv_type) {
     sections[8].base += batch_work(prompts.equivalence_prompts, scale.shrinking_new_tokens);
     sections[8].sft += batch_work(prompts.chat_prompts, scale.shrinking_new_tokens);
-    for (int pass = 0; pass < 2; ++pass) {
-      sections[8].base += perplexity_work(prompts.base_documents, scale.shrinking_documents);
-      sections[8].sft += perplexity_work(prompts.sft_documents, scale.shrinking_documents);
-    }
+    sections[8].base += perplexity_work(prompts.base_documents, scale.shrinking_documents);
+    sections[8].sft += perplexity_work(prompts.sft_documents, scale.shrinking_documents);
   }
   for (int weight_type = 0; weight_type < kShrinkingWeightTypes; ++weight_type) {
     for (int run = 0; run < kShrinkingTimedDecodes; ++run) {
       sections[8].base += generation_work(kShrinkingDecodePromptTokens, scale.shrinking_decode_tokens + 1, 1, true);
     }
-    for (int pass = 0; pass < 2; ++pass) {
-      sections[8].base += perplexity_work(prompts.base_documents, scale.shrinking_documents);
-    }
+    sections[8].base += perplexity_work(prompts.base_documents, scale.shrinking_documents);
   }
   return sections;
 }
