@@ -68,14 +68,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   event.text.assign(reinterpret_cast<const char*>(reader.data), reader.size);  // any bytes, as a token may end
 
-  const std::string chunk = to_json_text(stream_chunk(request, "id-1", "model", event, tokenizer));
+  const std::string chunk = to_json_text(stream_chunk(request, {"id-1", "model", "minigen"}, event, tokenizer));
   fuzz::check(nlohmann::json::accept(chunk), "a chunk is valid JSON");
   fuzz::check(chunk.find('\n') == std::string::npos, "no raw newline inside an SSE event");
   ChoiceResult choice;
   choice.text = event.text;
   choice.finish_reason = event.finish_reason;
   choice.tokens.push_back(event);
-  const std::string whole = to_json_text(completion_response(request, "id-1", "model", {choice}, 3, tokenizer));
+  const std::string whole =
+      to_json_text(completion_response(request, {"id-1", "model", "minigen"}, {choice}, 3, tokenizer));
   fuzz::check(nlohmann::json::accept(whole), "a response is valid JSON");
   // The eos that ends a choice is not part of the text, so it has no logprobs entry; every other token has one.
   const bool ends_with_eos = event.finished && event.token == tokenizer.eos_id();

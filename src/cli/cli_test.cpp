@@ -177,6 +177,14 @@ TEST_F(Cli, BadSettingsGiveOneClearError) {
   EXPECT_EQ(run("generate" + model + " -p hi --top-p 1.5").err, "minigen: error: --top-p must be in (0, 1], got 1.5\n");
   EXPECT_EQ(run("generate" + model + " -p hi --temperature 0").err,
             "minigen: error: --temperature must be > 0 when sampling, got 0 (--greedy takes the argmax)\n");
+  expect_clear_error("generate" + model + " -p hi --frequency-penalty 3", "--frequency-penalty must be in [-2, 2]");
+  expect_clear_error("generate" + model + " -p hi --presence-penalty -2.5", "--presence-penalty");
+  expect_clear_error("generate" + model + " -p hi --logit-bias 5", "--logit-bias takes ID=BIAS");
+  expect_clear_error("generate" + model + " -p hi --logit-bias 5=x", "--logit-bias takes ID=BIAS");
+  expect_clear_error("generate" + model + " -p hi --logit-bias 5=-101",
+                     "--logit-bias of token 5 must be in [-100, 100]");
+  expect_clear_error("generate" + model + " -p hi --logit-bias 6400=1", "outside the vocabulary [0, 6400)");
+  expect_clear_error("generate" + model + " -p hi --logit-bias 5=1 --logit-bias 5=2", "names token 5 twice");
   expect_clear_error("generate" + model + " -p hi -n 0", "max-new-tokens");
   expect_clear_error("generate" + model + " -p hi --num-return-sequences 0", "num-return-sequences");
   expect_clear_error("generate" + model + " -p hi -n 40000", "context");

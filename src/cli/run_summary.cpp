@@ -7,6 +7,17 @@
 
 namespace minigen::cli {
 
+namespace {
+
+// {"17": -100, …}: OpenAI's shape of the field.
+nlohmann::json logit_bias_json(const std::vector<LogitBias>& biases) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const LogitBias& entry : biases) out[std::to_string(entry.token)] = as_typed_decimal(entry.bias);
+  return out;
+}
+
+}  // namespace
+
 RunMemory run_memory(const Transformer& transformer) {
   return {transformer.weight_type(), transformer.weight_bytes(), resident_memory_bytes()};
 }
@@ -49,6 +60,9 @@ nlohmann::json run_summary_json(const GenerateResult& result, const Tokenizer& t
         {"top_p", as_typed_decimal(sampling.top_p)},
         {"min_p", as_typed_decimal(sampling.min_p)},
         {"repetition_penalty", as_typed_decimal(sampling.repetition_penalty)},
+        {"frequency_penalty", as_typed_decimal(sampling.frequency_penalty)},
+        {"presence_penalty", as_typed_decimal(sampling.presence_penalty)},
+        {"logit_bias", logit_bias_json(sampling.logit_bias)},
         {"top_p_rule", top_p_rule_name(sampling.top_p_rule)},
         {"seed", sampling.seed},
         {"num_return_sequences", result.sequences.size()}}},

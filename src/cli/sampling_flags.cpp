@@ -1,6 +1,8 @@
 #include "cli/sampling_flags.h"
 
 #include <climits>
+#include <stdexcept>
+#include <string>
 
 #include "cli/flag_checks.h"
 
@@ -30,6 +32,18 @@ void SamplingFlags::add_to(CLI::App& command) {
                   "MiniMind's sign-aware penalty on every token already in the row; 1 turns it off")
       ->check(finite_number())
       ->capture_default_str();
+  command
+      .add_option("--frequency-penalty", values.frequency_penalty,
+                  "OpenAI's: minus F × how often a token was generated so far, in [-2, 2]; 0 turns it off")
+      ->check(finite_number())
+      ->capture_default_str();
+  command
+      .add_option("--presence-penalty", values.presence_penalty,
+                  "OpenAI's: minus P once a token was generated, in [-2, 2]; 0 turns it off")
+      ->check(finite_number())
+      ->capture_default_str();
+  command.add_option("--logit-bias", logit_bias, "ID=BIAS: add BIAS in [-100, 100] to token ID's logit; -100 bans it")
+      ->take_all();
   command.add_flag("--greedy", values.greedy, "take the most likely token (argmax) instead of sampling");
   command.add_option("--seed", values.seed, "seed of the per-row random streams, 0 to 2^64 − 1")
       ->check(seed_value())
@@ -38,9 +52,34 @@ void SamplingFlags::add_to(CLI::App& command) {
       ->capture_default_str();
 }
 
+namespace {
+
+// "17=-100" → {17, -100}; anything else is one clear error naming the flag.
+LogitBias parse_logit_bias(const std::string& text) {
+  const std::size_t equals = text.find('=');
+  const std::string problem = "--logit-bias takes ID=BIAS (a token id and a number), got '" + text + "'";
+  if (equals == std::string::npos) throw Error(problem);
+  LogitBias entry;
+  try {
+    std::size_t used = 0;
+    const long token = std::stol(text.substr(0, equals), &used);
+    if (used != equals || token < 0 || token > INT_MAX) throw Error(problem);
+    const std::string bias = text.substr(equals + 1);
+    entry.bias = std::stof(bias, &used);
+    if (used != bias.size()) throw Error(problem);
+    entry.token = static_cast<int>(token);
+  } catch (const std::logic_error&) {  // stol/stof: no number, or out of range
+    throw Error(problem);
+  }
+  return entry;
+}
+
+}  // namespace
+
 SamplingParams SamplingFlags::params() const {
   SamplingParams params = values;
   params.top_p_rule = parse_top_p_rule(top_p_rule);
+  for (const std::string& entry : logit_bias) params.logit_bias.push_back(parse_logit_bias(entry));
   try {
     params.validate();
   } catch (const InvalidSamplingParam& invalid) {

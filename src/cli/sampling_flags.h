@@ -3,6 +3,7 @@
 // this file only names them as flags.
 #include <CLI/CLI.hpp>
 #include <string>
+#include <vector>
 
 #include "sampling/sampling_params.h"
 
@@ -11,6 +12,7 @@ namespace minigen::cli {
 struct SamplingFlags {
   SamplingParams values;  // the flags write straight into it
   std::string top_p_rule = std::string(top_p_rule_name(SamplingParams{}.top_p_rule));
+  std::vector<std::string> logit_bias;  // "ID=BIAS" each, as given
 
   void add_to(CLI::App& command);
   // The parameters, validated; an out-of-range value is an Error naming its flag ("--top-p must be in (0, 1], got
@@ -18,7 +20,8 @@ struct SamplingFlags {
   SamplingParams params() const;
 };
 
-// The flag that sets a parameter: "--temperature", "--top-k", "--top-p", "--min-p", "--repetition-penalty".
+// The flag that sets a parameter: "--temperature", "--top-k", "--top-p", "--min-p", "--repetition-penalty",
+// "--frequency-penalty", "--presence-penalty", "--logit-bias".
 std::string sampling_flag_name(SamplingParam param);
 
 }  // namespace minigen::cli

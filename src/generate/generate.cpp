@@ -22,6 +22,7 @@ void check_request(const ModelConfig& config, std::span<const std::vector<int>> 
   if (prompts.empty()) throw Error("generate needs at least one prompt");
   if (options.max_new_tokens < 1) throw Error("max_new_tokens must be at least 1");
   options.sampling.validate();
+  options.sampling.check_vocabulary(config.vocab_size);
   if (!options.rng_rows.empty() && options.rng_rows.size() != prompts.size()) {
     throw Error("rng_rows must give one key per prompt");
   }

@@ -174,7 +174,7 @@ TEST_P(LabOnOwnModels, QuickLabOnFp16PthCheckpointsHoldsTheFormulasForTheirShape
   EXPECT_EQ(kv_types[0]["base"]["bytes_at_100_tokens"].get<uint64_t>(), test.bytes_at_100_tokens);
   EXPECT_EQ(kv_types[1]["base"]["bytes_at_100_tokens"].get<uint64_t>(), test.bytes_at_100_tokens / 2);
   EXPECT_EQ(kv_types[0]["base"]["max_abs_logit_delta"].get<double>(), 0.0);
-  EXPECT_EQ(kv_types[0]["base"]["identical_share"].get<double>(), 1.0);
+  EXPECT_EQ(kv_types[0]["base"]["agreement_share"].get<double>(), 1.0);
   EXPECT_EQ(sections["shrinking"]["weight_types"].size(), 4u);
   EXPECT_EQ(sections["temperature"]["settings"][0]["prompts"][0]["distinct_answers"], 1);  // greedy
   fs::remove_all(scratch);

@@ -156,13 +156,18 @@ TEST(LabQuick, ReportHoldsTheModuleInvariantsFor183PromptTokens) {
           << model;
       EXPECT_EQ(row["steps"].get<int64_t>(), 4 * 64) << model;  // 4 prompts × 64 greedy tokens
       EXPECT_GT(row["perplexity"].get<double>(), 1.0) << model;
-      EXPECT_GE(row["identical_share"].get<double>(), 0.0) << model;
+      EXPECT_LE(row["agreeing_steps"].get<int64_t>(), row["compared_steps"].get<int64_t>()) << model;
+      // A row that parts from f32 stops being compared at that step, so a row either agrees throughout or parts once.
+      EXPECT_EQ(row["compared_steps"].get<int64_t>() - row["agreeing_steps"].get<int64_t>(),
+                row["rows"].get<int64_t>() - row["identical_rows"].get<int64_t>())
+          << model;
     }
   }
   for (const char* model : {"base", "sft"}) {
     const json& f32 = kv_types[0][model];
     EXPECT_EQ(f32["max_abs_logit_delta"].get<double>(), 0.0) << model;
-    EXPECT_EQ(f32["identical_share"].get<double>(), 1.0) << model;
+    EXPECT_EQ(f32["agreement_share"].get<double>(), 1.0) << model;
+    EXPECT_EQ(f32["identical_rows"].get<int64_t>(), 4) << model;
     EXPECT_EQ(f32["compared_steps"].get<int64_t>(), 4 * 64) << model;
     EXPECT_EQ(f32["mean_kl"].get<double>(), 0.0) << model;
     EXPECT_EQ(f32["top1_agreement"].get<double>(), 1.0) << model;

@@ -24,19 +24,27 @@ constexpr WeightType kWeightTypes[kShrinkingWeightTypes] = {WeightType::kF32, We
                                                             WeightType::kQ4};
 constexpr int kBudgetLengths[] = {256, 2048};
 
+std::string percent(double share) { return fixed(100 * share, 1) + " %"; }
+
 // How a run with a smaller cache follows the f32 cache's run of the same prompts.
 struct Agreement {
   double max_abs_logit_delta = 0;
-  int64_t compared_steps = 0;  // steps whose logits were compared (see compare_runs)
-  int64_t steps = 0;
-  int64_t identical_steps = 0;  // steps that chose the f32 run's token
+  int64_t steps = 0;           // every greedy step of every row
+  int64_t compared_steps = 0;  // steps taken on the same text so far as the f32 run (see compare_runs)
+  int64_t agreeing_steps = 0;  // of those, the steps that chose the f32 run's token
+  int64_t rows = 0;
+  int64_t identical_rows = 0;  // rows whose every token is the f32 run's
 
-  double identical_share() const { return steps > 0 ? static_cast<double>(identical_steps) / steps : 0; }
+  // The share of decisions made on the same text that came out the same: a row that parts once at step 3 of 64
+  // counts one disagreement, not 61 (after it the two runs continue different texts).
+  double agreement_share() const {
+    return compared_steps > 0 ? static_cast<double>(agreeing_steps) / static_cast<double>(compared_steps) : 0;
+  }
 };
 
-// Step by step, row by row. A step's logits are compared only while every earlier token of its row is the reference's:
-// after the first different token the two runs continue different texts, and their logits differ for that reason,
-// not because of the cache. Tokens are compared at every step.
+// Step by step, row by row, while every earlier token of the row is the reference's: there the logits are compared
+// and the chosen tokens too. After the first different token the two runs continue different texts, whose logits and
+// tokens differ for that reason, not because of the cache, so those steps are counted but not compared.
 Agreement compare_runs(const GenerateResult& run, const GenerateResult& reference) {
   Agreement agreement;
   for (std::size_t row = 0; row < run.sequences.size(); ++row) {
@@ -44,22 +52,28 @@ Agreement compare_runs(const GenerateResult& run, const GenerateResult& referenc
     const GeneratedSequence& theirs = reference.sequences[row];
     bool same_history = true;
     for (std::size_t step = 0; step < ours.token_ids.size() && step < theirs.token_ids.size(); ++step) {
-      if (same_history) {
-        const std::vector<float>& a = ours.step_logits[step];
-        const std::vector<float>& b = theirs.step_logits[step];
-        for (std::size_t i = 0; i < a.size(); ++i) {
-          agreement.max_abs_logit_delta =
-              std::max(agreement.max_abs_logit_delta, std::fabs(static_cast<double>(a[i]) - b[i]));
-        }
-        ++agreement.compared_steps;
-      }
-      const bool identical = ours.token_ids[step] == theirs.token_ids[step];
-      agreement.identical_steps += identical ? 1 : 0;
       ++agreement.steps;
-      same_history = same_history && identical;
+      if (!same_history) continue;
+      const std::vector<float>& a = ours.step_logits[step];
+      const std::vector<float>& b = theirs.step_logits[step];
+      for (std::size_t i = 0; i < a.size(); ++i) {
+        agreement.max_abs_logit_delta =
+            std::max(agreement.max_abs_logit_delta, std::fabs(static_cast<double>(a[i]) - b[i]));
+      }
+      ++agreement.compared_steps;
+      same_history = ours.token_ids[step] == theirs.token_ids[step];
+      agreement.agreeing_steps += same_history ? 1 : 0;
     }
+    ++agreement.rows;
+    agreement.identical_rows += same_history && ours.token_ids.size() == theirs.token_ids.size() ? 1 : 0;
   }
   return agreement;
+}
+
+// "199 of 200 (99.5 %)"
+std::string agreement_text(const Agreement& agreement) {
+  return with_thousands(agreement.agreeing_steps) + " of " + with_thousands(agreement.compared_steps) + " (" +
+         percent(agreement.agreement_share()) + ")";
 }
 
 GenerateOptions greedy_options(int new_tokens, KvDType dtype) {
@@ -194,7 +208,6 @@ std::string furthest_text(const std::vector<PlotSeries>& series) {
   return "The furthest from f32: " + furthest->title + " (mean KL " + exact_or_scientific(furthest->y[0]) + ").";
 }
 
-std::string percent(double share) { return fixed(100 * share, 1) + " %"; }
 std::string kl_text(double kl) { return exact_or_scientific(kl); }
 std::string mib(double bytes) { return fixed(bytes / (1024.0 * 1024.0), 2) + " MiB"; }
 
@@ -210,10 +223,12 @@ nlohmann::json kv_json(const KvRow& row) {
   return {{"bytes_at_100_tokens", row.bytes_at_100_tokens},
           {"sequences_per_gib", per_gib},
           {"max_abs_logit_delta", row.agreement.max_abs_logit_delta},
-          {"compared_steps", row.agreement.compared_steps},
           {"steps", row.agreement.steps},
-          {"identical_steps", row.agreement.identical_steps},
-          {"identical_share", row.agreement.identical_share()},
+          {"compared_steps", row.agreement.compared_steps},
+          {"agreeing_steps", row.agreement.agreeing_steps},
+          {"agreement_share", row.agreement.agreement_share()},
+          {"rows", row.agreement.rows},
+          {"identical_rows", row.agreement.identical_rows},
           {"perplexity", row.perplexity.perplexity()},
           {"mean_kl", row.perplexity.mean_kl()},
           {"top1_agreement", row.perplexity.top1_agreement()},
@@ -240,12 +255,12 @@ std::string trade_paragraph(const std::vector<KvRow>& base_kv, const std::vector
          " smaller), so a GiB holds " + with_thousands(kv_int8.sequences_per_gib[1]) +
          " sequences of 2,048 tokens instead of " + with_thousands(kv_f32.sequences_per_gib[1]) +
          ". In exchange the base model's logits moved by up to " + fixed(kv_int8.agreement.max_abs_logit_delta, 4) +
-         ", greedy decoding chose the f32 cache's token in " + percent(kv_int8.agreement.identical_share()) + " of " +
-         with_thousands(kv_int8.agreement.steps) + " steps, and perplexity went " +
+         ", greedy decoding chose the f32 cache's token at " + agreement_text(kv_int8.agreement) +
+         " steps taken on the same text, and perplexity went " +
          perplexity_change(kv_f32.perplexity.perplexity(), kv_int8.perplexity.perplexity()) +
          ". bf16 halves the bytes for a logit change of up to " + fixed(kv_bf16.agreement.max_abs_logit_delta, 4) +
-         " and " + percent(kv_bf16.agreement.identical_share()) +
-         " identical tokens. Every decode step reads all the weights and the sequence's cache: at 2,048 tokens "
+         " and the same token at " + agreement_text(kv_bf16.agreement) +
+         " steps. Every decode step reads all the weights and the sequence's cache: at 2,048 tokens "
          "the f32 cache is " +
          mib(static_cast<double>(kv_f32.bytes_at_100_tokens) * 2048 / 100) + ", the f32 weights " +
          mib(static_cast<double>(w_f32.weight_bytes)) + ". q4 weights are " +
@@ -276,8 +291,10 @@ ReportSection shrinking_section(LabContext& lab) {
       "rounded. Each KV type below generates " +
       std::to_string(new_tokens) +
       " greedy tokens on every prompt of the model (section 1's prompts for the base model, the chat prompts for the "
-      "SFT model), and its logits are compared step by step with the f32 cache's run — the logits only while the two "
-      "runs still share every earlier token, since after a different token they continue different texts. "
+      "SFT model), and its steps are compared with the f32 cache's run while the two runs still share every earlier "
+      "token: the logits, and whether greedy decoding picked the same token. After the first different token they "
+      "continue different texts, so a row that parts once counts one disagreement, and the next column says how many "
+      "rows stayed identical to the end. "
       "Perplexity is on the first " +
       std::to_string(documents) +
       " documents of `examples/heldout.jsonl` (bos + text + eos, as `minigen perplexity --jsonl` scores them), with "
@@ -293,8 +310,8 @@ ReportSection shrinking_section(LabContext& lab) {
       measure_kv_types(lab, "SFT", lab.sft_transformer(), chat_prompts, lab.sft_heldout_documents());
 
   ReportTable kv_table{{"model", "--kv-dtype", "bytes at 100 tokens", "sequences per GiB (256 tokens)",
-                        "sequences per GiB (2,048 tokens)", "max abs Δ logit", "greedy tokens as f32", "perplexity",
-                        "mean KL vs f32 cache"},
+                        "sequences per GiB (2,048 tokens)", "max abs Δ logit", "greedy token as f32 (same text so far)",
+                        "rows identical to the end", "perplexity", "mean KL vs f32 cache"},
                        {}};
   nlohmann::json kv_rows = nlohmann::json::array();
   for (const auto& [name, rows] : {std::pair<std::string, const std::vector<KvRow>&>{"base", base_kv},
@@ -303,7 +320,8 @@ ReportSection shrinking_section(LabContext& lab) {
       kv_table.rows.push_back(
           {name, std::string(kv_dtype_name(row.dtype)), with_thousands(static_cast<long long>(row.bytes_at_100_tokens)),
            with_thousands(row.sequences_per_gib[0]), with_thousands(row.sequences_per_gib[1]),
-           exact_or_scientific(row.agreement.max_abs_logit_delta), percent(row.agreement.identical_share()),
+           exact_or_scientific(row.agreement.max_abs_logit_delta), agreement_text(row.agreement),
+           std::to_string(row.agreement.identical_rows) + " of " + std::to_string(row.agreement.rows),
            fixed(row.perplexity.perplexity(), 3), kl_text(row.perplexity.mean_kl())});
     }
   }
@@ -381,7 +399,7 @@ ReportSection shrinking_section(LabContext& lab) {
   section.summary.push_back(
       "shrinking: int8 cache " + with_thousands(static_cast<long long>(int8.bytes_at_100_tokens)) +
       " B at 100 tokens (f32 " + with_thousands(static_cast<long long>(base_kv.front().bytes_at_100_tokens)) +
-      "), greedy tokens as f32 in " + percent(int8.agreement.identical_share()) + "; q4 weights " +
+      "), greedy token as f32 at " + percent(int8.agreement.agreement_share()) + " of steps; q4 weights " +
       percent(static_cast<double>(weights.back().weight_bytes) / f32_weight_bytes) + " of the bytes, perplexity " +
       fixed(weights.front().perplexity.perplexity(), 2) + " → " + fixed(weights.back().perplexity.perplexity(), 2));
   return section;

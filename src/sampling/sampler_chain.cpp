@@ -21,6 +21,10 @@ SamplerChain::SamplerChain(const SamplingParams& params) : params_(params) {
   // MiniMind's order. This is the one place it is written.
   if (params_.applies_temperature()) stages_.emplace_back(TemperatureSampler(params_.temperature));
   if (params_.repetition_penalty != 1.0f) stages_.emplace_back(RepetitionPenaltySampler(params_.repetition_penalty));
+  if (params_.frequency_penalty != 0.0f || params_.presence_penalty != 0.0f) {
+    stages_.emplace_back(OpenAiPenaltySampler(params_.frequency_penalty, params_.presence_penalty));
+  }
+  if (!params_.logit_bias.empty()) stages_.emplace_back(LogitBiasSampler(params_.logit_bias));
   if (params_.top_k > 0) stages_.emplace_back(TopKSampler(params_.top_k));
   if (params_.top_p < 1.0f) stages_.emplace_back(TopPSampler(params_.top_p, params_.top_p_rule));
   if (params_.min_p > 0.0f) stages_.emplace_back(MinPSampler(params_.min_p));

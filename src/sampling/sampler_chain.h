@@ -1,11 +1,14 @@
 #pragma once
 // The sampler chain: every stage that turns one row's logits into one token, in an order written out in one place
-// (the constructor). The default and only order is MiniMind's:
-//   temperature → repetition penalty → top-k → top-p → min-p → (random draw | argmax)
+// (the constructor). The default and only order is MiniMind's, with OpenAI's penalties and logit bias beside its
+// repetition penalty:
+//   temperature → repetition penalty → frequency/presence penalties → logit bias → top-k → top-p → min-p
+//   → (random draw | argmax)
 // Compare llama.cpp (temperature last, so top-p sees T = 1 probabilities) and Hugging Face (penalty before
 // temperature); with temperature first, a low T also narrows the top-p nucleus.
 //
-// Stages that are switched off (top-k 0, top-p 1, min-p 0, penalty 1, greedy with T ≤ 0) are not in the chain.
+// Stages that are switched off (top-k 0, top-p 1, min-p 0, penalty 1, OpenAI penalties 0, no logit bias, greedy with
+// T ≤ 0) are not in the chain.
 // The filters run for greedy decoding too, as in MiniMind; they never change the argmax, but they keep the
 // reported candidate count meaningful.
 //
@@ -16,7 +19,9 @@
 #include <variant>
 #include <vector>
 
+#include "sampling/logit_bias_sampler.h"
 #include "sampling/min_p_sampler.h"
+#include "sampling/openai_penalty_sampler.h"
 #include "sampling/repetition_penalty_sampler.h"
 #include "sampling/sampling_context.h"
 #include "sampling/sampling_params.h"
@@ -56,7 +61,8 @@ class SamplerChain {
 
  private:
   // Every stage has the same apply(logits, context) and name(), so the chain is a plain list visited in order.
-  using Stage = std::variant<TemperatureSampler, RepetitionPenaltySampler, TopKSampler, TopPSampler, MinPSampler>;
+  using Stage = std::variant<TemperatureSampler, RepetitionPenaltySampler, OpenAiPenaltySampler, LogitBiasSampler,
+                             TopKSampler, TopPSampler, MinPSampler>;
 
   SamplingParams params_;
   std::vector<Stage> stages_;

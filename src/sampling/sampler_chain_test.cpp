@@ -24,14 +24,42 @@ TEST(SamplerChainTest, StageNamesFollowMiniMindsOrder) {
                                   .top_p = 0.95f,
                                   .min_p = 0.05f,
                                   .repetition_penalty = 1.1f,
+                                  .frequency_penalty = 0.5f,
+                                  .presence_penalty = -0.25f,
+                                  .logit_bias = {{3, -100.0f}, {7, 2.5f}},
                                   .top_p_rule = TopPRule::HuggingFace,
                                   .seed = 9};
   EXPECT_EQ(SamplerChain(everything).stage_names(),
-            (std::vector<std::string>{"temperature(0.7)", "repetition-penalty(1.1)", "top-k(40)", "top-p(0.95, hf)",
-                                      "min-p(0.05)", "draw(seed=9)"}));
+            (std::vector<std::string>{"temperature(0.7)", "repetition-penalty(1.1)",
+                                      "openai-penalties(frequency=0.5, presence=-0.25)", "logit-bias(2 tokens)",
+                                      "top-k(40)", "top-p(0.95, hf)", "min-p(0.05)", "draw(seed=9)"}));
   // Greedy with T = 0 and every filter off: only the argmax is left.
   const SamplingParams bare_greedy{.temperature = 0.0f, .top_k = 0, .top_p = 1.0f, .greedy = true};
   EXPECT_EQ(SamplerChain(bare_greedy).stage_names(), (std::vector<std::string>{"argmax"}));
+}
+
+// The OpenAI penalties act after the temperature: T = 0.5 doubles the logits 2, 1, 0 to 4, 2, 0; token 0 was
+// generated twice (frequency 1.5 → −3, presence 0.5 → −0.5) so it ends at 0.5, below token 1's 2. Prompt tokens
+// (id 1, twice) are not counted. Then a −100 bias bans token 1 and +0.25 lifts token 2 to 0.25: the argmax is 0.
+TEST(SamplerChainTest, OpenAiPenaltiesAndLogitBiasFollowTheTemperature) {
+  const SamplingParams params{.temperature = 0.5f,
+                              .top_k = 0,
+                              .top_p = 1.0f,
+                              .frequency_penalty = 1.5f,
+                              .presence_penalty = 0.5f,
+                              .greedy = true};
+  std::vector<float> logits = {2.0f, 1.0f, 0.0f};
+  const std::vector<int> history = {1, 1, 0, 0};  // prompt {1, 1}, generated {0, 0}
+  SamplerChain(params).filter(logits, {.history = history, .step = 2});
+  EXPECT_EQ(logits, (std::vector<float>{0.5f, 2.0f, 0.0f}));
+  SamplingParams banned = params;
+  banned.logit_bias = {{1, -100.0f}, {2, 0.25f}};
+  std::vector<float> again = {2.0f, 1.0f, 0.0f};
+  const SampledToken chosen = SamplerChain(banned).sample(again, {.history = history, .step = 2});
+  EXPECT_EQ(again[1], -std::numeric_limits<float>::infinity());
+  EXPECT_EQ(again[2], 0.25f);
+  EXPECT_EQ(chosen.token, 0);
+  EXPECT_EQ(chosen.kept_count, 2);
 }
 
 TEST(SamplerChainTest, TemperatureComesBeforeTopP) {

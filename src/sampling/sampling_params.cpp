@@ -1,5 +1,6 @@
 #include "sampling/sampling_params.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 
@@ -19,6 +20,12 @@ std::string_view sampling_param_name(SamplingParam param) {
       return "min_p";
     case SamplingParam::kRepetitionPenalty:
       return "repetition_penalty";
+    case SamplingParam::kFrequencyPenalty:
+      return "frequency_penalty";
+    case SamplingParam::kPresencePenalty:
+      return "presence_penalty";
+    case SamplingParam::kLogitBias:
+      return "logit_bias";
   }
   return "unknown sampling parameter";
 }
@@ -69,6 +76,32 @@ void check_repetition_penalty(float penalty) {
   }
 }
 
+void check_openai_penalty(SamplingParam which, float penalty) {
+  if (!(penalty >= -kMaxOpenAiPenalty && penalty <= kMaxOpenAiPenalty)) {
+    throw InvalidSamplingParam(which, "must be in [-2, 2] (0 turns it off), got " + shortest_decimal(penalty));
+  }
+}
+
+void check_logit_bias(const std::vector<LogitBias>& logit_bias) {
+  std::vector<int> tokens;
+  for (const LogitBias& entry : logit_bias) {
+    if (entry.token < 0) {
+      throw InvalidSamplingParam(SamplingParam::kLogitBias,
+                                 "token ids must be >= 0, got " + std::to_string(entry.token));
+    }
+    if (!(entry.bias >= -kMaxLogitBias && entry.bias <= kMaxLogitBias)) {
+      throw InvalidSamplingParam(
+          SamplingParam::kLogitBias,
+          "of token " + std::to_string(entry.token) + " must be in [-100, 100], got " + shortest_decimal(entry.bias));
+    }
+    tokens.push_back(entry.token);
+  }
+  std::sort(tokens.begin(), tokens.end());
+  if (const auto twice = std::adjacent_find(tokens.begin(), tokens.end()); twice != tokens.end()) {
+    throw InvalidSamplingParam(SamplingParam::kLogitBias, "names token " + std::to_string(*twice) + " twice");
+  }
+}
+
 void SamplingParams::validate() const {
   if (std::isnan(temperature) || std::isinf(temperature)) check_temperature(temperature);
   if (applies_temperature()) check_temperature(temperature);
@@ -76,6 +109,19 @@ void SamplingParams::validate() const {
   check_top_p(top_p);
   check_min_p(min_p);
   check_repetition_penalty(repetition_penalty);
+  check_openai_penalty(SamplingParam::kFrequencyPenalty, frequency_penalty);
+  check_openai_penalty(SamplingParam::kPresencePenalty, presence_penalty);
+  check_logit_bias(logit_bias);
+}
+
+void SamplingParams::check_vocabulary(int vocab_size) const {
+  for (const LogitBias& entry : logit_bias) {
+    if (entry.token >= vocab_size) {
+      throw InvalidSamplingParam(SamplingParam::kLogitBias, "names token " + std::to_string(entry.token) +
+                                                                ", outside the vocabulary [0, " +
+                                                                std::to_string(vocab_size) + ")");
+    }
+  }
 }
 
 bool SamplingParams::applies_temperature() const { return !greedy || temperature > 0.0f; }

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "core/error.h"
 #include "sampling/top_p_rule.h"
@@ -17,6 +18,15 @@ namespace minigen {
 inline constexpr float kMinTemperature = 0.01f;
 inline constexpr float kMinRepetitionPenalty = 0.01f;
 inline constexpr float kMaxRepetitionPenalty = 100.0f;
+// OpenAI's ranges: penalties in [-2, 2], a logit bias in [-100, 100], where -100 bans the token.
+inline constexpr float kMaxOpenAiPenalty = 2.0f;
+inline constexpr float kMaxLogitBias = 100.0f;
+
+// One entry of OpenAI's logit_bias: added to the token's logit; kMaxLogitBias below zero removes the token.
+struct LogitBias {
+  int token = 0;
+  float bias = 0.0f;
+};
 
 struct SamplingParams {
   float temperature = 0.85f;
@@ -24,7 +34,10 @@ struct SamplingParams {
   float top_p = 0.85f;              // 1 turns top-p off
   float min_p = 0.0f;               // 0 turns min-p off
   float repetition_penalty = 1.0f;  // 1 turns the penalty off
-  bool greedy = false;              // argmax instead of a random draw (MiniMind's do_sample = False)
+  float frequency_penalty = 0.0f;   // OpenAI's: minus penalty × (times the token was generated); 0 turns it off
+  float presence_penalty = 0.0f;    // OpenAI's: minus penalty once the token was generated at all; 0 turns it off
+  std::vector<LogitBias> logit_bias = {};  // OpenAI's logit_bias, each token at most once
+  bool greedy = false;                     // argmax instead of a random draw (MiniMind's do_sample = False)
   TopPRule top_p_rule = TopPRule::Minimind;
   uint64_t seed = 0;  // with (row, step), determines every draw; see counter_rng.h
 
@@ -32,12 +45,23 @@ struct SamplingParams {
   // temperature ≤ 0 is accepted and ignored; a positive one is still applied, because MiniMind divides by the
   // temperature even when it then takes the argmax.
   void validate() const;
+  // The part only the model can check: every logit_bias id inside [0, vocab_size). Throws InvalidSamplingParam.
+  void check_vocabulary(int vocab_size) const;
 
   // Whether the chain divides by the temperature: always when sampling, only for a positive one when greedy.
   bool applies_temperature() const;
 };
 
-enum class SamplingParam { kTemperature, kTopK, kTopP, kMinP, kRepetitionPenalty };
+enum class SamplingParam {
+  kTemperature,
+  kTopK,
+  kTopP,
+  kMinP,
+  kRepetitionPenalty,
+  kFrequencyPenalty,
+  kPresencePenalty,
+  kLogitBias
+};
 
 // The name SamplingParams (and OpenAI's API) gives the parameter: "temperature", "top_k", "top_p", ...
 std::string_view sampling_param_name(SamplingParam param);
@@ -62,5 +86,8 @@ void check_top_k(int top_k);
 void check_top_p(float top_p);
 void check_min_p(float min_p);
 void check_repetition_penalty(float penalty);
+void check_openai_penalty(SamplingParam which, float penalty);  // frequency or presence
+// Finite, in [-100, 100], ids >= 0 and each at most once (the vocabulary is checked where it is known).
+void check_logit_bias(const std::vector<LogitBias>& logit_bias);
 
 }  // namespace minigen

@@ -193,6 +193,11 @@ http::Routed ApiServer::route(const http::Request& request) {
   return routed;
 }
 
+ResponseIdentity ApiServer::identity(const ApiRequest& request) const {
+  return {next_request_id(request.endpoint == Endpoint::kChatCompletions ? "chatcmpl-" : "cmpl-"), model_name_,
+          options_.system_fingerprint};
+}
+
 void ApiServer::generate(Endpoint endpoint, const http::Request& http_request, http::ResponseWriter& writer) {
   ApiRequest request;
   std::shared_ptr<JobStream> stream;
@@ -243,9 +248,8 @@ void ApiServer::respond_whole(const ApiRequest& request, const std::shared_ptr<J
     if (event.token >= 0) choice.tokens.push_back(event);
     if (event.finished) choice.finish_reason = event.finish_reason;
   }
-  const std::string id = next_request_id(request.endpoint == Endpoint::kChatCompletions ? "chatcmpl-" : "cmpl-");
   http::Response response =
-      json_response(200, completion_response(request, id, model_name_, choices, stream->prompt_tokens(), tokenizer_));
+      json_response(200, completion_response(request, identity(request), choices, stream->prompt_tokens(), tokenizer_));
   add_cors_headers(http_request, response.headers);
   writer.send(response);
 }
@@ -255,7 +259,8 @@ void ApiServer::respond_streaming(const ApiRequest& request, const std::shared_p
   http::Headers headers = kSseHeaders;
   add_cors_headers(http_request, headers);
   if (!writer.begin_stream(200, headers)) return engine_.cancel(stream);
-  const std::string id = next_request_id(request.endpoint == Endpoint::kChatCompletions ? "chatcmpl-" : "cmpl-");
+  const ResponseIdentity same_for_every_chunk = identity(request);
+  int completion_tokens = 0;
   JobEvent event;
   for (int finished = 0; finished < request.job.choices;) {
     if (writer.cancelled()) {
@@ -270,11 +275,16 @@ void ApiServer::respond_streaming(const ApiRequest& request, const std::shared_p
       continue;
     }
     if (event.finished) ++finished;
+    if (event.token >= 0) ++completion_tokens;
     const json chunk =
         event.error.empty()
-            ? stream_chunk(request, id, model_name_, event, tokenizer_)
+            ? stream_chunk(request, same_for_every_chunk, event, tokenizer_)
             : error_body(event.error, event.error_status >= 500 ? "server_error" : "invalid_request_error", "");
     if (!writer.write("data: " + to_json_text(chunk) + "\n\n")) return engine_.cancel(stream);
+  }
+  if (request.include_usage) {
+    const json usage = usage_chunk(request, same_for_every_chunk, stream->prompt_tokens(), completion_tokens);
+    if (!writer.write("data: " + to_json_text(usage) + "\n\n")) return;
   }
   writer.write("data: [DONE]\n\n");
   writer.end_stream();

@@ -19,6 +19,7 @@ namespace minigen {
 struct ApiServerOptions {
   std::string api_key;      // empty: no authentication; else every /v1/* route needs "Authorization: Bearer KEY"
   std::string cors_origin;  // empty: no CORS; "*" or one origin allowed to call the API from a browser page
+  std::string system_fingerprint = "minigen";  // OpenAI's field: which backend configuration answered
   http::ServerOptions http;
 };
 
@@ -44,6 +45,7 @@ class ApiServer {
   bool host_allowed(const http::Request& request) const;
   bool authorized(const http::Request& request) const;
   void add_cors_headers(const http::Request& request, http::Headers& headers) const;
+  ResponseIdentity identity(const ApiRequest& request) const;  // a fresh id, the model, the fingerprint
   void generate(Endpoint endpoint, const http::Request& http_request, http::ResponseWriter& writer);
   void respond_whole(const ApiRequest& request, const std::shared_ptr<JobStream>& stream,
                      const http::Request& http_request, http::ResponseWriter& writer);

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include "cache/block_pool.h"
 #include "checkpoint/model_loader.h"
@@ -84,6 +85,26 @@ inline httplib::Result post_streaming(LiveServer& server, const std::string& pat
     return receiver(data, size);
   };
   return server.client().send(request);
+}
+
+// A streaming POST's JSON chunks in order (every "data: {…}" event; the final "data: [DONE]" is checked, not returned).
+inline std::vector<json> stream_chunks(LiveServer& server, const std::string& path, const json& body) {
+  std::string received;
+  auto result = post_streaming(server, path, body, [&](const char* data, std::size_t size) {
+    received.append(data, size);
+    return true;
+  });
+  EXPECT_TRUE(result) << path;
+  if (!result) return {};
+  EXPECT_EQ(result->status, 200) << received;
+  EXPECT_TRUE(received.size() >= 14 && received.substr(received.size() - 14) == "data: [DONE]\n\n") << received;
+  std::vector<json> chunks;
+  for (std::size_t at = 0; (at = received.find("data: {", at)) != std::string::npos;) {
+    const std::size_t end = received.find("\n\n", at);
+    chunks.push_back(json::parse(received.substr(at + 6, end - at - 6)));
+    at = end;
+  }
+  return chunks;
 }
 
 }  // namespace minigen::testing

@@ -89,8 +89,64 @@ json logprob_entry(const JobEvent& event, const Tokenizer& tokenizer) {
   return entry;
 }
 
+json usage(int prompt_tokens, int completion_tokens) {
+  return {{"prompt_tokens", prompt_tokens},
+          {"completion_tokens", completion_tokens},
+          {"total_tokens", prompt_tokens + completion_tokens}};
+}
+
 int64_t unix_seconds() {
   return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+// A message's content: a string, or OpenAI's array of content parts, of which minigen's text-only models take the
+// "text" parts (joined in order); any other part type is a 400 that names it.
+std::string message_text(const json& content) {
+  if (content.is_string()) return content.get<std::string>();
+  if (!content.is_array()) {
+    throw ApiError(400, "a message's 'content' must be a string or an array of text parts", "messages");
+  }
+  std::string text;
+  for (const json& part : content) {
+    if (!part.is_object() || !part.contains("type") || !part["type"].is_string()) {
+      throw ApiError(400, "every content part needs a string 'type'", "messages");
+    }
+    const std::string type = part["type"];
+    if (type != "text") {
+      throw ApiError(400, "content parts of type '" + type + "' are not supported: this model reads text only",
+                     "messages");
+    }
+    if (!part.contains("text") || !part["text"].is_string()) {
+      throw ApiError(400, "a text content part needs a string 'text'", "messages");
+    }
+    text += part["text"].get<std::string>();
+  }
+  return text;
+}
+
+// OpenAI's logit_bias: {"token id": bias}; ids inside the vocabulary, biases in [-100, 100].
+std::vector<LogitBias> logit_bias_field(const json& body, const Tokenizer& tokenizer) {
+  const json* biases = field(body, "logit_bias");
+  if (biases == nullptr) return {};
+  if (!biases->is_object()) throw ApiError(400, "'logit_bias' must be an object of token id → bias", "logit_bias");
+  std::vector<LogitBias> entries;
+  for (const auto& [key, value] : biases->items()) {
+    const bool digits = !key.empty() && key.size() <= 9 &&
+                        std::all_of(key.begin(), key.end(), [](char c) { return c >= '0' && c <= '9'; });
+    const int token = digits ? std::stoi(key) : -1;
+    if (token < 0 || token >= tokenizer.vocab_size()) {
+      throw ApiError(400,
+                     "'logit_bias' keys must be token ids in [0, " + std::to_string(tokenizer.vocab_size()) +
+                         "), got '" + key + "'",
+                     "logit_bias");
+    }
+    if (!value.is_number() || !(value.get<double>() >= -kMaxLogitBias && value.get<double>() <= kMaxLogitBias)) {
+      throw ApiError(400, "'logit_bias' values must be numbers in [-100, 100], got " + value.dump() + " for " + key,
+                     "logit_bias");
+    }
+    entries.push_back({token, value.get<float>()});
+  }
+  return entries;
 }
 
 }  // namespace
@@ -124,14 +180,14 @@ ApiRequest parse_api_request(Endpoint endpoint, const std::string& body_text, co
     std::vector<ChatMessage> chat;
     for (const json& message : *messages) {
       if (!message.is_object() || !message.contains("role") || !message["role"].is_string() ||
-          !message.contains("content") || !message["content"].is_string()) {
-        throw ApiError(400, "every message needs a string 'role' and a string 'content'", "messages");
+          !message.contains("content")) {
+        throw ApiError(400, "every message needs a string 'role' and a 'content'", "messages");
       }
       const std::string role = message["role"];
       if (role != "system" && role != "user" && role != "assistant") {
         throw ApiError(400, "message role must be system, user or assistant, got '" + role + "'", "messages");
       }
-      chat.push_back({role, message["content"]});
+      chat.push_back({role, message_text(message["content"])});
     }
     job.prompt = encode_chatml(tokenizer, chat, /*add_generation_prompt=*/true, /*enable_thinking=*/false);
   } else {
@@ -177,6 +233,11 @@ ApiRequest parse_api_request(Endpoint endpoint, const std::string& body_text, co
   settings.sampling.min_p = static_cast<float>(number_field(body, "min_p", defaults.min_p, 0.0, 1.0));
   settings.sampling.repetition_penalty =
       static_cast<float>(number_field(body, "repetition_penalty", defaults.repetition_penalty, 0.01, 10.0));
+  settings.sampling.frequency_penalty = static_cast<float>(
+      number_field(body, "frequency_penalty", defaults.frequency_penalty, -kMaxOpenAiPenalty, kMaxOpenAiPenalty));
+  settings.sampling.presence_penalty = static_cast<float>(
+      number_field(body, "presence_penalty", defaults.presence_penalty, -kMaxOpenAiPenalty, kMaxOpenAiPenalty));
+  settings.sampling.logit_bias = logit_bias_field(body, tokenizer);
   const json* seed = field(body, "seed");
   if (seed != nullptr && !seed->is_number_integer()) throw ApiError(400, "'seed' must be an integer", "seed");
   settings.sampling.seed = seed != nullptr ? static_cast<uint64_t>(seed->get<int64_t>()) : 0;
@@ -184,6 +245,17 @@ ApiRequest parse_api_request(Endpoint endpoint, const std::string& body_text, co
   settings.ignore_eos = bool_field(body, "ignore_eos", false);
   job.choices = integer_field(body, "n", 1, 1, 16);
   request.stream = bool_field(body, "stream", false);
+  if (const json* options = field(body, "stream_options")) {
+    if (!request.stream)
+      throw ApiError(400, "'stream_options' is only allowed with \"stream\": true", "stream_options");
+    if (!options->is_object()) throw ApiError(400, "'stream_options' must be an object", "stream_options");
+    for (const auto& [key, value] : options->items()) {
+      if (key != "include_usage") {
+        throw ApiError(400, "'stream_options' has an unknown field '" + key + "'", "stream_options");
+      }
+    }
+    request.include_usage = bool_field(*options, "include_usage", false);
+  }
 
   if (const json* stop = field(body, "stop")) {
     if (stop->is_string()) {
@@ -224,7 +296,7 @@ ApiRequest parse_api_request(Endpoint endpoint, const std::string& body_text, co
   return request;
 }
 
-json completion_response(const ApiRequest& request, const std::string& id, const std::string& model,
+json completion_response(const ApiRequest& request, const ResponseIdentity& identity,
                          const std::vector<ChoiceResult>& choices, int prompt_tokens, const Tokenizer& tokenizer) {
   const bool chat = request.endpoint == Endpoint::kChatCompletions;
   json out_choices = json::array();
@@ -249,18 +321,16 @@ json completion_response(const ApiRequest& request, const std::string& id, const
     completion_tokens += static_cast<int>(result.tokens.size());
     out_choices.push_back(choice);
   }
-  return {{"id", id},
+  return {{"id", identity.id},
           {"object", chat ? "chat.completion" : "text_completion"},
           {"created", unix_seconds()},
-          {"model", model},
+          {"model", identity.model},
+          {"system_fingerprint", identity.system_fingerprint},
           {"choices", out_choices},
-          {"usage",
-           {{"prompt_tokens", prompt_tokens},
-            {"completion_tokens", completion_tokens},
-            {"total_tokens", prompt_tokens + completion_tokens}}}};
+          {"usage", usage(prompt_tokens, completion_tokens)}};
 }
 
-json stream_chunk(const ApiRequest& request, const std::string& id, const std::string& model, const JobEvent& event,
+json stream_chunk(const ApiRequest& request, const ResponseIdentity& identity, const JobEvent& event,
                   const Tokenizer& tokenizer) {
   const bool chat = request.endpoint == Endpoint::kChatCompletions;
   json choice = {{"index", event.choice}, {"finish_reason", event.finished ? json(event.finish_reason) : json()}};
@@ -272,11 +342,23 @@ json stream_chunk(const ApiRequest& request, const std::string& id, const std::s
   choice["logprobs"] = request.logprobs && listed_in_logprobs(event, tokenizer)
                            ? json{{"content", json::array({logprob_entry(event, tokenizer)})}}
                            : json();
-  return {{"id", id},
+  return {{"id", identity.id},
           {"object", chat ? "chat.completion.chunk" : "text_completion"},
           {"created", unix_seconds()},
-          {"model", model},
+          {"model", identity.model},
+          {"system_fingerprint", identity.system_fingerprint},
           {"choices", json::array({choice})}};
+}
+
+json usage_chunk(const ApiRequest& request, const ResponseIdentity& identity, int prompt_tokens,
+                 int completion_tokens) {
+  return {{"id", identity.id},
+          {"object", request.endpoint == Endpoint::kChatCompletions ? "chat.completion.chunk" : "text_completion"},
+          {"created", unix_seconds()},
+          {"model", identity.model},
+          {"system_fingerprint", identity.system_fingerprint},
+          {"choices", json::array()},
+          {"usage", usage(prompt_tokens, completion_tokens)}};
 }
 
 }  // namespace minigen

@@ -25,8 +25,16 @@ struct ApiRequest {
   Endpoint endpoint = Endpoint::kCompletions;
   Job job;
   bool stream = false;
+  bool include_usage = false;  // stream_options.include_usage: one last chunk with the usage and no choices
   bool logprobs = false;
   int top_logprobs = 0;
+};
+
+// What every response and chunk of one request repeats.
+struct ResponseIdentity {
+  std::string id;                  // "chatcmpl-…" or "cmpl-…"
+  std::string model;               // the served model's name
+  std::string system_fingerprint;  // the backend configuration (weights and KV types), as OpenAI's field
 };
 
 // Parses and validates a request body (malformed JSON, wrong types and out-of-range values throw ApiError 400).
@@ -42,11 +50,14 @@ struct ChoiceResult {
   std::vector<JobEvent> tokens;  // one per generated token, for logprobs
 };
 
-nlohmann::json completion_response(const ApiRequest& request, const std::string& id, const std::string& model,
+nlohmann::json completion_response(const ApiRequest& request, const ResponseIdentity& identity,
                                    const std::vector<ChoiceResult>& choices, int prompt_tokens,
                                    const Tokenizer& tokenizer);
 // One SSE chunk for one event.
-nlohmann::json stream_chunk(const ApiRequest& request, const std::string& id, const std::string& model,
-                            const JobEvent& event, const Tokenizer& tokenizer);
+nlohmann::json stream_chunk(const ApiRequest& request, const ResponseIdentity& identity, const JobEvent& event,
+                            const Tokenizer& tokenizer);
+// The last chunk when stream_options.include_usage is set: "choices": [] and the request's usage, as OpenAI sends.
+nlohmann::json usage_chunk(const ApiRequest& request, const ResponseIdentity& identity, int prompt_tokens,
+                           int completion_tokens);
 
 }  // namespace minigen

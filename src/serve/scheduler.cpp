@@ -45,6 +45,7 @@ void Scheduler::check(const SequenceRequest& request) const {
                 std::to_string(pool_.total_blocks() * BlockPool::kBlockTokens) + " tokens)");
   }
   request.sampling.validate();
+  request.sampling.check_vocabulary(config.vocab_size);
 }
 
 void Scheduler::cancel(uint64_t id) {

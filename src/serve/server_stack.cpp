@@ -14,6 +14,13 @@ int pool_blocks(const KvLayout& layout, std::size_t budget_bytes) {
   return blocks;
 }
 
+// The fingerprint names what changes the bits of an answer besides the request: the weights' and the cache's types.
+ApiServerOptions with_fingerprint(ApiServerOptions api, WeightType weights, KvDType kv_dtype) {
+  api.system_fingerprint =
+      "minigen-" + std::string(weight_type_name(weights)) + "-kv-" + std::string(kv_dtype_name(kv_dtype));
+  return api;
+}
+
 }  // namespace
 
 ServerStack::ServerStack(const Model& model, const Tokenizer& tokenizer, std::string model_name, ServeOptions options)
@@ -24,6 +31,7 @@ ServerStack::ServerStack(const Model& model, const Tokenizer& tokenizer, std::st
               pool_blocks(model.config.kv_layout(options_.kv_dtype), options_.kv_budget_bytes)),
       engine_(transformer_, blocks_, tokenizer, SchedulerOptions{options_.max_batch, options_.token_budget},
               options_.max_queue),
-      api_(engine_, tokenizer, std::move(model_name), options_.api) {}
+      api_(engine_, tokenizer, std::move(model_name),
+           with_fingerprint(options_.api, options_.weight_type, options_.kv_dtype)) {}
 
 }  // namespace minigen
