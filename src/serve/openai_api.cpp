@@ -124,6 +124,28 @@ std::string message_text(const json& content) {
   return text;
 }
 
+// Thinking, as MiniMind's server accepts it: "open_thinking": true, or chat_template_kwargs {"enable_thinking": true}
+// or {"open_thinking": true}. Then the generation prompt opens "<think>\n" and the model writes its reasoning first.
+bool thinking_requested(const json& body) {
+  bool thinking = bool_field(body, "open_thinking", false);
+  if (const json* kwargs = field(body, "chat_template_kwargs")) {
+    if (!kwargs->is_object()) {
+      throw ApiError(400, "'chat_template_kwargs' must be an object", "chat_template_kwargs");
+    }
+    for (const auto& [key, value] : kwargs->items()) {
+      if (key != "enable_thinking" && key != "open_thinking") {
+        throw ApiError(400, "'chat_template_kwargs' takes enable_thinking and open_thinking, got '" + key + "'",
+                       "chat_template_kwargs");
+      }
+      if (!value.is_boolean()) {
+        throw ApiError(400, "'chat_template_kwargs." + key + "' must be true or false", "chat_template_kwargs");
+      }
+      thinking = thinking || value.get<bool>();
+    }
+  }
+  return thinking;
+}
+
 // OpenAI's logit_bias: {"token id": bias}; ids inside the vocabulary, biases in [-100, 100].
 std::vector<LogitBias> logit_bias_field(const json& body, const Tokenizer& tokenizer) {
   const json* biases = field(body, "logit_bias");
@@ -189,7 +211,8 @@ ApiRequest parse_api_request(Endpoint endpoint, const std::string& body_text, co
       }
       chat.push_back({role, message_text(message["content"])});
     }
-    job.prompt = encode_chatml(tokenizer, chat, /*add_generation_prompt=*/true, /*enable_thinking=*/false);
+    request.thinking = thinking_requested(body);
+    job.prompt = encode_chatml(tokenizer, chat, /*add_generation_prompt=*/true, request.thinking);
   } else {
     // A string is bos + its encoding, where added tokens typed in the text are matched (a base model's prompt is
     // the caller's own text, not a chat turn); an array of token ids is taken as it is, as OpenAI's API allows.

@@ -26,6 +26,7 @@ struct ApiRequest {
   Job job;
   bool stream = false;
   bool include_usage = false;  // stream_options.include_usage: one last chunk with the usage and no choices
+  bool thinking = false;       // chat: the prompt opened a think block (open_thinking / chat_template_kwargs)
   bool logprobs = false;
   int top_logprobs = 0;
 };
