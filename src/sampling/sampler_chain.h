@@ -1,7 +1,9 @@
 #pragma once
 // The sampler chain: every stage that turns one row's logits into one token, in an order written out in one place
-// (the constructor). The default and only order is MiniMind's:
-//   temperature → repetition penalty → top-k → top-p → min-p → (random draw | argmax)
+// (the constructor). The default and only order is MiniMind's, after the row's grammar mask when it has one:
+//   allowed tokens → temperature → repetition penalty → top-k → top-p → min-p → (random draw | argmax)
+// The allowed-tokens stage (structured output, grammar/) is always first: every later stage then ranks only
+// tokens the grammar allows. It reads its mask from the row's SamplingContext and does nothing without one.
 // Compare llama.cpp (temperature last, so top-p sees T = 1 probabilities) and Hugging Face (penalty before
 // temperature); with temperature first, a low T also narrows the top-p nucleus.
 //
@@ -16,6 +18,7 @@
 #include <variant>
 #include <vector>
 
+#include "sampling/allowed_tokens_sampler.h"
 #include "sampling/min_p_sampler.h"
 #include "sampling/repetition_penalty_sampler.h"
 #include "sampling/sampling_context.h"
@@ -49,14 +52,16 @@ class SamplerChain {
   SampledToken sample(std::span<float> logits, const SamplingContext& context) const;
 
   // The stages in order, with their settings, for reports:
-  // {"temperature(0.85)", "top-k(50)", "top-p(0.85, minimind)", "draw(seed=0)"}.
+  // {"temperature(0.85)", "top-k(50)", "top-p(0.85, minimind)", "draw(seed=0)"}. The allowed-tokens stage is
+  // named only when the row has a grammar, which the chain does not know: reports name it themselves.
   std::vector<std::string> stage_names() const;
 
   const SamplingParams& params() const { return params_; }
 
  private:
   // Every stage has the same apply(logits, context) and name(), so the chain is a plain list visited in order.
-  using Stage = std::variant<TemperatureSampler, RepetitionPenaltySampler, TopKSampler, TopPSampler, MinPSampler>;
+  using Stage = std::variant<AllowedTokensSampler, TemperatureSampler, RepetitionPenaltySampler, TopKSampler,
+                             TopPSampler, MinPSampler>;
 
   SamplingParams params_;
   std::vector<Stage> stages_;
