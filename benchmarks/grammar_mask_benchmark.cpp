@@ -19,6 +19,7 @@
 #include <random>
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "grammar/grammar_matcher.h"
@@ -107,12 +108,13 @@ void run(const char* label, const std::shared_ptr<const TokenVocabulary>& vocabu
     time_uncached(std::make_shared<const CompiledGrammar>(grammar, vocabulary, minigen::MaskCacheOptions{false, 0}),
                   std::max(1, documents / 4), s, times);
   }
-  std::printf(
-      "%-22s vocab %7d  steps %6zu  mask per step: median %8.2f us  p90 %8.2f us  |  uncached: median %9.1f us"
-      "  p90 %9.1f us  (%d of %d documents complete)\n",
-      label, vocabulary->size(), times.cached_us.size(), percentile(times.cached_us, 0.5),
-      percentile(times.cached_us, 0.9), percentile(times.uncached_us, 0.5), percentile(times.uncached_us, 0.9),
-      times.documents_complete, times.documents);
+  std::printf("%s: vocab %d, %zu steps, %d of %d documents complete\n", label, vocabulary->size(),
+              times.cached_us.size(), times.documents_complete, times.documents);
+  for (const auto& [name, values] :
+       {std::pair{"  with the cache   ", &times.cached_us}, std::pair{"  without the cache", &times.uncached_us}}) {
+    std::printf("%s  median %9.2f us  p90 %9.2f us  p99 %9.2f us  max %9.2f us\n", name, percentile(*values, 0.5),
+                percentile(*values, 0.9), percentile(*values, 0.99), percentile(*values, 1.0));
+  }
 }
 
 }  // namespace

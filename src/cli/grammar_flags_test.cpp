@@ -43,8 +43,9 @@ TEST(CliGrammarFlags, JsonObjectGivesAnObject) {
   const nlohmann::json result = nlohmann::json::parse(run.out);
   ASSERT_TRUE(result.contains("sequences")) << run.out;
   const nlohmann::json& sequence = result["sequences"][0];
-  if (sequence["finish_reason"] == "stop")
-    EXPECT_TRUE(nlohmann::json::parse(sequence["text"].get<std::string>()).is_object());
+  if (sequence["finish_reason"] == "stop") {
+    EXPECT_TRUE(nlohmann::json::parse(sequence["text"].get<std::string>()).is_object()) << run.out;
+  }
 }
 
 TEST(CliGrammarFlags, BadSchemaFilesAreOneErrorLine) {
