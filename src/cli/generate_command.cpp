@@ -7,6 +7,7 @@
 #include "cli/command_context.h"
 #include "cli/commands.h"
 #include "cli/flag_checks.h"
+#include "cli/grammar_flags.h"
 #include "cli/json_output.h"
 #include "cli/prompt_flags.h"
 #include "cli/run_summary.h"
@@ -23,6 +24,7 @@ struct GenerateFlags {
   ModelFlags model;
   PromptFlags prompt;
   SamplingFlags sampling;
+  GrammarFlags grammar;
   int max_new_tokens = 256;
   bool no_cache = false;
   bool ignore_eos = false;
@@ -44,6 +46,7 @@ int run_generate(const GenerateFlags& flags) {
   options.ignore_eos = flags.ignore_eos;
   options.sampling = sampling;
   options.kv_dtype = flags.model.kv_dtype_value();
+  if (auto grammar = flags.grammar.compile(tokenizer, loaded.model->config)) options.grammars = {std::move(grammar)};
   const std::vector<std::vector<int>> prompts(flags.num_return_sequences, prompt);
   // generate() makes the same check; making it here first lets the message name the flags.
   check_run_memory(loaded.model->config, generation_shape(prompts, options),
@@ -84,6 +87,7 @@ CommandAction add_generate_command(CLI::App& app) {
   flags->model.add_to(*command);
   flags->prompt.add_to(*command);
   flags->sampling.add_to(*command);
+  flags->grammar.add_to(*command);
   command->add_option("-n,--max-new-tokens", flags->max_new_tokens, "tokens to generate at most")
       ->check(integer_in(1, INT_MAX))
       ->default_val(256);

@@ -33,6 +33,9 @@ nlohmann::json run_summary_json(const GenerateResult& result, const Tokenizer& t
                          {"finish_reason", sequence.finish_reason},
                          {"forward_tokens", sequence.forward_tokens},
                          {"padding_steps", sequence.padding_steps}});
+    // With --json-schema or --json-object: how many ids the grammar allowed at each step.
+    if (!sequence.grammar_allowed_tokens.empty())
+      sequences.back()["grammar_allowed_tokens"] = sequence.grammar_allowed_tokens;
   }
   const SamplingParams& sampling = options.sampling;
   return {

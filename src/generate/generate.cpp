@@ -6,6 +6,7 @@
 
 #include "cache/kv_cache.h"
 #include "core/error.h"
+#include "grammar/grammar_matcher.h"
 #include "sampling/sampler_chain.h"
 
 namespace minigen {
@@ -25,6 +26,16 @@ void check_request(const ModelConfig& config, std::span<const std::vector<int>> 
   options.sampling.check_vocabulary(config.vocab_size);
   if (!options.rng_rows.empty() && options.rng_rows.size() != prompts.size()) {
     throw Error("rng_rows must give one key per prompt");
+  }
+  if (options.grammars.size() > 1 && options.grammars.size() != prompts.size()) {
+    throw Error("grammars must give one grammar per prompt, or one for all");
+  }
+  for (const std::shared_ptr<const CompiledGrammar>& grammar : options.grammars) {
+    if (grammar && (grammar->vocab_size() != config.vocab_size || grammar->vocabulary().eos() != config.eos_token_id)) {
+      throw Error("the grammar was compiled for a vocabulary of " + std::to_string(grammar->vocab_size()) +
+                  " ids with eos " + std::to_string(grammar->vocabulary().eos()) + "; the model has " +
+                  std::to_string(config.vocab_size) + " with eos " + std::to_string(config.eos_token_id));
+    }
   }
   if (prompts.size() > static_cast<std::size_t>(kMaxBatchRows)) {
     throw Error("generate takes at most " + std::to_string(kMaxBatchRows) + " rows, got " +
@@ -83,6 +94,11 @@ GenerateResult generate(Transformer& transformer, std::span<const std::vector<in
     result.sequences[r].prompt_tokens = static_cast<int>(ids[r].size());
   }
   std::vector<bool> finished(rows, false);
+  std::vector<std::unique_ptr<GrammarMatcher>> matchers(rows);  // each row's place in its grammar
+  for (int r = 0; r < rows && !options.grammars.empty(); ++r) {
+    const auto& grammar = options.grammars.size() == 1 ? options.grammars[0] : options.grammars[r];
+    if (grammar) matchers[r] = std::make_unique<GrammarMatcher>(grammar);
+  }
   std::vector<ForwardRow> forward_rows(rows);
   std::vector<float> row_logits(config.vocab_size);
   Clock::time_point first_token_time = start;
@@ -108,11 +124,17 @@ GenerateResult generate(Transformer& transformer, std::span<const std::vector<in
         ++sequence.padding_steps;
         continue;
       }
-      // Last logits → temperature → repetition penalty → top-k → top-p → min-p → draw or argmax.
+      // Last logits → allowed tokens → temperature → repetition penalty → top-k → top-p → min-p → draw or argmax.
       std::copy(last, last + config.vocab_size, row_logits.begin());
       const uint64_t rng_row = options.rng_rows.empty() ? static_cast<uint64_t>(r) : options.rng_rows[r];
-      const SamplingContext context{ids[r], rng_row, static_cast<uint64_t>(step)};
+      SamplingContext context{ids[r], rng_row, static_cast<uint64_t>(step)};
+      if (matchers[r]) {
+        const TokenMask& allowed = matchers[r]->allowed_tokens();
+        context.allowed_tokens = allowed.bits;
+        sequence.grammar_allowed_tokens.push_back(allowed.allowed_count);
+      }
       const SampledToken outcome = sampler.sample(row_logits, context);
+      if (matchers[r]) matchers[r]->accept(outcome.token);
       ids[r].push_back(outcome.token);
       sequence.token_ids.push_back(outcome.token);
       sequence.kept_candidates.push_back(outcome.kept_count);

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "generate/memory_budget.h"
+#include "grammar/compiled_grammar.h"
 #include "model/transformer.h"
 #include "sampling/sampling_params.h"
 
@@ -23,6 +24,11 @@ struct GenerateOptions {
   // Random-stream key of each row (default: its index). A caller that batches rows of different requests gives
   // each row its index within its own request, so its draws do not depend on the batch it landed in.
   std::vector<uint64_t> rng_rows;
+  // Structured output: one grammar per row (nullptr leaves a row free), or one for every row; empty: none. Each row
+  // gets its own matcher: the grammar masks the logits before every other stage, advances by the chosen token, and
+  // allows eos only where the row's document is complete. A row that reaches max_new_tokens inside its document
+  // ends with finish_reason "length", as any other.
+  std::vector<std::shared_ptr<const CompiledGrammar>> grammars;
 };
 
 struct GeneratedSequence {
@@ -32,6 +38,7 @@ struct GeneratedSequence {
   int padding_steps = 0;       // steps this row was still fed after it finished (eos padding, wasted work)
   int64_t forward_tokens = 0;  // tokens of this row fed to forward: P + N − 1 with cache, P·N + N(N−1)/2 without
   std::vector<int> kept_candidates;             // per step: how many tokens survived the filters (top-k, top-p, min-p)
+  std::vector<int> grammar_allowed_tokens;      // per step, with a grammar: how many ids its mask allowed
   std::vector<std::vector<float>> step_logits;  // per step, when keep_step_logits
 };
 

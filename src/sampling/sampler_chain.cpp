@@ -18,7 +18,8 @@ bool is_removed(float logit) { return logit == -std::numeric_limits<float>::infi
 
 SamplerChain::SamplerChain(const SamplingParams& params) : params_(params) {
   params_.validate();
-  // MiniMind's order. This is the one place it is written.
+  // The row's grammar mask, then MiniMind's order. This is the one place it is written.
+  stages_.emplace_back(AllowedTokensSampler());
   if (params_.applies_temperature()) stages_.emplace_back(TemperatureSampler(params_.temperature));
   if (params_.repetition_penalty != 1.0f) stages_.emplace_back(RepetitionPenaltySampler(params_.repetition_penalty));
   if (params_.frequency_penalty != 0.0f || params_.presence_penalty != 0.0f) {
@@ -66,6 +67,7 @@ SampledToken SamplerChain::sample(std::span<float> logits, const SamplingContext
 std::vector<std::string> SamplerChain::stage_names() const {
   std::vector<std::string> names;
   for (const Stage& stage : stages_) {
+    if (std::holds_alternative<AllowedTokensSampler>(stage)) continue;  // a no-op unless the row has a grammar
     names.push_back(std::visit([](const auto& sampler) { return sampler.name(); }, stage));
   }
   names.push_back(params_.greedy ? "argmax" : "draw(seed=" + std::to_string(params_.seed) + ")");

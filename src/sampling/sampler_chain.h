@@ -1,9 +1,12 @@
 #pragma once
 // The sampler chain: every stage that turns one row's logits into one token, in an order written out in one place
-// (the constructor). The default and only order is MiniMind's, with OpenAI's penalties and logit bias beside its
-// repetition penalty:
-//   temperature → repetition penalty → frequency/presence penalties → logit bias → top-k → top-p → min-p
-//   → (random draw | argmax)
+// (the constructor). The default and only order is MiniMind's, after the row's grammar mask when it has one, with
+// OpenAI's penalties and logit bias beside MiniMind's repetition penalty:
+//   allowed tokens → temperature → repetition penalty → frequency/presence penalties → logit bias → top-k → top-p
+//   → min-p → (random draw | argmax)
+// The allowed-tokens stage (structured output, grammar/) is always first: every later stage then ranks only
+// tokens the grammar allows (a bias cannot bring back a masked token: −inf + b = −inf). It reads its mask from the
+// row's SamplingContext and does nothing without one.
 // Compare llama.cpp (temperature last, so top-p sees T = 1 probabilities) and Hugging Face (penalty before
 // temperature); with temperature first, a low T also narrows the top-p nucleus.
 //
@@ -19,6 +22,7 @@
 #include <variant>
 #include <vector>
 
+#include "sampling/allowed_tokens_sampler.h"
 #include "sampling/logit_bias_sampler.h"
 #include "sampling/min_p_sampler.h"
 #include "sampling/openai_penalty_sampler.h"
@@ -54,15 +58,16 @@ class SamplerChain {
   SampledToken sample(std::span<float> logits, const SamplingContext& context) const;
 
   // The stages in order, with their settings, for reports:
-  // {"temperature(0.85)", "top-k(50)", "top-p(0.85, minimind)", "draw(seed=0)"}.
+  // {"temperature(0.85)", "top-k(50)", "top-p(0.85, minimind)", "draw(seed=0)"}. The allowed-tokens stage is
+  // named only when the row has a grammar, which the chain does not know: reports name it themselves.
   std::vector<std::string> stage_names() const;
 
   const SamplingParams& params() const { return params_; }
 
  private:
   // Every stage has the same apply(logits, context) and name(), so the chain is a plain list visited in order.
-  using Stage = std::variant<TemperatureSampler, RepetitionPenaltySampler, OpenAiPenaltySampler, LogitBiasSampler,
-                             TopKSampler, TopPSampler, MinPSampler>;
+  using Stage = std::variant<AllowedTokensSampler, TemperatureSampler, RepetitionPenaltySampler, OpenAiPenaltySampler,
+                             LogitBiasSampler, TopKSampler, TopPSampler, MinPSampler>;
 
   SamplingParams params_;
   std::vector<Stage> stages_;

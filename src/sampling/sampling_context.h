@@ -14,6 +14,9 @@ struct SamplingContext {
   uint64_t row = 0;
   // Index of the token being generated: 0 for the first new token after the prompt.
   uint64_t step = 0;
+  // The ids this row's grammar allows at this step, one bit each (bit id % 64 of word id / 64); empty: no grammar.
+  // The first stage of the chain masks every other id (sampling/allowed_tokens_sampler.h).
+  std::span<const uint64_t> allowed_tokens = {};
 };
 
 }  // namespace minigen

@@ -167,6 +167,15 @@ std::optional<int> Tokenizer::find_token(std::string_view text) const {
 
 bool Tokenizer::is_special(int id) const { return entry(id).kind == TokenKind::kAddedSpecial; }
 
+bool Tokenizer::is_added(int id) const {
+  const TokenKind kind = entry(id).kind;
+  return kind == TokenKind::kAddedSpecial || kind == TokenKind::kAddedPlain;
+}
+
+bool Tokenizer::has_token(int id) const {
+  return id >= 0 && id < vocab_size() && tokens_[static_cast<std::size_t>(id)].kind != TokenKind::kUnused;
+}
+
 int Tokenizer::required_role_id(int id, std::string_view role) const {
   if (id < 0) {
     throw Error("this tokenizer has no " + std::string(role) + " token: name one in tokenizer_config.json (e.g. \"" +

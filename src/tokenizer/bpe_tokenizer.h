@@ -61,6 +61,10 @@ class Tokenizer {
   int eos_id() const;
   int pad_id() const;
   bool is_special(int id) const;
+  // Whether `id` is an added token, special or not (<|im_end|>, <tool_call>); throws like token_bytes.
+  bool is_added(int id) const;
+  // Whether `id` names a token: ids below vocab_size() can be holes that no token uses.
+  bool has_token(int id) const;
   // The Jinja chat template from tokenizer_config.json, empty if there was none.
   const std::string& chat_template() const { return chat_template_; }
 

@@ -1,0 +1,39 @@
+#include "cli/grammar_flags.h"
+
+#include <nlohmann/json.hpp>
+
+#include "core/error.h"
+#include "core/file_io.h"
+#include "grammar/json_schema_compiler.h"
+
+namespace minigen::cli {
+
+void GrammarFlags::add_to(CLI::App& command) {
+  auto* schema = command.add_option("--json-schema", json_schema_file,
+                                    "constrain the output to JSON valid against this JSON Schema file");
+  auto* object = command.add_flag("--json-object", json_object, "constrain the output to one JSON object");
+  schema->excludes(object);
+}
+
+std::shared_ptr<const CompiledGrammar> GrammarFlags::compile(const Tokenizer& tokenizer,
+                                                             const ModelConfig& config) const {
+  if (json_schema_file.empty() && !json_object) return nullptr;
+  Grammar grammar;
+  if (json_object) {
+    grammar = json_object_grammar();
+  } else {
+    try {
+      constexpr uint64_t kMaxSchemaBytes = uint64_t{1} << 20;
+      const std::string text = read_whole_file(json_schema_file, kMaxSchemaBytes, "JSON Schema file");
+      const nlohmann::json schema = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+      if (schema.is_discarded()) throw Error("the file is not valid JSON");
+      grammar = compile_json_schema(schema);
+    } catch (const Error& error) {
+      throw Error("--json-schema " + json_schema_file + ": " + error.what());
+    }
+  }
+  return std::make_shared<const CompiledGrammar>(
+      std::move(grammar), TokenVocabulary::from_tokenizer(tokenizer, config.vocab_size, config.eos_token_id));
+}
+
+}  // namespace minigen::cli
