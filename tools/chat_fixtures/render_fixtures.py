@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Renders minigen's chat-template test conversations with a reference Jinja template, the way HF transformers'
 apply_chat_template does, and writes them with the expected text as tests/data/chat_template/minimind3_cases.json.
-The C++ tests (src/tokenizer/chat_render_fixture_test.cpp) compare minigen's rendering with every case byte for byte.
+The C++ tests (src/chat/chat_template_fixture_test.cpp) compare minigen's rendering with every case byte for byte.
 
 The reference is minimind-3's chat_template, from the tokenizer_config.json of jingyaogong/minimind (model/) or of the
 minimind-3 model on the Hugging Face hub. It is not stored in this repository (its text is not ours to copy): download
