@@ -185,6 +185,15 @@ def make_texts():
     }
     for name, chat in chats.items():
         write("fuzz_chat_template", name, chat)
+    replies = {  # flags (bit 0: thinking opened by the prompt), piece length - 1, the reply
+        "thinking-then-answer": b"\x01\x03Two and two.\n</think>\n\nIt is 4.",
+        "tool-calls": b"\x01\x05need it</think>\n\nChecking.\n<tool_call>\n{\"name\": \"get_weather\", \"arguments\": "
+                      + "{\"city\": \"\u5317\u4eac\"}}\n</tool_call>\n<tool_call>{\"name\": bad}</tool_call>".encode(),
+        "written-think-block": b"\x00\x01<think>\nhmm\n</think>\n\nok <tool_call>{\"name\":\"f\",\"arguments\":\"{}\"}"
+                               b"</tool_call> <tool_call>{",
+    }
+    for name, reply in replies.items():
+        write("fuzz_reply_parser", name, reply)
 
 
 if __name__ == "__main__":
