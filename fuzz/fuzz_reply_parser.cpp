@@ -2,7 +2,7 @@
 // the flags (bit 0: the prompt opened a think block), its second the length of the pieces the text is streamed in
 // (1–256); the rest is the reply. Beyond "no crash": the streamed deltas add up to parse_reply's split, none is empty,
 // consecutive text deltas of one feed differ in kind, text deltas are valid UTF-8 whenever the reply is, reasoning
-// never holds a think tag, and each tool call's id is the prefix and its index.
+// never holds a think tag, and each tool call's index counts the calls and its id is the prefix and that index.
 #include <string>
 #include <vector>
 
@@ -47,6 +47,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                   whole.reasoning_content.find("</think>") == std::string::npos,
               "reasoning holds no think tag");
   for (std::size_t i = 0; i < whole.tool_calls.size(); ++i) {
+    fuzz::check(whole.tool_calls[i].index == static_cast<int>(i), "indexes count the calls");
     fuzz::check(whole.tool_calls[i].id == "call_" + std::to_string(i), "ids are the prefix and the index");
     fuzz::check(streamed.tool_calls[i].arguments == whole.tool_calls[i].arguments, "streamed arguments == whole");
   }

@@ -61,7 +61,7 @@ std::optional<ParsedToolCall> parse_tool_call(std::string_view text) {
   const auto name = call.find("name");
   if (name == call.end() || !name->is_string()) return std::nullopt;
   const auto arguments = call.find("arguments");
-  ParsedToolCall parsed{"", name->get<std::string>(), "{}"};
+  ParsedToolCall parsed{0, "", name->get<std::string>(), "{}"};
   if (arguments != call.end()) {
     parsed.arguments = arguments->is_string() ? arguments->get<std::string>() : python_json_dumps(*arguments);
   }
@@ -162,7 +162,8 @@ void ReplyStreamParser::close_tool_call() {
   mode_ = Mode::kContent;
   std::optional<ParsedToolCall> call = parse_tool_call(call_text_);
   if (call) {
-    call->id = options_.tool_call_id_prefix + std::to_string(tool_calls_++);
+    call->index = tool_calls_++;
+    call->id = options_.tool_call_id_prefix + std::to_string(call->index);
     out_.push_back({ReplyDelta::Kind::kToolCall, {}, std::move(*call)});
   } else {
     emit_text(ReplyDelta::Kind::kContent, std::string(kCallOpen) + call_text_ + std::string(kCallClose));

@@ -11,7 +11,8 @@
 namespace minigen {
 
 struct ParsedToolCall {
-  std::string id;  // tool_call_id_prefix followed by the call's index in the reply: "call_0", "call_1", …
+  int index = 0;   // the call's place in the reply, from 0: OpenAI's streamed tool_calls[].index
+  std::string id;  // tool_call_id_prefix followed by the index: "call_0", "call_1", …
   std::string name;
   std::string arguments;  // JSON text: a string as the model wrote it, anything else as Python's json.dumps spells it
 };

@@ -58,6 +58,7 @@ TEST(ReplyParser, ToolCallsBecomeCallsWithIdsAndJsonArguments) {
   EXPECT_EQ(reply.tool_calls[0].name, "get_weather");
   EXPECT_EQ(reply.tool_calls[0].arguments, "{\"city\": \"北京\", \"days\": [1, 2.5]}");
   EXPECT_EQ(reply.tool_calls[1].id, "call_r7_1");
+  EXPECT_EQ(reply.tool_calls[1].index, 1);
   EXPECT_EQ(reply.tool_calls[1].arguments, "{\"zone\":\"UTC\"}");  // a string is passed on as the model wrote it
   EXPECT_EQ(reply.tool_calls[2].arguments, "{}");
   EXPECT_EQ(reply.finish_reason(), "tool_calls");
