@@ -9,6 +9,7 @@
 #include <sstream>
 #include <utility>
 
+#include "chat/reply_parser.h"
 #include "checkpoint/model_loader.h"
 #include "cli/run_binary_test_util.h"
 
@@ -93,6 +94,23 @@ TEST_F(Cli, SeveralReturnSequencesAndSeedsAreReproducible) {
   ASSERT_EQ(first["sequences"].size(), 3u);
   EXPECT_EQ(first["sequences"], second["sequences"]);
   EXPECT_NE(first["sequences"][0]["token_ids"], first["sequences"][1]["token_ids"]);
+}
+
+TEST_F(Cli, ChatJsonSplitsEachReplyIntoReasoningContentAndToolCalls) {
+  for (const bool think : {true, false}) {
+    const RunResult result = run("generate -m " + tiny_model().string() + " --chat 'Why?' -n 12 --ignore-eos --greedy" +
+                                 (think ? " --think" : "") + " --json");
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    const auto sequence = nlohmann::json::parse(result.out)["sequences"][0];
+    ReplyParserOptions options;
+    options.prompt_opened_think = think;
+    const ParsedReply reply = parse_reply(sequence["text"].get<std::string>(), options);
+    EXPECT_EQ(sequence["reasoning_content"], reply.reasoning_content);
+    EXPECT_EQ(sequence["content"], reply.content);
+    EXPECT_EQ(sequence["tool_calls"].size(), reply.tool_calls.size());
+  }
+  const auto raw = nlohmann::json::parse(run("generate -m " + tiny_model().string() + " -p 'In' -n 2 --json").out);
+  EXPECT_FALSE(raw["sequences"][0].contains("content"));  // a base-model prompt has no reply to split
 }
 
 TEST_F(Cli, TokenizeDetokenizeAndInfo) {

@@ -4,6 +4,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "chat/reply_parser.h"
 #include "cli/command_context.h"
 #include "cli/commands.h"
 #include "cli/flag_checks.h"
@@ -19,6 +20,21 @@
 
 namespace minigen::cli {
 namespace {
+
+// A chat reply as a server would return it: the think block's text apart from the answer, tool calls parsed.
+void add_reply_split(nlohmann::json& sequence, bool prompt_opened_think) {
+  ReplyParserOptions options;
+  options.prompt_opened_think = prompt_opened_think;
+  const ParsedReply reply = parse_reply(sequence["text"].get<std::string>(), options);
+  sequence["reasoning_content"] = reply.reasoning_content;
+  sequence["content"] = reply.content;
+  nlohmann::json calls = nlohmann::json::array();
+  for (const ParsedToolCall& call : reply.tool_calls) {
+    calls.push_back(
+        {{"id", call.id}, {"type", "function"}, {"function", {{"name", call.name}, {"arguments", call.arguments}}}});
+  }
+  sequence["tool_calls"] = calls;
+}
 
 struct GenerateFlags {
   ModelFlags model;
@@ -65,7 +81,11 @@ int run_generate(const GenerateFlags& flags) {
   const GenerateResult result = generate(transformer, prompts, options, on_token);
 
   if (flags.json) {
-    std::cout << to_json_text(run_summary_json(result, tokenizer, options, loaded, run_memory(transformer))) << "\n";
+    nlohmann::json summary = run_summary_json(result, tokenizer, options, loaded, run_memory(transformer));
+    if (!flags.prompt.chat.empty()) {
+      for (nlohmann::json& sequence : summary["sequences"]) add_reply_split(sequence, flags.prompt.thinking);
+    }
+    std::cout << to_json_text(summary) << "\n";
     return 0;
   }
   if (stream) {
@@ -96,7 +116,9 @@ CommandAction add_generate_command(CLI::App& app) {
   command->add_option("--num-return-sequences", flags->num_return_sequences, "rows: copies of the prompt")
       ->check(integer_in(1, kMaxBatchRows))
       ->default_val(1);
-  command->add_flag("--json", flags->json, "print one JSON object with the tokens, counters and timings");
+  command->add_flag("--json", flags->json,
+                    "print one JSON object with the tokens, counters and timings (for --chat also each reply's "
+                    "reasoning_content, content and tool_calls)");
   return [flags] { return run_generate(*flags); };
 }
 

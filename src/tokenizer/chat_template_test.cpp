@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/file_io.h"
 #include "tokenizer/tokenizer_test_fixture.h"
 
 namespace minigen {
@@ -76,23 +77,45 @@ TEST(ChatTemplateTest, EncodeFollowsTheTokenizersTemplate) {
   EXPECT_NE(encode_chatml(tokenizer, messages, true, false), tokenizer.encode(render_chatml(messages, true, false)));
 }
 
+// minimind-3's template drops a message of any other role without a word; minigen refuses it instead.
 TEST(ChatTemplateTest, UnknownRoleIsAnError) {
-  const std::vector<ChatMessage> messages = {{"user", "a"}, {"tool", "b"}};
+  const std::vector<ChatMessage> messages = {{"user", "a"}, {"developer", "b"}};
   try {
     render_chatml(messages, true, false);
     ADD_FAILURE() << "expected an Error";
   } catch (const Error& error) {
-    EXPECT_STREQ(error.what(), "unknown chat role \"tool\"; expected system, user or assistant");
+    EXPECT_STREQ(error.what(), "unknown chat role \"developer\"; expected system, user, assistant or tool");
   }
 }
 
-TEST(ChatTemplateTest, JinjaTemplateSpellsTheSameTurns) {
-  // The Jinja text cannot be run here; check that it carries exactly the literal pieces render_chatml emits.
+TEST(ChatTemplateTest, MiniMind2FormRefusesTools) {
+  ChatPromptOptions options;
+  options.tools = {"{}"};
+  const std::vector<ChatMessage> user = {{"user", "a"}};
+  EXPECT_THROW(render_chat(user, options, ChatFormat::kMiniMind2), Error);
+  const std::vector<ChatMessage> tool = {{"user", "a"}, {"tool", "b"}};
+  EXPECT_THROW(render_chat(tool, {}, ChatFormat::kMiniMind2), Error);
+  EXPECT_NO_THROW(render_chat(tool, {}, ChatFormat::kMiniMind3));
+}
+
+// The Jinja text is run by tools/chat_fixtures/render_fixtures.py (it renders every fixture as minimind-3's
+// template does); here: it is the file, it takes both thinking flags, and it is recognised as minimind-3's form.
+TEST(ChatTemplateTest, JinjaTemplateIsTheSourceFileWithToolsAndBothThinkingFlags) {
   const std::string_view jinja = chatml_jinja_template();
-  for (const char* piece : {"'<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>\\n'",
-                            "'<|im_start|>assistant\\n<think>\\n\\n</think>\\n\\n' + message['content']",
-                            "{{- '<think>\\n' }}", "{{- '<think>\\n\\n</think>\\n\\n' }}", "enable_thinking"}) {
+  EXPECT_EQ(jinja, read_whole_file(MINIGEN_SOURCE_DIR "/src/tokenizer/chat_template.jinja", 1 << 20, "template"));
+  for (const char* piece : {"open_thinking", "enable_thinking", "tool | tojson", "<tool_response>", "reasoning_content",
+                            "{%- if add_generation_prompt %}"}) {
     EXPECT_NE(jinja.find(piece), std::string_view::npos) << piece;
+  }
+  EXPECT_EQ(recognise_chat_template(jinja).format, ChatFormat::kMiniMind3);
+}
+
+// Only the chat_template field of the shipped tokenizers follows the template; the writer writes the same text.
+TEST(ChatTemplateTest, ShippedTokenizersCarryMinigensTemplate) {
+  for (const char* directory : {"/tokenizers/minigen-6400", "/models/minigen-tiny-base", "/models/minigen-tiny-sft"}) {
+    const std::string path = std::string(MINIGEN_SOURCE_DIR) + directory + "/tokenizer_config.json";
+    const nlohmann::json config = nlohmann::json::parse(read_whole_file(path, 1 << 20, "tokenizer_config.json"));
+    EXPECT_EQ(config["chat_template"].get<std::string>(), chatml_jinja_template()) << path;
   }
 }
 
