@@ -109,12 +109,14 @@ std::vector<ReplyDelta> ReplyStreamParser::finish() {
 void ReplyStreamParser::process(bool final) {
   static constexpr std::array<std::string_view, 2> kReasoningTags = {kThinkClose, kThinkOpen};
   static constexpr std::array<std::string_view, 3> kContentTags = {kThinkOpen, kThinkClose, kCallOpen};
+  static constexpr std::array<std::string_view, 2> kContentTagsWithoutCalls = {kThinkOpen, kThinkClose};
   static constexpr std::array<std::string_view, 1> kCallTags = {kCallClose};
   while (true) {
     using Tags = std::span<const std::string_view>;
     const Tags tags = mode_ == Mode::kReasoning ? Tags(kReasoningTags)
-                      : mode_ == Mode::kContent ? Tags(kContentTags)
-                                                : Tags(kCallTags);
+                      : mode_ == Mode::kContent
+                          ? (options_.tool_calls ? Tags(kContentTags) : Tags(kContentTagsWithoutCalls))
+                          : Tags(kCallTags);
     const ReplyDelta::Kind kind = mode_ == Mode::kReasoning ? ReplyDelta::Kind::kReasoning : ReplyDelta::Kind::kContent;
     const TagMatch match = first_tag(buffer_, tags);
     if (match.position == std::string_view::npos) {

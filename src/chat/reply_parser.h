@@ -39,6 +39,9 @@ struct ReplyParserOptions {
   bool prompt_opened_think = false;
   // Ids must be unique in a conversation: a server passes one per request ("call_<request id>_").
   std::string tool_call_id_prefix = "call_";
+  // Whether <tool_call> blocks are tool calls. A request without tools (or with tool_choice "none") keeps them as
+  // content: nothing was offered to call.
+  bool tool_calls = true;
 };
 
 // Rules (MiniMind's server, with the differences noted):

@@ -64,6 +64,15 @@ TEST(ReplyParser, ToolCallsBecomeCallsWithIdsAndJsonArguments) {
   EXPECT_EQ(reply.finish_reason(), "tool_calls");
 }
 
+TEST(ReplyParser, WithoutToolsOfferedATaggedCallIsContent) {
+  ReplyParserOptions options = thinking(false);
+  options.tool_calls = false;
+  const ParsedReply reply = parse_reply("Sure.\n<tool_call>\n{\"name\": \"x\"}\n</tool_call>", options);
+  EXPECT_TRUE(reply.tool_calls.empty());
+  EXPECT_EQ(reply.content, "Sure.\n<tool_call>\n{\"name\": \"x\"}\n</tool_call>");
+  EXPECT_EQ(reply.finish_reason(), "stop");
+}
+
 TEST(ReplyParser, MalformedOrUnclosedToolCallsStayInTheContent) {
   const ParsedReply malformed =
       parse_reply("A <tool_call>{\"name\": get}</tool_call> B <tool_call>[1]</tool_call>", thinking(false));

@@ -207,7 +207,7 @@ void ApiServer::generate(Endpoint endpoint, const http::Request& http_request, h
     writer.send(answer);
   };
   try {
-    request = parse_api_request(endpoint, http_request.body, tokenizer_);
+    request = parse_api_request(endpoint, http_request.body, tokenizer_, options_.grammar_vocabulary);
     stream = engine_.submit(request.job);
   } catch (const ApiError& failure) {
     return fail(error(failure.status, failure.what(), failure.param));
@@ -260,6 +260,11 @@ void ApiServer::respond_streaming(const ApiRequest& request, const std::shared_p
   add_cors_headers(http_request, headers);
   if (!writer.begin_stream(200, headers)) return engine_.cancel(stream);
   const ResponseIdentity same_for_every_chunk = identity(request);
+  const bool chat = request.endpoint == Endpoint::kChatCompletions;
+  std::vector<ChoiceStream> choice_streams;  // chat: each choice's reply parser
+  for (int i = 0; chat && i < request.job.choices; ++i) {
+    choice_streams.push_back({ReplyStreamParser(reply_options(request, same_for_every_chunk))});
+  }
   int completion_tokens = 0;
   JobEvent event;
   for (int finished = 0; finished < request.job.choices;) {
@@ -277,9 +282,10 @@ void ApiServer::respond_streaming(const ApiRequest& request, const std::shared_p
     if (event.finished) ++finished;
     if (event.token >= 0) ++completion_tokens;
     const json chunk =
-        event.error.empty()
-            ? stream_chunk(request, same_for_every_chunk, event, tokenizer_)
-            : error_body(event.error, event.error_status >= 500 ? "server_error" : "invalid_request_error", "");
+        !event.error.empty()
+            ? error_body(event.error, event.error_status >= 500 ? "server_error" : "invalid_request_error", "")
+        : chat ? chat_stream_chunk(request, same_for_every_chunk, event, tokenizer_, choice_streams[event.choice])
+               : stream_chunk(request, same_for_every_chunk, event, tokenizer_);
     if (!writer.write("data: " + to_json_text(chunk) + "\n\n")) return engine_.cancel(stream);
   }
   if (request.include_usage) {

@@ -115,6 +115,7 @@ bool Engine::emit(Choice& choice, const SequenceToken& token) {
   event.token = token.token;
   event.probability = token.probability;
   event.kept_candidates = token.kept_candidates;
+  event.grammar_allowed = token.grammar_allowed;
   event.top = token.top;
   std::string text = choice.decoder->push(token.token);
   if (token.finished) text += choice.decoder->finish();

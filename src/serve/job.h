@@ -2,9 +2,11 @@
 // What a request asks the engine for and what comes back, as plain data: the scheduler, the engine and the OpenAI
 // layer (which turns JSON into a Job and JobEvents into JSON) all speak it, so the OpenAI layer needs no engine.
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
+#include "grammar/compiled_grammar.h"
 #include "sampling/candidates.h"
 #include "sampling/sampling_params.h"
 
@@ -19,6 +21,9 @@ struct SequenceRequest {
   int top_candidates = 0;  // report the this-many most likely kept candidates of every step (logprobs)
   // false: forget the K/V after every token, so each step re-feeds the whole sequence (the no-cache cost, live).
   bool use_cache = true;
+  // Structured output (response_format, a forced tool call): the grammar every token must keep the text inside;
+  // each sequence walks it with its own matcher. nullptr: free text.
+  std::shared_ptr<const CompiledGrammar> grammar;
 };
 
 struct Job {
@@ -35,6 +40,7 @@ struct JobEvent {
   std::string text;  // newly completed UTF-8 text (may be empty while a character is incomplete)
   float probability = 0;
   int kept_candidates = 0;
+  int grammar_allowed = -1;  // with a grammar: how many ids its mask allowed at this step; −1 without one
   std::vector<Candidate> top;
   bool finished = false;
   std::string finish_reason;  // "stop", "length", or "error"

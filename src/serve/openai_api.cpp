@@ -3,8 +3,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <utility>
 
 #include "sampling/shortest_decimal.h"
+#include "serve/chat_api.h"
+#include "serve/structured_output.h"
 #include "tokenizer/chat_template.h"
 #include "tokenizer/utf8.h"
 
@@ -85,6 +88,7 @@ json logprob_entry(const JobEvent& event, const Tokenizer& tokenizer) {
   entry["logprob"] = log_probability(event.probability);
   entry["probability"] = event.probability;
   entry["kept_candidates"] = event.kept_candidates;
+  if (event.grammar_allowed >= 0) entry["grammar_allowed"] = event.grammar_allowed;  // ids the grammar's mask left
   entry["top_logprobs"] = std::move(top);
   return entry;
 }
@@ -97,53 +101,6 @@ json usage(int prompt_tokens, int completion_tokens) {
 
 int64_t unix_seconds() {
   return std::chrono::duration_cast<std::chrono::seconds>(std::chrono::system_clock::now().time_since_epoch()).count();
-}
-
-// A message's content: a string, or OpenAI's array of content parts, of which minigen's text-only models take the
-// "text" parts (joined in order); any other part type is a 400 that names it.
-std::string message_text(const json& content) {
-  if (content.is_string()) return content.get<std::string>();
-  if (!content.is_array()) {
-    throw ApiError(400, "a message's 'content' must be a string or an array of text parts", "messages");
-  }
-  std::string text;
-  for (const json& part : content) {
-    if (!part.is_object() || !part.contains("type") || !part["type"].is_string()) {
-      throw ApiError(400, "every content part needs a string 'type'", "messages");
-    }
-    const std::string type = part["type"];
-    if (type != "text") {
-      throw ApiError(400, "content parts of type '" + type + "' are not supported: this model reads text only",
-                     "messages");
-    }
-    if (!part.contains("text") || !part["text"].is_string()) {
-      throw ApiError(400, "a text content part needs a string 'text'", "messages");
-    }
-    text += part["text"].get<std::string>();
-  }
-  return text;
-}
-
-// Thinking, as MiniMind's server accepts it: "open_thinking": true, or chat_template_kwargs {"enable_thinking": true}
-// or {"open_thinking": true}. Then the generation prompt opens "<think>\n" and the model writes its reasoning first.
-bool thinking_requested(const json& body) {
-  bool thinking = bool_field(body, "open_thinking", false);
-  if (const json* kwargs = field(body, "chat_template_kwargs")) {
-    if (!kwargs->is_object()) {
-      throw ApiError(400, "'chat_template_kwargs' must be an object", "chat_template_kwargs");
-    }
-    for (const auto& [key, value] : kwargs->items()) {
-      if (key != "enable_thinking" && key != "open_thinking") {
-        throw ApiError(400, "'chat_template_kwargs' takes enable_thinking and open_thinking, got '" + key + "'",
-                       "chat_template_kwargs");
-      }
-      if (!value.is_boolean()) {
-        throw ApiError(400, "'chat_template_kwargs." + key + "' must be true or false", "chat_template_kwargs");
-      }
-      thinking = thinking || value.get<bool>();
-    }
-  }
-  return thinking;
 }
 
 // OpenAI's logit_bias: {"token id": bias}; ids inside the vocabulary, biases in [-100, 100].
@@ -178,41 +135,31 @@ json error_body(const std::string& message, const std::string& type, const std::
            {{"message", message}, {"type", type}, {"param", param.empty() ? json() : json(param)}, {"code", json()}}}};
 }
 
-ApiRequest parse_api_request(Endpoint endpoint, const std::string& body_text, const Tokenizer& tokenizer) {
+ApiRequest parse_api_request(Endpoint endpoint, const std::string& body_text, const Tokenizer& tokenizer,
+                             const std::shared_ptr<const TokenVocabulary>& vocabulary) {
   if (const std::size_t bad = first_invalid_utf8(body_text); bad != std::string::npos) {
     throw ApiError(400, "the request body is not valid UTF-8 (the byte at offset " + std::to_string(bad) +
                             " does not begin or continue a character)");
   }
-  json body;
+  // In the client's key order first: the chat template writes tools' keys as they were sent.
+  nlohmann::ordered_json ordered_body;
   try {
-    body = json::parse(body_text);
-  } catch (const json::exception& error) {
+    ordered_body = nlohmann::ordered_json::parse(body_text);
+  } catch (const nlohmann::ordered_json::exception& error) {
     throw ApiError(400, std::string("the request body is not valid JSON: ") + error.what());
   }
-  if (!body.is_object()) throw ApiError(400, "the request body must be a JSON object");
+  if (!ordered_body.is_object()) throw ApiError(400, "the request body must be a JSON object");
+  const json body = ordered_body;
 
   ApiRequest request;
   request.endpoint = endpoint;
   Job& job = request.job;
   if (endpoint == Endpoint::kChatCompletions) {
-    const json* messages = field(body, "messages");
-    if (messages == nullptr || !messages->is_array() || messages->empty()) {
-      throw ApiError(400, "'messages' must be a non-empty array of {role, content}", "messages");
-    }
-    std::vector<ChatMessage> chat;
-    for (const json& message : *messages) {
-      if (!message.is_object() || !message.contains("role") || !message["role"].is_string() ||
-          !message.contains("content")) {
-        throw ApiError(400, "every message needs a string 'role' and a 'content'", "messages");
-      }
-      const std::string role = message["role"];
-      if (role != "system" && role != "user" && role != "assistant") {
-        throw ApiError(400, "message role must be system, user or assistant, got '" + role + "'", "messages");
-      }
-      chat.push_back({role, message_text(message["content"])});
-    }
-    request.thinking = thinking_requested(body);
-    job.prompt = encode_chatml(tokenizer, chat, /*add_generation_prompt=*/true, request.thinking);
+    ChatPromptRequest chat = parse_chat_prompt(ordered_body, tokenizer, vocabulary);
+    job.prompt = std::move(chat.prompt);
+    request.thinking = chat.thinking;
+    request.reply = chat.reply;
+    job.settings.grammar = std::move(chat.grammar);
   } else {
     // A string is bos + its encoding, where added tokens typed in the text are matched (a base model's prompt is
     // the caller's own text, not a chat turn); an array of token ids is taken as it is, as OpenAI's API allows.
@@ -267,6 +214,13 @@ ApiRequest parse_api_request(Endpoint endpoint, const std::string& body_text, co
   settings.use_cache = bool_field(body, "use_cache", true);
   settings.ignore_eos = bool_field(body, "ignore_eos", false);
   job.choices = integer_field(body, "n", 1, 1, 16);
+  if (const json* format = field(body, "response_format")) {
+    if (settings.grammar) {
+      throw ApiError(400, "'response_format' cannot be combined with a tool_choice that forces a call",
+                     "response_format");
+    }
+    settings.grammar = response_format_grammar(*format, vocabulary);
+  }
   request.stream = bool_field(body, "stream", false);
   if (const json* options = field(body, "stream_options")) {
     if (!request.stream)
@@ -328,7 +282,9 @@ json completion_response(const ApiRequest& request, const ResponseIdentity& iden
     const ChoiceResult& result = choices[i];
     json choice = {{"index", i}, {"finish_reason", result.finish_reason}};
     if (chat) {
-      choice["message"] = {{"role", "assistant"}, {"content", result.text}};
+      const ParsedReply reply = parse_reply(result.text, reply_options(request, identity));
+      choice["message"] = chat_message(reply);
+      if (result.finish_reason == "stop") choice["finish_reason"] = std::string(reply.finish_reason());
     } else {
       choice["text"] = result.text;
     }
@@ -351,6 +307,51 @@ json completion_response(const ApiRequest& request, const ResponseIdentity& iden
           {"system_fingerprint", identity.system_fingerprint},
           {"choices", out_choices},
           {"usage", usage(prompt_tokens, completion_tokens)}};
+}
+
+ReplyParserOptions reply_options(const ApiRequest& request, const ResponseIdentity& identity) {
+  ReplyParserOptions options = request.reply;
+  options.tool_call_id_prefix = "call_" + identity.id + "_";  // unique in the conversation: the request's id
+  return options;
+}
+
+json chat_stream_chunk(const ApiRequest& request, const ResponseIdentity& identity, const JobEvent& event,
+                       const Tokenizer& tokenizer, ChoiceStream& stream) {
+  std::vector<ReplyDelta> deltas = stream.parser.feed(event.text);
+  if (event.finished) {
+    std::vector<ReplyDelta> rest = stream.parser.finish();
+    deltas.insert(deltas.end(), std::make_move_iterator(rest.begin()), std::make_move_iterator(rest.end()));
+  }
+  // One chunk per token, as before the parser: what this token made certain, merged into one delta (OpenAI's delta
+  // may carry reasoning_content, content and tool_calls at once); {} while text is held back.
+  json delta = json::object();
+  std::string reasoning, content;
+  json calls = json::array();
+  for (const ReplyDelta& piece : deltas) {
+    if (piece.kind == ReplyDelta::Kind::kReasoning) reasoning += piece.text;
+    if (piece.kind == ReplyDelta::Kind::kContent) content += piece.text;
+    if (piece.kind == ReplyDelta::Kind::kToolCall) calls.push_back(chat_delta(piece)["tool_calls"][0]);
+  }
+  if (!reasoning.empty()) delta["reasoning_content"] = reasoning;
+  if (!content.empty()) delta["content"] = content;
+  if (!calls.empty()) {
+    stream.made_tool_calls = true;
+    delta["tool_calls"] = std::move(calls);
+  }
+  json finish_reason;
+  if (event.finished) {
+    finish_reason = stream.made_tool_calls && event.finish_reason == "stop" ? "tool_calls" : event.finish_reason;
+  }
+  json choice = {{"index", event.choice}, {"delta", std::move(delta)}, {"finish_reason", std::move(finish_reason)}};
+  choice["logprobs"] = request.logprobs && listed_in_logprobs(event, tokenizer)
+                           ? json{{"content", json::array({logprob_entry(event, tokenizer)})}}
+                           : json();
+  return {{"id", identity.id},
+          {"object", "chat.completion.chunk"},
+          {"created", unix_seconds()},
+          {"model", identity.model},
+          {"system_fingerprint", identity.system_fingerprint},
+          {"choices", json::array({std::move(choice)})}};
 }
 
 json stream_chunk(const ApiRequest& request, const ResponseIdentity& identity, const JobEvent& event,

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "chat/reply_parser.h"
+#include "grammar/token_vocabulary.h"
 #include "serve/job.h"
 #include "tokenizer/bpe_tokenizer.h"
 
@@ -27,6 +29,7 @@ struct ApiRequest {
   bool stream = false;
   bool include_usage = false;  // stream_options.include_usage: one last chunk with the usage and no choices
   bool thinking = false;       // chat: the prompt opened a think block (open_thinking / chat_template_kwargs)
+  ReplyParserOptions reply;    // chat: how the reply splits into reasoning, content and tool calls
   bool logprobs = false;
   int top_logprobs = 0;
 };
@@ -39,8 +42,11 @@ struct ResponseIdentity {
 };
 
 // Parses and validates a request body (malformed JSON, wrong types and out-of-range values throw ApiError 400).
-// Chat messages are rendered with minigen's ChatML template; a completion prompt is bos + text.
-ApiRequest parse_api_request(Endpoint endpoint, const std::string& body, const Tokenizer& tokenizer);
+// Chat messages are rendered with minimind-3's template (tools, tool calls, thinking: serve/chat_api.h); a
+// completion prompt is bos + text. `vocabulary` (the model's tokens, for grammars) may be null: then a request for
+// structured output or a forced tool call is a 400.
+ApiRequest parse_api_request(Endpoint endpoint, const std::string& body, const Tokenizer& tokenizer,
+                             const std::shared_ptr<const TokenVocabulary>& vocabulary = nullptr);
 
 nlohmann::json error_body(const std::string& message, const std::string& type, const std::string& param);
 
@@ -57,6 +63,19 @@ nlohmann::json completion_response(const ApiRequest& request, const ResponseIden
 // One SSE chunk for one event.
 nlohmann::json stream_chunk(const ApiRequest& request, const ResponseIdentity& identity, const JobEvent& event,
                             const Tokenizer& tokenizer);
+// The reply parser's options for one response: the request's, with tool-call ids made unique by the response's id.
+ReplyParserOptions reply_options(const ApiRequest& request, const ResponseIdentity& identity);
+
+// One choice of a streaming chat response: its reply parser, and whether it has sent a tool call.
+struct ChoiceStream {
+  ReplyStreamParser parser;
+  bool made_tool_calls = false;
+};
+// The chunk one event of a chat choice gives: what the token made certain (reasoning_content, content, a tool call)
+// as one delta, {} while text is held back (a tag may be starting); with the choice's finish_reason when it ends
+// ("tool_calls" when it called a tool and stopped by itself).
+nlohmann::json chat_stream_chunk(const ApiRequest& request, const ResponseIdentity& identity, const JobEvent& event,
+                                 const Tokenizer& tokenizer, ChoiceStream& stream);
 // The last chunk when stream_options.include_usage is set: "choices": [] and the request's usage, as OpenAI sends.
 nlohmann::json usage_chunk(const ApiRequest& request, const ResponseIdentity& identity, int prompt_tokens,
                            int completion_tokens);

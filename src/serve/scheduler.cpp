@@ -19,6 +19,7 @@ uint64_t Scheduler::add(SequenceRequest request) {
   check(request);
   auto sequence = std::make_unique<Sequence>(Sequence{next_id_++, request, SamplerChain(request.sampling),
                                                       request.prompt, 0, std::make_unique<PagedKvSequence>(pool_)});
+  if (sequence->request.grammar) sequence->grammar = std::make_unique<GrammarMatcher>(sequence->request.grammar);
   const uint64_t id = sequence->id;
   waiting_.push_back(std::move(sequence));
   return id;
@@ -46,6 +47,10 @@ void Scheduler::check(const SequenceRequest& request) const {
   }
   request.sampling.validate();
   request.sampling.check_vocabulary(config.vocab_size);
+  if (request.grammar && (request.grammar->vocab_size() != config.vocab_size ||
+                          request.grammar->vocabulary().eos() != config.eos_token_id)) {
+    throw Error("the request's grammar was compiled for another vocabulary");
+  }
 }
 
 void Scheduler::cancel(uint64_t id) {
@@ -95,9 +100,17 @@ SequenceToken Scheduler::sample(Sequence& sequence, const float* logits) {
   const int vocab = transformer_.model().config.vocab_size;
   thread_local std::vector<float> row_logits;  // sample() runs on the pool's threads, one sequence each
   row_logits.assign(logits, logits + vocab);
-  const SamplingContext context{sequence.tokens, sequence.request.rng_row, static_cast<uint64_t>(sequence.generated)};
+  SamplingContext context{sequence.tokens, sequence.request.rng_row, static_cast<uint64_t>(sequence.generated)};
+  int grammar_allowed = -1;
+  if (sequence.grammar) {  // the grammar's mask comes first in the chain; the matcher follows the chosen token
+    const TokenMask& allowed = sequence.grammar->allowed_tokens();
+    context.allowed_tokens = allowed.bits;
+    grammar_allowed = allowed.allowed_count;
+  }
   const SampledToken chosen = sequence.sampler.sample(row_logits, context);  // filters in place
+  if (sequence.grammar) sequence.grammar->accept(chosen.token);
   SequenceToken out;
+  out.grammar_allowed = grammar_allowed;
   out.sequence = sequence.id;
   out.token = chosen.token;
   out.step = sequence.generated;

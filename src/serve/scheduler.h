@@ -18,6 +18,7 @@
 
 #include "cache/block_pool.h"
 #include "cache/paged_sequence.h"
+#include "grammar/grammar_matcher.h"
 #include "model/transformer.h"
 #include "sampling/candidates.h"
 #include "sampling/sampler_chain.h"
@@ -32,6 +33,7 @@ struct SequenceToken {
   int step = 0;           // 0 for the first generated token
   float probability = 0;  // of the chosen token in the distribution it was drawn from
   int kept_candidates = 0;
+  int grammar_allowed = -1;    // ids the sequence's grammar allowed at this step; −1 without a grammar
   std::vector<Candidate> top;  // the most likely kept candidates, when asked for
   bool finished = false;
   std::string finish_reason;  // "stop" (eos) or "length" once finished; "error" when drawing failed (token −1)
@@ -80,6 +82,7 @@ class Scheduler {
     std::vector<int> tokens;  // prompt, then generated tokens
     int generated = 0;
     std::unique_ptr<PagedKvSequence> kv;
+    std::unique_ptr<GrammarMatcher> grammar = nullptr;  // the sequence's place in request.grammar, if it has one
   };
 
   bool try_admit(Sequence& sequence, int& budget);

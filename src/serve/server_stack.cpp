@@ -15,9 +15,14 @@ int pool_blocks(const KvLayout& layout, std::size_t budget_bytes) {
 }
 
 // The fingerprint names what changes the bits of an answer besides the request: the weights' and the cache's types.
-ApiServerOptions with_fingerprint(ApiServerOptions api, WeightType weights, KvDType kv_dtype) {
+// And the vocabulary grammars mask, built once per server. Added tokens that are not special (<tool_call>, <think>)
+// count as their text, so a forced tool call may use the model's own <tool_call> token.
+ApiServerOptions api_options(ApiServerOptions api, WeightType weights, KvDType kv_dtype, const Model& model,
+                             const Tokenizer& tokenizer) {
   api.system_fingerprint =
       "minigen-" + std::string(weight_type_name(weights)) + "-kv-" + std::string(kv_dtype_name(kv_dtype));
+  api.grammar_vocabulary = TokenVocabulary::from_tokenizer(
+      tokenizer, model.config.vocab_size, model.config.eos_token_id, /*plain_added_tokens_as_text=*/true);
   return api;
 }
 
@@ -32,6 +37,6 @@ ServerStack::ServerStack(const Model& model, const Tokenizer& tokenizer, std::st
       engine_(transformer_, blocks_, tokenizer, SchedulerOptions{options_.max_batch, options_.token_budget},
               options_.max_queue),
       api_(engine_, tokenizer, std::move(model_name),
-           with_fingerprint(options_.api, options_.weight_type, options_.kv_dtype)) {}
+           api_options(options_.api, options_.weight_type, options_.kv_dtype, model, tokenizer)) {}
 
 }  // namespace minigen

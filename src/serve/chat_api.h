@@ -1,0 +1,37 @@
+#pragma once
+// The chat side of the OpenAI API: a request's messages, tools, tool_choice, thinking and response_format turned
+// into a prompt (minimind-3's template, tokenizer/chat_template.h), an optional grammar and the options of the reply
+// parser; and a reply turned back into OpenAI's message and streaming deltas (reasoning_content, content,
+// tool_calls), as MiniMind's own server splits them.
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "chat/reply_parser.h"
+#include "grammar/compiled_grammar.h"
+#include "grammar/token_vocabulary.h"
+#include "tokenizer/bpe_tokenizer.h"
+
+namespace minigen {
+
+struct ChatPromptRequest {
+  std::vector<int> prompt;
+  bool thinking = false;  // the prompt opened a think block
+  ReplyParserOptions reply;
+  std::shared_ptr<const CompiledGrammar> grammar;  // a forced tool call (tool_choice required or named), or null
+};
+
+// `body` is the whole request, in the client's key order (tools are rendered in it). Throws ApiError 400 naming the
+// field for anything malformed or unsupported.
+ChatPromptRequest parse_chat_prompt(const nlohmann::ordered_json& body, const Tokenizer& tokenizer,
+                                    const std::shared_ptr<const TokenVocabulary>& vocabulary);
+
+// {"role": "assistant", "content": …, "reasoning_content"?: …, "tool_calls"?: [...]}: content is null when the reply
+// is only tool calls, as OpenAI sends it.
+nlohmann::json chat_message(const ParsedReply& reply);
+// One streaming delta: {"reasoning_content": …}, {"content": …} or {"tool_calls": [{index, id, type, function}]}.
+nlohmann::json chat_delta(const ReplyDelta& delta);
+// A tool call as OpenAI writes it: {"id", "type": "function", "function": {"name", "arguments"}}.
+nlohmann::json tool_call_json(const ParsedToolCall& call);
+
+}  // namespace minigen
