@@ -54,7 +54,8 @@ std::vector<std::string> introduction(const LabContext& lab, bool quick) {
       "Two ideas run through the sections. The **KV cache** decides how much is computed: it never changes which "
       "token comes out (sections 1–4, on the base model). The **sampler** (greedy decoding, temperature, top-p) "
       "decides which token is chosen from the model's distribution (sections 5–8, on the SFT model). Section 9 shrinks "
-      "the cache's and the weights' element types on both models and measures what that gives up.",
+      "the cache's and the weights' element types on both models and measures what that gives up; section 10 adds "
+      "a grammar stage to the sampler and shows what it takes away.",
       "Models:\n\n- base (pretrained, for the cache sections): " + model_text(lab.base()) +
           "\n- SFT (chat, for the sampling sections): " + model_text(lab.sft()),
       "Prompts are built with each model's own tokenizer. The genesis text (`examples/genesis-183.txt`) is " +
@@ -140,6 +141,7 @@ LabOutcome run_lab(const LabOptions& options, std::ostream& progress) {
       {"eos padding in a batch", Models::kSft, [&] { return eos_padding_section(temperature_batches); }},
       {"seeds, cache and greedy", Models::kSft, [&] { return seed_section(lab); }},
       {"shrinking the cache", Models::kBoth, [&] { return shrinking_section(lab); }},
+      {"constraining the sampler", Models::kSft, [&] { return constraining_section(lab); }},
   };
   std::vector<std::string> titles;
   std::vector<double> measured_seconds;

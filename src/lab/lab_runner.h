@@ -1,5 +1,5 @@
 #pragma once
-// `minigen lab` as a library call: runs the nine sections of the KV-cache and sampling module, with progress on a
+// `minigen lab` as a library call: runs the ten sections of the KV-cache and sampling module, with progress on a
 // stream, and writes report.md, report.json and the SVG plots into the output directory.
 #include <filesystem>
 #include <ostream>

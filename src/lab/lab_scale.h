@@ -38,6 +38,8 @@ struct LabScale {
   int shrinking_new_tokens = kHeadlineNewTokens;  // greedy steps compared with the fp32 cache's
   int shrinking_decode_tokens = 32;               // the timed decode of each weight type
   int shrinking_documents = 0;                    // held-out documents each perplexity scores
+  int constraining_samples = 30;                  // answers sampled with and without a JSON schema
+  int constraining_new_tokens = 64;
 
   std::vector<std::string> cuts;  // what was cut from the default sizes, and why, one sentence each
 

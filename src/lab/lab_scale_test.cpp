@@ -66,7 +66,7 @@ TEST(WorkEstimate, CountsEachSectionsRuns) {
   // Held-out documents of 10 and 300 tokens for the base model (300 is cut into 257 + 43), one of 12 for the SFT.
   const LabPromptSizes prompts{{4, 9, 6, 183}, {20, 22, 25, 30}, {10, 300}, {12}};
   const std::vector<SectionWork> work = lab_work(scale, prompts);
-  ASSERT_EQ(work.size(), 9u);
+  ASSERT_EQ(work.size(), 10u);
   EXPECT_EQ(work[8].base.calls, 4 * 64 + 4 * 1 + 4 * 2 * 33 + 4 * 1);
   EXPECT_EQ(work[8].base.tokens, 4 * (202 + 4 * 63) + 8 * 310 + 8 * (32 + 32));
   EXPECT_EQ(work[8].sft.calls, 4 * 64 + 4 * 1);
@@ -102,7 +102,7 @@ TEST(LabScaleBudget, ExpensiveModelsAreCutInOrderUntilTheyFit) {
   EXPECT_GT(fit.estimated_seconds_before, kFullBudgetSeconds);
   EXPECT_LE(fit.estimated_seconds, kFullBudgetSeconds);
   EXPECT_LT(scale.timing_repeats, 5);
-  EXPECT_EQ(fit.section_seconds.size(), 9u);
+  EXPECT_EQ(fit.section_seconds.size(), 10u);
 }
 
 TEST(LabScaleContext, ShortContextsDropTheLongestPoints) {

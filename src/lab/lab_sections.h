@@ -1,5 +1,5 @@
 #pragma once
-// The nine sections of `minigen lab`, one experiment of the KV-cache and sampling module each. Every section
+// The ten sections of `minigen lab`, one experiment of the KV-cache and sampling module each. Every section
 // measures with generate() and the cache/config APIs, and returns its paragraphs, tables, plots and numbers.
 #include <string>
 #include <vector>
@@ -31,6 +31,7 @@ ReportSection top_p_section(LabContext& lab);                                   
 ReportSection eos_padding_section(const std::vector<TemperatureBatch>& batches);             // 7
 ReportSection seed_section(LabContext& lab);                                                 // 8
 ReportSection shrinking_section(LabContext& lab);                                            // 9
+ReportSection constraining_section(LabContext& lab);                                         // 10
 
 // Section 1's base-model prompts, which section 9 also decodes.
 std::vector<std::vector<int>> cache_equivalence_prompts(const LabContext& lab);

@@ -193,6 +193,23 @@ TEST(LabQuick, ReportHoldsTheModuleInvariantsFor183PromptTokens) {
   EXPECT_GT(weight_types[3]["mean_kl"].get<double>(), weight_types[1]["mean_kl"].get<double>());
   EXPECT_EQ(shrinking["documents"].get<int>(), 20);
 
+  // Section 10: with the schema every answer that ended by eos is a valid document (checked again here), and the
+  // mask removed most of the vocabulary on average; without it the SFT model answers in prose.
+  const json& constraining = sections["constraining"];
+  EXPECT_EQ(constraining["samples"].get<int>(), 8);
+  const json& constrained = constraining["constrained"];
+  int stopped_and_valid = 0;
+  for (const json& text : constrained["texts"]) {
+    const json parsed = json::parse(text.get<std::string>(), nullptr, false);
+    stopped_and_valid += parsed.is_object() && parsed.contains("word") && parsed.contains("meaning") ? 1 : 0;
+  }
+  EXPECT_EQ(stopped_and_valid, constrained["parsed"].get<int>());
+  EXPECT_GE(constrained["parsed"].get<int>(), constrained["stopped"].get<int>());
+  EXPECT_GT(constrained["mean_removed_share"].get<double>(), 0.5);
+  EXPECT_LE(constrained["median_kept_candidates"].get<double>(),
+            constraining["free"]["median_kept_candidates"].get<double>());
+  EXPECT_EQ(constraining["free"]["mean_removed_share"].get<double>(), 0.0);
+
   // report.md and every plot it shows exist and are not empty.
   const std::string markdown = read_text_file(out / "report.md");
   ASSERT_FALSE(markdown.empty());
@@ -214,7 +231,7 @@ TEST(LabQuick, ReportHoldsTheModuleInvariantsFor183PromptTokens) {
   for (const fs::directory_entry& entry : fs::directory_iterator(out)) {
     EXPECT_EQ(entry.path().string().find(".partial"), std::string::npos) << "left over: " << entry.path();
   }
-  EXPECT_EQ(outcome.summary.size(), 9u);
+  EXPECT_EQ(outcome.summary.size(), 10u);
   fs::remove_all(out);
 }
 

@@ -116,7 +116,7 @@ ForwardCost price_from_timings(const CalibrationTimings& t) {
 }
 
 std::vector<SectionWork> lab_work(const LabScale& scale, const LabPromptSizes& prompts) {
-  std::vector<SectionWork> sections(9);
+  std::vector<SectionWork> sections(10);
   BaseGreedyRuns greedy(sections[0].base);
 
   // 1. Same tokens with and without the cache: greedy (shared) and sampled (its own runs) on each prompt.
@@ -207,6 +207,16 @@ std::vector<SectionWork> lab_work(const LabScale& scale, const LabPromptSizes& p
       sections[8].base += generation_work(kShrinkingDecodePromptTokens, scale.shrinking_decode_tokens + 1, 1, true);
     }
     sections[8].base += perplexity_work(prompts.base_documents, scale.shrinking_documents);
+  }
+  // 10. Constraining: one batch of samples on a chat question, free and with a schema (the mask's time is not
+  // counted; it is a small part of a step).
+  if (!prompts.chat_prompts.empty()) {
+    for (int run = 0; run < 2; ++run) {
+      ForwardWork batch =
+          generation_work(prompts.chat_prompts[0], scale.constraining_new_tokens, scale.constraining_samples, true);
+      batch.calls = scale.constraining_new_tokens;
+      sections[9].sft += batch;
+    }
   }
   return sections;
 }

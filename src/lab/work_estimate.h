@@ -80,7 +80,7 @@ struct SectionWork {
   ForwardWork sft;
 };
 
-// The nine sections' work at this scale, in section order. Runs the lab computes once and reuses (the base
+// The ten sections' work at this scale, in section order. Runs the lab computes once and reuses (the base
 // model's greedy runs) are counted once.
 std::vector<SectionWork> lab_work(const LabScale& scale, const LabPromptSizes& prompts);
 
