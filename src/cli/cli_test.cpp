@@ -113,6 +113,47 @@ TEST_F(Cli, ChatJsonSplitsEachReplyIntoReasoningContentAndToolCalls) {
   EXPECT_FALSE(raw["sequences"][0].contains("content"));  // a base-model prompt has no reply to split
 }
 
+// --tools renders the functions into the system turn; --tool-choice required (or a name) forces one well-formed call
+// through the grammar stage, even from a random model, and --json reports it parsed.
+TEST_F(Cli, ToolChoiceRequiredForcesAWellFormedCallFromTheCommandLine) {
+  const fs::path tools = work_dir() / "tools.json";
+  std::ofstream(tools) << R"([{"type": "function", "function": {"name": "get_weather", "parameters": {"type": "object",
+    "properties": {"city": {"type": "string", "maxLength": 8}, "unit": {"enum": ["celsius", "fahrenheit"]}},
+    "required": ["city", "unit"], "additionalProperties": false}}},
+    {"type": "function", "function": {"name": "get_time"}}])";
+  const std::string chat = "generate -m " + tiny_model().string() + " --chat 'Weather in Paris?' --tools " +
+                           tools.string() + " --seed 4 --json";
+  for (const std::string choice : {"required", "get_weather"}) {
+    const RunResult result = run(chat + " -n 120 --tool-choice " + choice);
+    ASSERT_EQ(result.exit_code, 0) << result.err;
+    const auto sequence = nlohmann::json::parse(result.out)["sequences"][0];
+    ASSERT_EQ(sequence["finish_reason"], "stop") << sequence.dump();
+    ASSERT_EQ(sequence["tool_calls"].size(), 1u) << sequence.dump();
+    const auto& function = sequence["tool_calls"][0]["function"];
+    if (choice == "get_weather") {
+      EXPECT_EQ(function["name"], "get_weather");
+    }
+    const auto arguments = nlohmann::json::parse(function["arguments"].get<std::string>());
+    ASSERT_TRUE(arguments.is_object()) << function.dump();
+    if (function["name"] == "get_weather") {
+      EXPECT_TRUE(arguments["city"].is_string()) << function.dump();
+      EXPECT_TRUE(arguments["unit"] == "celsius" || arguments["unit"] == "fahrenheit") << function.dump();
+    }
+  }
+  // Offered but not forced, the prompt is longer than without tools by the # Tools block.
+  const auto offered = nlohmann::json::parse(run(chat + " -n 2").out);
+  const auto without = nlohmann::json::parse(
+      run("generate -m " + tiny_model().string() + " --chat 'Weather in Paris?' -n 2 --json").out);
+  EXPECT_GT(offered["prompt_tokens"].get<int>(), without["prompt_tokens"].get<int>() + 100);
+  expect_clear_error("generate -m " + tiny_model().string() + " --chat hi --tool-choice required", "needs --tools");
+  expect_clear_error(chat + " --tool-choice fly", "--tool-choice fly: no such function");
+  expect_clear_error(chat + " --tool-choice required --json-object", "cannot be combined");
+  std::ofstream(work_dir() / "bad_tools.json") << R"([{"type": "retrieval"}])";
+  expect_clear_error(
+      "generate -m " + tiny_model().string() + " --chat hi --tools " + (work_dir() / "bad_tools.json").string(),
+      "--tools");
+}
+
 TEST_F(Cli, TokenizeDetokenizeAndInfo) {
   const RunResult ids = run("tokenize -m " + tiny_model().string() + " 'In the beginning'");
   ASSERT_EQ(ids.exit_code, 0) << ids.err;

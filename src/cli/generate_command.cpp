@@ -22,9 +22,10 @@ namespace minigen::cli {
 namespace {
 
 // A chat reply as a server would return it: the think block's text apart from the answer, tool calls parsed.
-void add_reply_split(nlohmann::json& sequence, bool prompt_opened_think) {
+void add_reply_split(nlohmann::json& sequence, bool prompt_opened_think, bool tools_offered) {
   ReplyParserOptions options;
   options.prompt_opened_think = prompt_opened_think;
+  options.tool_calls = tools_offered;
   const ParsedReply reply = parse_reply(sequence["text"].get<std::string>(), options);
   sequence["reasoning_content"] = reply.reasoning_content;
   sequence["content"] = reply.content;
@@ -63,6 +64,13 @@ int run_generate(const GenerateFlags& flags) {
   options.sampling = sampling;
   options.kv_dtype = flags.model.kv_dtype_value();
   if (auto grammar = flags.grammar.compile(tokenizer, loaded.model->config)) options.grammars = {std::move(grammar)};
+  if (auto forced = flags.prompt.forced_tool_call(tokenizer, loaded.model->config)) {
+    if (!options.grammars.empty())
+      throw Error("--tool-choice " + flags.prompt.tool_choice +
+                  " forces a tool call; "
+                  "it cannot be combined with --json-schema or --json-object");
+    options.grammars = {std::move(forced)};
+  }
   const std::vector<std::vector<int>> prompts(flags.num_return_sequences, prompt);
   // generate() makes the same check; making it here first lets the message name the flags.
   check_run_memory(loaded.model->config, generation_shape(prompts, options),
@@ -83,7 +91,8 @@ int run_generate(const GenerateFlags& flags) {
   if (flags.json) {
     nlohmann::json summary = run_summary_json(result, tokenizer, options, loaded, run_memory(transformer));
     if (!flags.prompt.chat.empty()) {
-      for (nlohmann::json& sequence : summary["sequences"]) add_reply_split(sequence, flags.prompt.thinking);
+      for (nlohmann::json& sequence : summary["sequences"])
+        add_reply_split(sequence, flags.prompt.thinking, flags.prompt.offers_tools());
     }
     std::cout << to_json_text(summary) << "\n";
     return 0;

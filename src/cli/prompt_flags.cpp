@@ -1,7 +1,11 @@
 #include "cli/prompt_flags.h"
 
+#include "chat/chat_request.h"
 #include "core/error.h"
 #include "core/file_io.h"
+#include "grammar/token_vocabulary.h"
+#include "serve/openai_api.h"
+#include "serve/structured_output.h"
 #include "tokenizer/chat_template.h"
 
 namespace minigen::cli {
@@ -14,6 +18,47 @@ void PromptFlags::add_to(CLI::App& command) {
   chat_option->excludes(file_option);
   command.add_option("--system", system, "system message for --chat")->needs(chat_option);
   command.add_flag("--think", thinking, "for --chat: let the model think (open <think> block)")->needs(chat_option);
+  command.add_option("--tools", tools_file, "for --chat: a JSON file with OpenAI function definitions (an array)")
+      ->needs(chat_option);
+  command
+      .add_option("--tool-choice", tool_choice,
+                  "with --tools: auto (the model may call), none, required or a function name (forces one call)")
+      ->capture_default_str();
+}
+
+nlohmann::ordered_json PromptFlags::tools() const {
+  constexpr uint64_t kMaxToolsBytes = uint64_t{1} << 20;
+  nlohmann::ordered_json parsed;
+  try {
+    parsed = nlohmann::ordered_json::parse(read_whole_file(tools_file, kMaxToolsBytes, "tools file"), nullptr, false);
+  } catch (const Error& error) {
+    throw Error("--tools " + tools_file + ": " + error.what());
+  }
+  if (parsed.is_discarded()) throw Error("--tools " + tools_file + ": the file is not valid JSON");
+  try {
+    tool_functions(nlohmann::json(parsed));  // the API's checks, for the same messages
+  } catch (const ApiError& error) {
+    throw Error("--tools " + tools_file + ": " + error.what());
+  }
+  return parsed;
+}
+
+std::shared_ptr<const CompiledGrammar> PromptFlags::forced_tool_call(const Tokenizer& tokenizer,
+                                                                     const ModelConfig& config) const {
+  if (tool_choice == "auto" || tool_choice == "none") return nullptr;
+  if (tools_file.empty()) throw Error("--tool-choice " + tool_choice + " needs --tools FILE");
+  std::vector<ToolFunction> functions = tool_functions(nlohmann::json(tools()));
+  if (tool_choice != "required") {
+    std::erase_if(functions, [&](const ToolFunction& function) { return function.name != tool_choice; });
+    if (functions.empty()) throw Error("--tool-choice " + tool_choice + ": no such function in " + tools_file);
+  }
+  try {
+    return forced_tool_call_grammar(functions, thinking,
+                                    TokenVocabulary::from_tokenizer(tokenizer, config.vocab_size, config.eos_token_id,
+                                                                    /*plain_added_tokens_as_text=*/true));
+  } catch (const ApiError& error) {
+    throw Error(std::string("--tools ") + tools_file + ": " + error.what());
+  }
 }
 
 std::vector<int> PromptFlags::encode(const Tokenizer& tokenizer) const {
@@ -21,7 +66,13 @@ std::vector<int> PromptFlags::encode(const Tokenizer& tokenizer) const {
     std::vector<ChatMessage> messages;
     if (!system.empty()) messages.push_back({"system", system});
     messages.push_back({"user", chat});
-    return encode_chatml(tokenizer, messages, /*add_generation_prompt=*/true, thinking);
+    ChatPromptOptions options;
+    options.open_thinking = thinking;
+    if (offers_tools()) {
+      // Each tool as the template writes it: Python's json.dumps of the definition, in the file's key order.
+      options.tools = chat_conversation_from_json(nlohmann::ordered_json::array(), tools()).tools;
+    }
+    return encode_chat(tokenizer, messages, options);
   }
   std::string raw = text;
   if (!file.empty()) {
