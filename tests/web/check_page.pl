@@ -4,6 +4,8 @@
 #                                     same text (temperature 0, the page's max_tokens) as JSON on stdout
 #   check_page.pl compare DOM API_RESPONSE
 #                                     checks that the API's answer (choices[0].message.content) equals the page's text
+#   check_page.pl structured DOM KEY  checks a `&schema=` run: the answer is a JSON object holding KEY, and the first
+#                                     token's entry carries grammar_allowed
 # Exits 1 with a message on the first failed check.
 use strict;
 use warnings;
@@ -78,6 +80,16 @@ if ($mode eq 'result') {
   fail("the page's text differs from the API's greedy answer:\n  page: $result->{text}\n  api:  $api_text")
     unless $api_text eq $result->{text};
   print STDERR "api text:  identical\n";
+} elsif ($mode eq 'structured') {
+  # A `&schema=` run: the streamed answer is a JSON object with the schema's required key, and the first token's
+  # logprobs entry says how many ids the grammar allowed.
+  my $answer = eval { JSON::PP->new->utf8(0)->decode($result->{text}) };
+  fail("the schema-constrained answer is not JSON: $result->{text}") unless ref $answer eq 'HASH';
+  fail("the schema-constrained answer lacks the required key '$argument': $result->{text}")
+    unless exists $answer->{$argument};
+  fail('grammar_allowed_first is not a positive integer')
+    unless ($result->{grammar_allowed_first} // '') =~ /\A[1-9]\d*\z/;
+  print STDERR "page json: $result->{text} (first step: $result->{grammar_allowed_first} ids allowed)\n";
 } else {
   fail("unknown mode '$mode'");
 }

@@ -3,7 +3,8 @@
 # Chromium (driven by drive_page.pl over the DevTools pipe, in real time), waits until the page has streamed its
 # greedy answer, and checks the page's DOM: data-autotest="done", a non-empty answer, at least one token, the first
 # token's candidates with probabilities in (0, 1], positive tokens/s. Then asks the API the same question without
-# streaming (temperature 0, same max_tokens) and requires the identical text.
+# streaming (temperature 0, same max_tokens) and requires the identical text. Then opens the page with a JSON schema
+# (&schema=) and requires a JSON answer whose tokens carry grammar_allowed.
 #
 # usage: web_page_test.sh MINIGEN_BINARY
 # Exit: 0 passed, 1 failed, 77 skipped (no chromium). Environment: CHROMIUM (the browser binary),
@@ -74,6 +75,13 @@ status="$(curl -s -o "$work/api.json" -w '%{http_code}' -H 'Content-Type: applic
   --data-binary "@$work/request.json" "$base/v1/chat/completions")"
 [[ "$status" == 200 ]] || fail "the non-streaming request answered HTTP $status: $(cat "$work/api.json")"
 perl "$here/check_page.pl" compare "$work/dom.html" "$work/api.json" || fail "the page and the API disagree"
+
+# The same page with a JSON schema (&schema=): the answer streams through the grammar, and the page reports the
+# grammar's mask on its tokens.
+schema_in_url="%7B%22type%22%3A%22object%22%2C%22properties%22%3A%7B%22answer%22%3A%7B%22type%22%3A%22string%22%2C%22maxLength%22%3A16%7D%7D%2C%22required%22%3A%5B%22answer%22%5D%7D"
+perl "$here/drive_page.pl" "$chromium_binary" "$base/?autotest=$prompt_in_url&schema=$schema_in_url" "$work/schema.html" ||
+  fail "the page with a JSON schema did not finish in headless Chromium"
+perl "$here/check_page.pl" structured "$work/schema.html" answer || fail "the page's schema-constrained result is wrong"
 
 # The server drains on SIGTERM and exits 0; a sanitizer report in its log (the ASan pass runs this test too) fails
 # the test whatever the page showed.
