@@ -23,24 +23,11 @@ using testing::post;
 
 const std::string kPrompt = "In the beginning";
 
-// What minigen's generate loop answers for the same prompt and settings (greedy, eos ignored): the text the server
-// must send back.
 std::string engine_text(LiveServer& server, SamplingParams sampling, int max_tokens) {
-  ThreadPool pool(1);
-  Transformer transformer(*server.loaded.model, pool);
-  GenerateOptions options;
-  options.max_new_tokens = max_tokens;
-  options.ignore_eos = true;
-  options.sampling = sampling;
-  const std::vector<std::vector<int>> prompts = {encode_base_prompt(*server.loaded.tokenizer, kPrompt)};
-  return server.loaded.tokenizer->decode(generate(transformer, prompts, options).sequences[0].token_ids, true);
+  return server.loaded.tokenizer->decode(testing::engine_token_ids(server, kPrompt, sampling, max_tokens), true);
 }
 
-std::string completion_text(LiveServer& server, json body) {
-  body["prompt"] = kPrompt;
-  body["ignore_eos"] = true;
-  return post(server, "/v1/completions", body, 200)["choices"][0]["text"];
-}
+std::string completion_text(LiveServer& server, json body) { return testing::completion_text(server, kPrompt, body); }
 
 TEST(ApiFields, MinPAndRepetitionPenaltyReachTheSamplers) {
   LiveServer server;

@@ -12,7 +12,9 @@
 
 #include "cache/block_pool.h"
 #include "checkpoint/model_loader.h"
+#include "generate/generate.h"
 #include "serve/server_stack.h"
+#include "tokenizer/chat_template.h"
 
 namespace minigen::testing {
 
@@ -85,6 +87,27 @@ inline httplib::Result post_streaming(LiveServer& server, const std::string& pat
     return receiver(data, size);
   };
   return server.client().send(request);
+}
+
+// The token ids minigen's generate loop gives for a base-model prompt with these settings (eos ignored): what the
+// server must answer for the same request.
+inline std::vector<int> engine_token_ids(LiveServer& server, const std::string& prompt, SamplingParams sampling,
+                                         int max_tokens) {
+  ThreadPool pool(1);
+  Transformer transformer(*server.loaded.model, pool);
+  GenerateOptions options;
+  options.max_new_tokens = max_tokens;
+  options.ignore_eos = true;
+  options.sampling = sampling;
+  const std::vector<std::vector<int>> prompts = {encode_base_prompt(*server.loaded.tokenizer, prompt)};
+  return generate(transformer, prompts, options).sequences[0].token_ids;
+}
+
+// The text of /v1/completions for `prompt` with eos ignored and the other fields of `body`.
+inline std::string completion_text(LiveServer& server, const std::string& prompt, json body) {
+  body["prompt"] = prompt;
+  body["ignore_eos"] = true;
+  return post(server, "/v1/completions", body, 200)["choices"][0]["text"];
 }
 
 // A streaming POST's JSON chunks in order (every "data: {…}" event; the final "data: [DONE]" is checked, not returned).

@@ -21,27 +21,15 @@ using testing::stream_chunks;
 
 const std::string kPrompt = "In the beginning";
 
-// The token ids minigen's generate loop gives for kPrompt with these settings (eos ignored).
 std::vector<int> engine_ids(LiveServer& server, SamplingParams sampling, int max_tokens) {
-  ThreadPool pool(1);
-  Transformer transformer(*server.loaded.model, pool);
-  GenerateOptions options;
-  options.max_new_tokens = max_tokens;
-  options.ignore_eos = true;
-  options.sampling = sampling;
-  const std::vector<std::vector<int>> prompts = {encode_base_prompt(*server.loaded.tokenizer, kPrompt)};
-  return generate(transformer, prompts, options).sequences[0].token_ids;
+  return testing::engine_token_ids(server, kPrompt, sampling, max_tokens);
 }
 
 std::string text_of(LiveServer& server, const std::vector<int>& ids) {
   return server.loaded.tokenizer->decode(ids, true);
 }
 
-std::string completion_text(LiveServer& server, json body) {
-  body["prompt"] = kPrompt;
-  body["ignore_eos"] = true;
-  return post(server, "/v1/completions", body, 200)["choices"][0]["text"];
-}
+std::string completion_text(LiveServer& server, json body) { return testing::completion_text(server, kPrompt, body); }
 
 TEST(OpenAiFields, PenaltiesAndLogitBiasChangeTheAnswerAsTheSamplerChainDoes) {
   LiveServer server;

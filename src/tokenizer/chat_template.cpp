@@ -26,11 +26,21 @@ class ChatParts {
  public:
   void markup(std::string_view text) { parts_.push_back({text, true}); }
   void plain(std::string_view text) { parts_.push_back({text, false}); }
+  // <|im_start|>ROLE\nCONTENT<|im_end|>\n, the content as plain text (added tokens typed in it are not matched).
+  void turn(std::string_view role, std::string_view content);
   std::vector<Tokenizer::TextPart> take() { return std::move(parts_); }
 
  private:
   std::vector<Tokenizer::TextPart> parts_;
 };
+
+void ChatParts::turn(std::string_view role, std::string_view content) {
+  markup(kTurnStart);
+  markup(role);
+  markup("\n");
+  plain(content);
+  markup(kTurnEnd);
+}
 
 // Python's str.strip('\n'), lstrip('\n'), rstrip('\n'): the template trims newlines only, never spaces.
 std::string_view lstrip_newlines(std::string_view text) {
@@ -132,11 +142,7 @@ std::vector<Tokenizer::TextPart> minimind3_parts(std::span<const ChatMessage> me
       parts.markup("\n</tool_response>");
       if (i + 1 == messages.size() || messages[i + 1].role != "tool") parts.markup(kTurnEnd);
     } else if (i > 0 || message.role != "system") {  // a leading system message is in the system turn already
-      parts.markup(kTurnStart);
-      parts.markup(message.role);
-      parts.markup("\n");
-      parts.plain(message.content);
-      parts.markup(kTurnEnd);
+      parts.turn(message.role, message.content);
     }
   }
   if (options.add_generation_prompt) {
@@ -161,11 +167,7 @@ std::vector<Tokenizer::TextPart> minimind2_parts(std::span<const ChatMessage> me
     if (message.role == "tool" || !message.tool_calls.empty()) {
       throw Error("MiniMind2's chat template has no tool calls or tool messages");
     }
-    parts.markup(kTurnStart);
-    parts.markup(message.role);
-    parts.markup("\n");
-    parts.plain(message.content);
-    parts.markup(kTurnEnd);
+    parts.turn(message.role, message.content);
   }
   if (options.add_generation_prompt) {
     parts.markup(kTurnStart);
