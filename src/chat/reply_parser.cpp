@@ -71,6 +71,10 @@ std::optional<ParsedToolCall> parse_tool_call(std::string_view text) {
 }  // namespace
 
 std::string ReplyStreamParser::TrimmedSection::take(std::string_view text) {
+  // Text that starts with whitespace keeps the texts apart by itself: the separator is not needed.
+  if (separator && !text.empty() && kWhitespace.find(text.front()) != std::string_view::npos)
+    pending_whitespace.clear();
+  separator = false;
   if (!started) {
     const std::size_t first = text.find_first_not_of(kWhitespace);
     if (first == std::string_view::npos) return {};
@@ -85,6 +89,13 @@ std::string ReplyStreamParser::TrimmedSection::take(std::string_view text) {
   std::string out = std::exchange(pending_whitespace, std::string(text.substr(last + 1)));
   out += text.substr(0, last + 1);
   return out;
+}
+
+void ReplyStreamParser::TrimmedSection::separate() {
+  if (started && pending_whitespace.empty()) {
+    pending_whitespace = " ";
+    separator = true;
+  }
 }
 
 ReplyStreamParser::ReplyStreamParser(ReplyParserOptions options)
@@ -142,9 +153,15 @@ void ReplyStreamParser::process(bool final) {
     } else if (match.tag == kCallOpen) {
       mode_ = Mode::kToolCall;
     } else if (match.tag == kThinkClose) {
-      mode_ = Mode::kContent;  // in content already: a stray close tag, dropped
+      // Leaving the think block (or, in content already, a stray close tag, dropped). Reasoning that resumes in a
+      // later block starts apart from this one's, so "<thi" + "nk>" cannot join into a tag.
+      if (mode_ == Mode::kReasoning) reasoning_.separate();
+      mode_ = Mode::kContent;
     } else {
-      mode_ = Mode::kReasoning;  // in reasoning already: a repeated open tag, dropped
+      // In reasoning already: a repeated open tag, dropped — with a space in its place, so that the text around it
+      // ("</" + "think>") cannot join into a tag either.
+      if (mode_ == Mode::kReasoning) reasoning_.separate();
+      mode_ = Mode::kReasoning;
     }
   }
 }

@@ -50,8 +50,9 @@ struct ReplyParserOptions {
 // - a tool call's JSON must be an object with a string "name"; "arguments" missing is "{}"; a call whose JSON is
 //   malformed stays in the content as the text the model wrote (MiniMind drops it when another call parsed);
 // - an "arguments" string is passed on as it is (MiniMind json.dumps it a second time, quoting the JSON);
-// - tags inside the think block are reasoning text, except a repeated "<think>", which is dropped; a "</think>"
-//   outside one is dropped;
+// - tags inside the think block are reasoning text, except a repeated "<think>", which is dropped (a space in its
+//   place, so the text around it cannot join into a tag; reasoning resumed in a later block is set apart the same
+//   way); a "</think>" outside one is dropped;
 // - a think block never closed (the reply hit max_tokens) is all reasoning, as MiniMind's stream sends it.
 class ReplyStreamParser {
  public:
@@ -68,8 +69,12 @@ class ReplyStreamParser {
   // text of that section shows it was not trailing.
   struct TrimmedSection {
     bool started = false;
+    bool separator = false;  // pending_whitespace is separate()'s space, not the text's
     std::string pending_whitespace;
     std::string take(std::string_view text);
+    // The text so far and the text to come must not join into one word: a space between them unless whitespace is
+    // there already (only emitted if more text follows; trailing whitespace is trimmed).
+    void separate();
   };
 
   void process(bool final);

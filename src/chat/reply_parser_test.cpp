@@ -73,6 +73,18 @@ TEST(ReplyParser, WithoutToolsOfferedATaggedCallIsContent) {
   EXPECT_EQ(reply.finish_reason(), "stop");
 }
 
+// Found by fuzz_reply_parser: dropping a repeated "<think>" must not let the text around it join into "</think>",
+// nor may reasoning resumed in a later block join the earlier block's text into a tag.
+TEST(ReplyParser, DroppedTagsDoNotJoinTheTextAroundThemIntoATag) {
+  const ParsedReply dropped = parse_reply("need</<think>think>more", thinking(true));
+  EXPECT_EQ(dropped.reasoning_content, "need</ think>more");
+  EXPECT_EQ(dropped.content, "");
+  const ParsedReply resumed = parse_reply("a<thi</think>x<think>nk>b", thinking(true));
+  EXPECT_EQ(resumed.reasoning_content, "a<thi nk>b");
+  EXPECT_EQ(resumed.content, "x");
+  EXPECT_EQ(parse_reply("a</think>x<think>\nb", thinking(true)).reasoning_content, "a\nb");  // whitespace kept
+}
+
 TEST(ReplyParser, MalformedOrUnclosedToolCallsStayInTheContent) {
   const ParsedReply malformed =
       parse_reply("A <tool_call>{\"name\": get}</tool_call> B <tool_call>[1]</tool_call>", thinking(false));
