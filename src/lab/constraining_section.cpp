@@ -66,12 +66,6 @@ Run sample(LabContext& lab, const std::vector<int>& prompt, const std::shared_pt
   return run;
 }
 
-double mean(const std::vector<double>& values) {
-  double sum = 0;
-  for (double value : values) sum += value;
-  return values.empty() ? 0 : sum / static_cast<double>(values.size());
-}
-
 }  // namespace
 
 ReportSection constraining_section(LabContext& lab) {

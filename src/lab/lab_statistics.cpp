@@ -72,6 +72,12 @@ double top_probability(std::span<const float> logits, double temperature) {
   return 1.0 / partition;  // the largest z is 0, so its probability is exp(0) / Z
 }
 
+double mean(const std::vector<double>& values) {
+  double sum = 0;
+  for (double value : values) sum += value;
+  return values.empty() ? 0 : sum / static_cast<double>(values.size());
+}
+
 double median(std::vector<double> values) {
   if (values.empty()) throw Error("the median of no values is undefined");
   std::sort(values.begin(), values.end());

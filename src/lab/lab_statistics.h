@@ -28,6 +28,8 @@ double top_probability(std::span<const float> logits, double temperature);
 
 // The middle value (the mean of the two middle values for an even count); throws minigen::Error when empty.
 double median(std::vector<double> values);
+// The arithmetic mean; 0 for no values.
+double mean(const std::vector<double>& values);
 
 // How many different sequences there are among `sequences`.
 int distinct_count(std::span<const std::vector<int>> sequences);

@@ -171,19 +171,10 @@ json chat_message(const ParsedReply& reply) {
   return message;
 }
 
-json chat_delta(const ReplyDelta& delta) {
-  switch (delta.kind) {
-    case ReplyDelta::Kind::kReasoning:
-      return {{"reasoning_content", delta.text}};
-    case ReplyDelta::Kind::kContent:
-      return {{"content", delta.text}};
-    case ReplyDelta::Kind::kToolCall: {
-      json call = tool_call_json(delta.tool_call);
-      call["index"] = delta.tool_call.index;
-      return {{"tool_calls", json::array({call})}};
-    }
-  }
-  return json::object();
+json streamed_tool_call(const ParsedToolCall& call) {
+  json entry = tool_call_json(call);
+  entry["index"] = call.index;
+  return entry;
 }
 
 }  // namespace minigen

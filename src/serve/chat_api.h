@@ -29,8 +29,8 @@ ChatPromptRequest parse_chat_prompt(const nlohmann::ordered_json& body, const To
 // {"role": "assistant", "content": …, "reasoning_content"?: …, "tool_calls"?: [...]}: content is null when the reply
 // is only tool calls, as OpenAI sends it.
 nlohmann::json chat_message(const ParsedReply& reply);
-// One streaming delta: {"reasoning_content": …}, {"content": …} or {"tool_calls": [{index, id, type, function}]}.
-nlohmann::json chat_delta(const ReplyDelta& delta);
+// A tool call as a streaming delta's tool_calls entry: tool_call_json with its "index" in the reply.
+nlohmann::json streamed_tool_call(const ParsedToolCall& call);
 // A tool call as OpenAI writes it: {"id", "type": "function", "function": {"name", "arguments"}}.
 nlohmann::json tool_call_json(const ParsedToolCall& call);
 

@@ -128,6 +128,23 @@ std::vector<LogitBias> logit_bias_field(const json& body, const Tokenizer& token
   return entries;
 }
 
+// What every response and chunk carries around its choices.
+json envelope(const ResponseIdentity& identity, const char* object, json choices) {
+  return {{"id", identity.id},
+          {"object", object},
+          {"created", unix_seconds()},
+          {"model", identity.model},
+          {"system_fingerprint", identity.system_fingerprint},
+          {"choices", std::move(choices)}};
+}
+
+// One streamed token's logprobs entry, or null when they were not asked for or the token is the ending eos.
+json token_logprobs(const ApiRequest& request, const JobEvent& event, const Tokenizer& tokenizer) {
+  return request.logprobs && listed_in_logprobs(event, tokenizer)
+             ? json{{"content", json::array({logprob_entry(event, tokenizer)})}}
+             : json();
+}
+
 }  // namespace
 
 json error_body(const std::string& message, const std::string& type, const std::string& param) {
@@ -300,13 +317,9 @@ json completion_response(const ApiRequest& request, const ResponseIdentity& iden
     completion_tokens += static_cast<int>(result.tokens.size());
     out_choices.push_back(choice);
   }
-  return {{"id", identity.id},
-          {"object", chat ? "chat.completion" : "text_completion"},
-          {"created", unix_seconds()},
-          {"model", identity.model},
-          {"system_fingerprint", identity.system_fingerprint},
-          {"choices", out_choices},
-          {"usage", usage(prompt_tokens, completion_tokens)}};
+  json response = envelope(identity, chat ? "chat.completion" : "text_completion", std::move(out_choices));
+  response["usage"] = usage(prompt_tokens, completion_tokens);
+  return response;
 }
 
 ReplyParserOptions reply_options(const ApiRequest& request, const ResponseIdentity& identity) {
@@ -330,7 +343,7 @@ json chat_stream_chunk(const ApiRequest& request, const ResponseIdentity& identi
   for (const ReplyDelta& piece : deltas) {
     if (piece.kind == ReplyDelta::Kind::kReasoning) reasoning += piece.text;
     if (piece.kind == ReplyDelta::Kind::kContent) content += piece.text;
-    if (piece.kind == ReplyDelta::Kind::kToolCall) calls.push_back(chat_delta(piece)["tool_calls"][0]);
+    if (piece.kind == ReplyDelta::Kind::kToolCall) calls.push_back(streamed_tool_call(piece.tool_call));
   }
   if (!reasoning.empty()) delta["reasoning_content"] = reasoning;
   if (!content.empty()) delta["content"] = content;
@@ -343,15 +356,8 @@ json chat_stream_chunk(const ApiRequest& request, const ResponseIdentity& identi
     finish_reason = stream.made_tool_calls && event.finish_reason == "stop" ? "tool_calls" : event.finish_reason;
   }
   json choice = {{"index", event.choice}, {"delta", std::move(delta)}, {"finish_reason", std::move(finish_reason)}};
-  choice["logprobs"] = request.logprobs && listed_in_logprobs(event, tokenizer)
-                           ? json{{"content", json::array({logprob_entry(event, tokenizer)})}}
-                           : json();
-  return {{"id", identity.id},
-          {"object", "chat.completion.chunk"},
-          {"created", unix_seconds()},
-          {"model", identity.model},
-          {"system_fingerprint", identity.system_fingerprint},
-          {"choices", json::array({std::move(choice)})}};
+  choice["logprobs"] = token_logprobs(request, event, tokenizer);
+  return envelope(identity, "chat.completion.chunk", json::array({std::move(choice)}));
 }
 
 json stream_chunk(const ApiRequest& request, const ResponseIdentity& identity, const JobEvent& event,
@@ -363,26 +369,17 @@ json stream_chunk(const ApiRequest& request, const ResponseIdentity& identity, c
   } else {
     choice["text"] = event.text;
   }
-  choice["logprobs"] = request.logprobs && listed_in_logprobs(event, tokenizer)
-                           ? json{{"content", json::array({logprob_entry(event, tokenizer)})}}
-                           : json();
-  return {{"id", identity.id},
-          {"object", chat ? "chat.completion.chunk" : "text_completion"},
-          {"created", unix_seconds()},
-          {"model", identity.model},
-          {"system_fingerprint", identity.system_fingerprint},
-          {"choices", json::array({choice})}};
+  choice["logprobs"] = token_logprobs(request, event, tokenizer);
+  return envelope(identity, chat ? "chat.completion.chunk" : "text_completion", json::array({std::move(choice)}));
 }
 
 json usage_chunk(const ApiRequest& request, const ResponseIdentity& identity, int prompt_tokens,
                  int completion_tokens) {
-  return {{"id", identity.id},
-          {"object", request.endpoint == Endpoint::kChatCompletions ? "chat.completion.chunk" : "text_completion"},
-          {"created", unix_seconds()},
-          {"model", identity.model},
-          {"system_fingerprint", identity.system_fingerprint},
-          {"choices", json::array()},
-          {"usage", usage(prompt_tokens, completion_tokens)}};
+  json chunk =
+      envelope(identity, request.endpoint == Endpoint::kChatCompletions ? "chat.completion.chunk" : "text_completion",
+               json::array());
+  chunk["usage"] = usage(prompt_tokens, completion_tokens);
+  return chunk;
 }
 
 }  // namespace minigen
