@@ -355,21 +355,26 @@ std::vector<std::string> hf_names(const std::string& gguf_name, const ModelConfi
   for (const auto& [hf_name, global] : kGlobalNames) {
     if (gguf_name == global) return {hf_name};
   }
-  for (int layer = 0; layer < config.num_layers; ++layer) {
-    const std::string prefix = gguf_layer(layer);
-    if (gguf_name.compare(0, prefix.size(), prefix) != 0) continue;
-    const std::string suffix = gguf_name.substr(prefix.size());
-    for (const auto& [hf_suffix, gguf_suffix] : kLayerNames) {
-      if (suffix == gguf_suffix) return {hf_layer(layer) + hf_suffix};
+  // "blk.N.rest": N read from the name (not searched for, so a file of many tensors costs no more per layer).
+  const std::size_t dot = gguf_name.find('.', 4);
+  if (gguf_name.compare(0, 4, "blk.") != 0 || dot == std::string::npos || dot == 4 || dot > 10) return {};
+  int layer = 0;
+  for (std::size_t i = 4; i < dot; ++i) {
+    if (gguf_name[i] < '0' || gguf_name[i] > '9') return {};
+    layer = layer * 10 + (gguf_name[i] - '0');
+  }
+  if (layer >= config.num_layers || gguf_name.compare(0, dot + 1, gguf_layer(layer)) != 0) return {};  // "blk.01."
+  const std::string suffix = gguf_name.substr(dot + 1);
+  for (const auto& [hf_suffix, gguf_suffix] : kLayerNames) {
+    if (suffix == gguf_suffix) return {hf_layer(layer) + hf_suffix};
+  }
+  for (const auto& [hf_suffix, gguf_suffix] : kExpertNames) {
+    if (suffix != gguf_suffix || !config.use_moe) continue;
+    std::vector<std::string> names;
+    for (int e = 0; e < config.num_experts; ++e) {
+      names.push_back(hf_layer(layer) + "mlp.experts." + std::to_string(e) + "." + hf_suffix);
     }
-    for (const auto& [hf_suffix, gguf_suffix] : kExpertNames) {
-      if (suffix != gguf_suffix || !config.use_moe) continue;
-      std::vector<std::string> names;
-      for (int e = 0; e < config.num_experts; ++e) {
-        names.push_back(hf_layer(layer) + "mlp.experts." + std::to_string(e) + "." + hf_suffix);
-      }
-      return names;
-    }
+    return names;
   }
   return {};
 }

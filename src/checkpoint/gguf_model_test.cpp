@@ -208,6 +208,12 @@ TEST_F(GgufModelTest, MissingKeysAndUnknownTensorsAreNamed) {
   GgufFile renamed = file;
   renamed.tensors.back().name = "blk.0.attn_qkv.weight";
   EXPECT_NE(load_error(renamed).find("'blk.0.attn_qkv.weight' is not one of the qwen3 layout's"), std::string::npos);
+  GgufFile zero_padded = file;
+  zero_padded.tensors.back().name = "blk.03.ffn_down.weight";
+  EXPECT_NE(load_error(zero_padded).find("'blk.03.ffn_down.weight' is not one of"), std::string::npos);
+  GgufFile past_the_layers = file;
+  past_the_layers.tensors.back().name = "blk.4.ffn_down.weight";  // tiny has layers 0 … 3
+  EXPECT_NE(load_error(past_the_layers).find("'blk.4.ffn_down.weight' is not one of"), std::string::npos);
   GgufFile other_arch = file;
   other_arch.metadata.front().second = GgufValue::string("gemma");
   EXPECT_NE(load_error(other_arch).find("'gemma' is not one minigen runs"), std::string::npos);
