@@ -34,7 +34,8 @@ constexpr std::pair<const char*, const char*> kExpertNames[] = {
 std::string hf_layer(int layer) { return "model.layers." + std::to_string(layer) + "."; }
 std::string gguf_layer(int layer) { return "blk." + std::to_string(layer) + "."; }
 
-// llama.cpp's `llama` graph applies RoPE to adjacent pairs (2i, 2i + 1), while minigen, like HF's LlamaAttention,
+// llama.cpp's `llama` graph applies RoPE to adjacent pairs (2i, 2i + 1) (llama_model_rope_type: LLM_ARCH_LLAMA is
+// LLAMA_ROPE_TYPE_NORM, QWEN3 and QWEN3MOE are LLAMA_ROPE_TYPE_NEOX), while minigen, like HF's LlamaAttention,
 // rotates halves (i, i + d/2) (ops/rope.h). llama.cpp's convert_hf_to_gguf.py therefore reorders the q and k rows of
 // each head: viewing a head's rows as [2][d/2], it stores them as [d/2][2], so GGUF row 2i + j is HF row j·d/2 + i.
 // The `qwen3` graph uses the rotate-half form itself (NeoX RoPE) and its rows are stored as HF has them.
