@@ -196,6 +196,92 @@ def make_texts():
         write("fuzz_reply_parser", name, reply)
 
 
+# --- GGUF --------------------------------------------------------------------------------------------------------
+GGUF_TYPES = {"u32": (4, "<I"), "i32": (5, "<i"), "f32": (6, "<f"), "bool": (7, "<B"), "str": (8, None)}
+
+
+def gguf_string(text):
+    raw = text.encode("utf-8")
+    return struct.pack("<Q", len(raw)) + raw
+
+
+def gguf_value(kind, value):
+    if isinstance(value, list):
+        code, fmt = GGUF_TYPES[kind]
+        body = b"".join(gguf_string(v) if fmt is None else struct.pack(fmt, v) for v in value)
+        return struct.pack("<IIQ", 9, code, len(value)) + body
+    code, fmt = GGUF_TYPES[kind]
+    return struct.pack("<I", code) + (gguf_string(value) if fmt is None else struct.pack(fmt, value))
+
+
+def gguf(metadata, tensors, alignment=32):
+    """metadata: list of (key, kind, value); tensors: list of (name, dims in ggml order, ggml type, raw bytes)."""
+    out = b"GGUF" + struct.pack("<IQQ", 3, len(tensors), len(metadata))
+    for key, kind, value in metadata:
+        out += gguf_string(key) + gguf_value(kind, value)
+    data, offsets = b"", []
+    for _, _, _, raw in tensors:
+        offsets.append(len(data))
+        data += raw + b"\0" * ((alignment - len(raw) % alignment) % alignment)
+    for (name, dims, ggml_type, _), offset in zip(tensors, offsets):
+        out += gguf_string(name) + struct.pack("<I", len(dims)) + b"".join(struct.pack("<Q", d) for d in dims)
+        out += struct.pack("<IQ", ggml_type, offset)
+    out += b"\0" * ((alignment - len(out) % alignment) % alignment)
+    return out + data
+
+
+def q8_0(rows, cols, salt):
+    """rows × cols Q8_0 blocks: fp16 scale 1/64, codes from a fixed pattern."""
+    out = b""
+    for r in range(rows):
+        for b in range(cols // 32):
+            out += struct.pack("<e", 1 / 64) + bytes(((r * 7 + b * 3 + k * 5 + salt) % 41 - 20) & 0xFF for k in range(32))
+    return out
+
+
+def make_gguf():
+    write("fuzz_gguf_reader", "handmade-alignment-64", gguf(
+        [("test.words", "str", ["a b", "hello"]), ("general.alignment", "u32", 64), ("general.architecture", "str", "qwen3")],
+        [("output_norm.weight", [3], 0, f32(1, -2.5, 0.125)), ("blk.0.attn_q.weight", [32, 2], 8, q8_0(2, 32, 0))],
+        alignment=64))
+    # A whole one-layer qwen3 model (Q8_0 matrices, F32 norms) with the shipped tokenizer cut to 300 ids.
+    tokenizer = json.loads(small_tokenizer(300))
+    vocab, hidden, heads, kv_heads, head_dim, ffn = 300, 64, 2, 1, 32, 64
+    tokens, types = [f"[PAD{i}]" for i in range(vocab)], [5] * vocab
+    for token, index in tokenizer["model"]["vocab"].items():
+        tokens[index], types[index] = token, 1
+    for added in tokenizer["added_tokens"]:
+        if added["id"] < vocab:
+            tokens[added["id"]], types[added["id"]] = added["content"], 3 if added["special"] else 4
+    merges = [m if isinstance(m, str) else " ".join(m) for m in tokenizer["model"]["merges"]]
+    arch = "qwen3"
+    metadata = [("general.architecture", "str", arch), ("general.name", "str", "fuzz-seed"),
+                (f"{arch}.context_length", "u32", 128), (f"{arch}.embedding_length", "u32", hidden),
+                (f"{arch}.block_count", "u32", 1), (f"{arch}.feed_forward_length", "u32", ffn),
+                (f"{arch}.attention.head_count", "u32", heads), (f"{arch}.attention.head_count_kv", "u32", kv_heads),
+                (f"{arch}.attention.key_length", "u32", head_dim), (f"{arch}.attention.value_length", "u32", head_dim),
+                (f"{arch}.attention.layer_norm_rms_epsilon", "f32", 1e-6), (f"{arch}.rope.freq_base", "f32", 1e6),
+                ("tokenizer.ggml.model", "str", "gpt2"), ("tokenizer.ggml.pre", "str", "gpt-2"),
+                ("tokenizer.ggml.tokens", "str", tokens), ("tokenizer.ggml.token_type", "i32", types),
+                ("tokenizer.ggml.merges", "str", merges), ("tokenizer.ggml.bos_token_id", "u32", 1),
+                ("tokenizer.ggml.eos_token_id", "u32", 2), ("tokenizer.chat_template", "str", "{{ messages }}")]
+    norm = lambda n: f32(*([1.0] * n))
+    tensors = [("token_embd.weight", [hidden, vocab], 8, q8_0(vocab, hidden, 1)),
+               ("output_norm.weight", [hidden], 0, norm(hidden)),
+               ("blk.0.attn_norm.weight", [hidden], 0, norm(hidden)),
+               ("blk.0.attn_q.weight", [hidden, heads * head_dim], 8, q8_0(heads * head_dim, hidden, 2)),
+               ("blk.0.attn_k.weight", [hidden, kv_heads * head_dim], 8, q8_0(kv_heads * head_dim, hidden, 3)),
+               ("blk.0.attn_v.weight", [hidden, kv_heads * head_dim], 8, q8_0(kv_heads * head_dim, hidden, 4)),
+               ("blk.0.attn_output.weight", [heads * head_dim, hidden], 8, q8_0(hidden, heads * head_dim, 5)),
+               ("blk.0.attn_q_norm.weight", [head_dim], 0, norm(head_dim)),
+               ("blk.0.attn_k_norm.weight", [head_dim], 0, norm(head_dim)),
+               ("blk.0.ffn_norm.weight", [hidden], 0, norm(hidden)),
+               ("blk.0.ffn_gate.weight", [hidden, ffn], 8, q8_0(ffn, hidden, 6)),
+               ("blk.0.ffn_up.weight", [hidden, ffn], 8, q8_0(ffn, hidden, 7)),
+               ("blk.0.ffn_down.weight", [ffn, hidden], 8, q8_0(hidden, ffn, 8))]
+    write("fuzz_gguf_reader", "tiny-qwen3-q8_0", gguf(metadata, tensors))
+
+
 if __name__ == "__main__":
     make_safetensors()
     make_zip()
@@ -203,5 +289,6 @@ if __name__ == "__main__":
     make_configs()
     make_tokenizers()
     make_texts()
+    make_gguf()
     total = sum(path.stat().st_size for path in CORPUS.rglob("*") if path.is_file())
     print(f"fuzz/corpus: {sum(1 for p in CORPUS.rglob('*') if p.is_file())} files, {total} bytes")

@@ -7,8 +7,11 @@
 #include <utility>
 #include <vector>
 
+#include "checkpoint/gguf_model.h"
+#include "checkpoint/gguf_tokenizer.h"
 #include "core/error.h"
 #include "core/file_io.h"
+#include "model/io/gguf_reader.h"
 #include "model/io/safetensors.h"
 #include "model/io/torch_pth.h"
 
@@ -65,6 +68,7 @@ LoadedModel load_model(const fs::path& path, const LoadOptions& options) {
   ModelConfig config;
   TensorMap tensors;
   fs::path tokenizer_location;
+  std::optional<GgufTokenizerFiles> gguf_tokenizer;  // a GGUF carries its tokenizer
   if (fs::is_directory(path) || path.extension() == ".safetensors") {
     const fs::path directory = fs::is_directory(path) ? path : path.parent_path();
     const fs::path weights_file = fs::is_directory(path) ? directory / "model.safetensors" : path;
@@ -81,8 +85,16 @@ LoadedModel load_model(const fs::path& path, const LoadOptions& options) {
     if (options.yarn) config.rope_scaling = RopeScaling{};  // minimind-3's YaRN settings
     loaded.format = "pth";
     tokenizer_location = path.parent_path();
+  } else if (path.extension() == ".gguf") {
+    const MappedFile file(path);
+    const GgufFile gguf = read_gguf(file.bytes(), path.string());
+    GgufModel model = gguf_model(gguf, path.string());
+    config = std::move(model.config);
+    tensors = std::move(model.tensors);
+    if (!options.tokenizer_path) gguf_tokenizer = gguf_tokenizer_files(gguf, path.string());
+    loaded.format = "gguf";
   } else {
-    throw Error(path.string() + " is neither a model directory, a .safetensors file nor a .pth file");
+    throw Error(path.string() + " is neither a model directory, a .safetensors, .gguf nor .pth file");
   }
   if (options.tokenizer_path) tokenizer_location = *options.tokenizer_path;
   config.validate();
@@ -93,7 +105,16 @@ LoadedModel load_model(const fs::path& path, const LoadOptions& options) {
                 "; a .pth holds no tokenizer: pass --tokenizer DIR (the folder with tokenizer.json and "
                 "tokenizer_config.json, e.g. MiniMind's model/)");
   }
-  loaded.tokenizer = load_tokenizer(tokenizer_location);
+  if (gguf_tokenizer) {
+    try {
+      loaded.tokenizer = std::make_unique<const Tokenizer>(
+          Tokenizer::from_json_text(gguf_tokenizer->tokenizer_json, gguf_tokenizer->tokenizer_config_json));
+    } catch (const Error& error) {
+      throw Error(path.string() + ": the GGUF's tokenizer: " + error.what());
+    }
+  } else {
+    loaded.tokenizer = load_tokenizer(tokenizer_location);
+  }
   if (loaded.tokenizer->vocab_size() > config.vocab_size) {
     throw Error("the tokenizer has " + std::to_string(loaded.tokenizer->vocab_size()) + " tokens but the model only " +
                 std::to_string(config.vocab_size));

@@ -24,7 +24,7 @@ struct LoadedModel {
   std::unique_ptr<Model> model;  // not const: release_matrices() once packed
   std::unique_ptr<const Tokenizer> tokenizer;
   std::filesystem::path path;
-  std::string format;  // "safetensors" or "pth"
+  std::string format;  // "safetensors", "pth" or "gguf"
   DType stored_dtype = DType::F32;
 };
 

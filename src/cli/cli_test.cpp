@@ -286,6 +286,38 @@ TEST_F(Cli, QuantizeWritesAModelThatRunsAsQuantizingAtLoadDoes) {
   for (const char* never : {"twice", "float"}) EXPECT_FALSE(fs::exists(work_dir() / never)) << never;
 }
 
+// `minigen export gguf` from its command line: the f32 file generates the original's tokens, the q8_0 file those of
+// --weights q8 (its codes are minigen's), a GGUF re-exports, and misuse is one clear error.
+TEST_F(Cli, ExportGgufWritesFilesThatRunAsTheOriginal) {
+  const std::string settings = " -p 'In the beginning' -n 12 --greedy --ignore-eos --json";
+  for (const auto& [type, weights] : {std::pair{"f32", "f32"}, std::pair{"q8_0", "q8"}}) {
+    const fs::path out = work_dir() / (std::string("tiny-") + type + ".gguf");
+    const RunResult made = run("export gguf " + tiny_model().string() + " " + out.string() + " --type " + type);
+    ASSERT_EQ(made.exit_code, 0) << made.err;
+    EXPECT_NE(made.err.find("architecture qwen3"), std::string::npos) << made.err;
+    const RunResult original = run("generate -m " + tiny_model().string() + " --weights " + weights + settings);
+    const RunResult exported = run("generate -m " + out.string() + settings);
+    ASSERT_EQ(exported.exit_code, 0) << exported.err;
+    const auto from_original = nlohmann::json::parse(original.out);
+    const auto from_gguf = nlohmann::json::parse(exported.out);
+    EXPECT_EQ(from_gguf["weights"], weights);
+    EXPECT_EQ(from_gguf["sequences"][0]["token_ids"], from_original["sequences"][0]["token_ids"]) << type;
+  }
+  const fs::path again = work_dir() / "again.gguf";
+  EXPECT_EQ(
+      run("export gguf " + (work_dir() / "tiny-q8_0.gguf").string() + " " + again.string() + " --type q8_0").exit_code,
+      0);
+  EXPECT_EQ(testing::read_text_file(again), testing::read_text_file(work_dir() / "tiny-q8_0.gguf"));
+  expect_clear_error("export gguf " + tiny_model().string() + " " + (work_dir() / "x.bin").string(), ".gguf");
+  expect_clear_error("export gguf " + (work_dir() / "tiny-q8_0.gguf").string() + " " +
+                         (work_dir() / "f.gguf").string() + " --type f32",
+                     "cannot be written as floats");
+  std::string truncated = testing::read_text_file(again);
+  truncated.resize(truncated.size() / 2);
+  std::ofstream(work_dir() / "truncated.gguf", std::ios::binary) << truncated;
+  expect_clear_error("generate -m " + (work_dir() / "truncated.gguf").string() + " -p hi", "truncated.gguf: GGUF");
+}
+
 TEST_F(Cli, BadModelFilesGiveOneClearError) {
   expect_clear_error("generate -m /nonexistent/model -p hi", "not found");
   const fs::path broken = work_dir() / "broken";

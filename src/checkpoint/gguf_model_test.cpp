@@ -1,0 +1,228 @@
+#include "checkpoint/gguf_model.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <filesystem>
+
+#include "cache/kv_cache.h"
+#include "checkpoint/gguf_tokenizer.h"
+#include "checkpoint/model_loader.h"
+#include "core/error.h"
+#include "core/file_io.h"
+#include "model/dtype.h"
+#include "model/io/gguf_test_builder.h"
+#include "model/io/torch_pth_test_writer.h"
+#include "model/test_models.h"
+#include "model/transformer.h"
+#include "ops/thread_pool.h"
+#include "tokenizer/chat_template.h"
+
+namespace minigen {
+namespace {
+
+namespace fs = std::filesystem;
+using testing::ScratchFileTest;
+
+std::vector<float> prompt_logits(const Model& model, WeightType type = WeightType::kF32) {
+  ThreadPool pool(2);
+  Transformer transformer(model, pool, type);
+  const std::vector<int> prompt = {1, 2043, 300, 3684, 719, 5, 6399};
+  KvCache cache(model.config.kv_layout(), static_cast<int>(prompt.size()));
+  const ForwardRow row{&cache, prompt, true};
+  return transformer.forward(std::span(&row, 1));
+}
+
+bool bit_identical(const std::vector<float>& a, const std::vector<float>& b) {
+  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+fs::path tokenizer_directory() { return minigen_home() / "tokenizers" / "minigen-6400"; }
+
+// A random model of `family` (two layers, test_models.h) saved as a directory, its weights stored as `dtype`.
+fs::path save_random_model(const std::string& family, DType dtype = DType::F32) {
+  const ModelConfig config = testing::test_config(family);
+  const fs::path directory = testing::scratch_path(family + "-" + dtype_name(dtype));
+  save_model_directory(directory, config, random_weights(config, 7), tokenizer_directory(), dtype);
+  return directory;
+}
+
+// What `minigen export gguf` does, through the library.
+fs::path export_gguf(const LoadedModel& loaded, GgufTensorType type, const std::string& file_name) {
+  GgufExport exported = gguf_export(loaded.model->config, loaded.model->weights, type, "test");
+  append_gguf_tokenizer(exported.metadata,
+                        read_whole_file(tokenizer_directory() / "tokenizer.json", kMaxTokenizerFileBytes, "tokenizer"),
+                        *loaded.tokenizer, loaded.model->config.vocab_size);
+  const fs::path path = testing::scratch_path(file_name);
+  write_gguf(path, exported.metadata, exported.tensors);
+  return path;
+}
+
+GgufFile read_file(const fs::path& path, std::string& storage) {
+  storage = read_whole_file(path, uint64_t{1} << 32, "gguf");
+  return read_gguf(std::as_bytes(std::span(storage.data(), storage.size())), path.string());
+}
+
+class GgufRoundTrip : public ScratchFileTest, public ::testing::WithParamInterface<std::string> {};
+
+// f32 export → import is the same model: the same config, bit-identical logits, the same tokenizer and template.
+TEST_P(GgufRoundTrip, F32ExportThenImportGivesBitIdenticalLogits) {
+  const LoadedModel original = load_model(save_random_model(GetParam()));
+  const fs::path gguf = export_gguf(original, GgufTensorType::kF32, GetParam() + ".gguf");
+  const LoadedModel imported = load_model(gguf);
+  EXPECT_EQ(imported.format, "gguf");
+  EXPECT_EQ(imported.model->config, original.model->config);
+  EXPECT_TRUE(bit_identical(prompt_logits(*imported.model), prompt_logits(*original.model)));
+
+  const std::string text = "Hello, world! 你好 <|im_start|>user\n  two  spaces\n";
+  EXPECT_EQ(imported.tokenizer->encode(text), original.tokenizer->encode(text));
+  EXPECT_EQ(imported.tokenizer->chat_template(), original.tokenizer->chat_template());
+  EXPECT_EQ(imported.tokenizer->bos_id(), original.tokenizer->bos_id());
+  EXPECT_EQ(imported.tokenizer->eos_id(), original.tokenizer->eos_id());
+  EXPECT_EQ(imported.tokenizer->pad_id(), original.tokenizer->pad_id());
+  EXPECT_EQ(imported.tokenizer->vocab_size(), original.tokenizer->vocab_size());
+}
+
+INSTANTIATE_TEST_SUITE_P(Families, GgufRoundTrip, ::testing::Values("tiny", "minimind3", "minimind2", "minimind3-moe"),
+                         testing::FamilyTestName());
+
+class GgufModelTest : public ScratchFileTest {};
+
+TEST_F(GgufModelTest, TheArchitectureFollowsTheFamilyAndMiniMind2MoeIsRefused) {
+  EXPECT_EQ(gguf_architecture(config_for_family("tiny")), "qwen3");
+  EXPECT_EQ(gguf_architecture(config_for_family("minimind3")), "qwen3");
+  EXPECT_EQ(gguf_architecture(config_for_family("minimind3-moe")), "qwen3moe");
+  EXPECT_EQ(gguf_architecture(config_for_family("minimind2")), "llama");
+  EXPECT_EQ(gguf_architecture(config_for_family("minimind2-small")), "llama");
+  try {
+    gguf_architecture(config_for_family("minimind2-moe"));
+    FAIL() << "minimind2-moe exported";
+  } catch (const Error& error) {
+    EXPECT_NE(std::string(error.what()).find("shared experts"), std::string::npos);
+  }
+}
+
+// llama's q and k rows are stored in llama.cpp's pair order: GGUF row 2i + j of a head is HF row j·d/2 + i.
+TEST_F(GgufModelTest, LlamaQueryRowsArePermutedAsLlamaCppExpects) {
+  const LoadedModel original = load_model(save_random_model("minimind2"));
+  std::string storage;
+  const GgufFile file = read_file(export_gguf(original, GgufTensorType::kF32, "perm.gguf"), storage);
+  EXPECT_EQ(file.find("general.architecture")->strings.at(0), "llama");
+  const Matrix& q = original.model->weights.layers[0].q_proj;
+  const int head_dim = original.model->config.head_dim;
+  for (const GgufTensorInfo& info : file.tensors) {
+    if (info.name != "blk.0.attn_q.weight") continue;
+    ASSERT_EQ(info.dims, (std::vector<uint64_t>{static_cast<uint64_t>(q.cols), static_cast<uint64_t>(q.rows)}));
+    const float* gguf = reinterpret_cast<const float*>(info.bytes.data());
+    for (int i : {0, 1, 5}) {
+      for (int j : {0, 1}) {
+        const int hf_row = head_dim + j * head_dim / 2 + i;  // head 1
+        const int gguf_row = head_dim + 2 * i + j;
+        EXPECT_EQ(gguf[static_cast<std::size_t>(gguf_row) * q.cols + 3],
+                  q.values[static_cast<std::size_t>(hf_row) * q.cols + 3]);
+      }
+    }
+    return;
+  }
+  FAIL() << "no blk.0.attn_q.weight";
+}
+
+// The random model of save_random_model with every matrix rounded to `dtype` and the norms kept in fp32, as an
+// f16/bf16 GGUF holds them.
+std::unique_ptr<Model> rounded_model(const std::string& family, DType dtype) {
+  const ModelConfig config = testing::test_config(family);
+  ModelWeights weights = random_weights(config, 7);
+  auto round = [dtype](Matrix& matrix) {
+    std::vector<std::byte> bytes(matrix.values.size() * dtype_size_bytes(dtype));
+    encode_from_f32(dtype, matrix.values.data(), matrix.values.size(), bytes.data());
+    decode_to_f32(dtype, bytes.data(), matrix.values.size(), matrix.values.data());
+  };
+  round(weights.embed_tokens);
+  for (LayerWeights& layer : weights.layers) {
+    for (Matrix* matrix : {&layer.q_proj, &layer.k_proj, &layer.v_proj, &layer.o_proj, &layer.mlp.gate, &layer.mlp.up,
+                           &layer.mlp.down}) {
+      round(*matrix);
+    }
+  }
+  return std::make_unique<Model>(config, std::move(weights));
+}
+
+// f16 and bf16 files give the logits of the model with its matrices rounded to that type; Q8_0 and Q4_0 hold
+// minigen's own q8/q4 codes, so they give the logits of --weights q8/q4 on the original, bit for bit.
+TEST_F(GgufModelTest, EveryTypeRoundTrips) {
+  for (const std::string family : {"tiny", "minimind2"}) {
+    const LoadedModel original = load_model(save_random_model(family));
+    for (const auto& [type, dtype] :
+         {std::pair{GgufTensorType::kF16, DType::F16}, std::pair{GgufTensorType::kBF16, DType::BF16}}) {
+      const std::unique_ptr<Model> reference = rounded_model(family, dtype);
+      const LoadedModel imported = load_model(export_gguf(original, type, family + gguf_type_name(type) + ".gguf"));
+      EXPECT_EQ(imported.stored_dtype, dtype) << family;
+      EXPECT_TRUE(bit_identical(prompt_logits(*imported.model), prompt_logits(*reference)))
+          << family << " " << gguf_type_name(type);
+    }
+    for (const auto& [type, weights] :
+         {std::pair{GgufTensorType::kQ8_0, WeightType::kQ8}, std::pair{GgufTensorType::kQ4_0, WeightType::kQ4}}) {
+      const LoadedModel imported = load_model(export_gguf(original, type, family + gguf_type_name(type) + ".gguf"));
+      EXPECT_EQ(imported.model->weights.stored_quantization(), weights);
+      EXPECT_TRUE(bit_identical(prompt_logits(*imported.model, weights), prompt_logits(*original.model, weights)))
+          << family << " " << gguf_type_name(type);
+      // Exported again from the imported codes, the file is the same bytes: nothing was requantized.
+      std::string first;
+      std::string second;
+      read_file(export_gguf(original, type, "a.gguf"), first);
+      read_file(export_gguf(imported, type, "b.gguf"), second);
+      EXPECT_EQ(first, second) << family << " " << gguf_type_name(type);
+    }
+  }
+}
+
+// The same file written again by hand — alignment 64, metadata reversed with general.alignment last, tensor infos
+// reversed, junk between the tensors — loads as the same model.
+TEST_F(GgufModelTest, AHandLaidOutFileWithAlignment64Loads) {
+  const LoadedModel original = load_model(save_random_model("tiny"));
+  std::string storage;
+  const GgufFile file = read_file(export_gguf(original, GgufTensorType::kF32, "tiny.gguf"), storage);
+  const fs::path relaid = testing::scratch_path("relaid.gguf");
+  testing::write_bytes(relaid, testing::relaid_gguf(file, 64));
+  const LoadedModel imported = load_model(relaid);
+  EXPECT_TRUE(bit_identical(prompt_logits(*imported.model), prompt_logits(*original.model)));
+}
+
+TEST_F(GgufModelTest, MissingKeysAndUnknownTensorsAreNamed) {
+  const LoadedModel original = load_model(save_random_model("tiny"));
+  std::string storage;
+  const GgufFile file = read_file(export_gguf(original, GgufTensorType::kF32, "tiny.gguf"), storage);
+  auto load_error = [&](const GgufFile& changed) {
+    const fs::path path = testing::scratch_path("changed.gguf");
+    testing::write_bytes(path, testing::relaid_gguf(changed, 32));
+    try {
+      load_model(path);
+    } catch (const Error& error) {
+      return std::string(error.what());
+    }
+    return std::string();
+  };
+  GgufFile no_layers = file;
+  std::erase_if(no_layers.metadata, [](const auto& entry) { return entry.first == "qwen3.block_count"; });
+  EXPECT_NE(load_error(no_layers).find("no 'qwen3.block_count'"), std::string::npos);
+  GgufFile renamed = file;
+  renamed.tensors.back().name = "blk.0.attn_qkv.weight";
+  EXPECT_NE(load_error(renamed).find("'blk.0.attn_qkv.weight' is not one of the qwen3 layout's"), std::string::npos);
+  GgufFile zero_padded = file;
+  zero_padded.tensors.back().name = "blk.03.ffn_down.weight";
+  EXPECT_NE(load_error(zero_padded).find("'blk.03.ffn_down.weight' is not one of"), std::string::npos);
+  GgufFile past_the_layers = file;
+  past_the_layers.tensors.back().name = "blk.4.ffn_down.weight";  // tiny has layers 0 … 3
+  EXPECT_NE(load_error(past_the_layers).find("'blk.4.ffn_down.weight' is not one of"), std::string::npos);
+  GgufFile other_arch = file;
+  other_arch.metadata.front().second = GgufValue::string("gemma");
+  EXPECT_NE(load_error(other_arch).find("'gemma' is not one minigen runs"), std::string::npos);
+  GgufFile other_tokenizer = file;
+  for (auto& [key, value] : other_tokenizer.metadata) {
+    if (key == "tokenizer.ggml.model") value = GgufValue::string("llama");
+  }
+  EXPECT_NE(load_error(other_tokenizer).find("byte-level BPE ('gpt2') only"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace minigen

@@ -1,0 +1,95 @@
+// `minigen export gguf MODEL OUT.gguf [--type f32|f16|bf16|q8_0|q4_0]`: writes the model, its tokenizer and chat
+// template as one llama.cpp GGUF file (checkpoint/gguf_model.h says which architecture each family becomes).
+#include <filesystem>
+#include <iostream>
+
+#include "checkpoint/gguf_model.h"
+#include "checkpoint/gguf_tokenizer.h"
+#include "checkpoint/model_loader.h"
+#include "cli/command_context.h"
+#include "cli/commands.h"
+#include "core/error.h"
+#include "core/file_io.h"
+#include "core/format.h"
+#include "model/io/gguf_reader.h"
+
+namespace minigen::cli {
+namespace {
+namespace fs = std::filesystem;
+
+struct ExportFlags {
+  ModelFlags model;
+  std::string out;
+  std::string type = "f32";
+};
+
+GgufTensorType parse_gguf_type(const std::string& name) {
+  if (name == "f32") return GgufTensorType::kF32;
+  if (name == "f16") return GgufTensorType::kF16;
+  if (name == "bf16") return GgufTensorType::kBF16;
+  if (name == "q8_0") return GgufTensorType::kQ8_0;
+  if (name == "q4_0") return GgufTensorType::kQ4_0;
+  throw Error("--type must be f32, f16, bf16, q8_0 or q4_0");
+}
+
+// What the export takes from its source besides the model: the tokenizer.json text (--tokenizer, the files beside
+// the model, or a GGUF's own keys) and the name to record (a GGUF's general.name, else the file or folder name).
+struct SourceFacts {
+  std::string tokenizer_json;
+  std::string name;
+};
+
+SourceFacts source_facts(const ExportFlags& flags, const LoadedModel& loaded) {
+  SourceFacts facts{"", loaded.path.filename().string()};
+  if (loaded.format == "gguf") {
+    const MappedFile file(loaded.path);
+    const GgufFile gguf = read_gguf(file.bytes(), loaded.path.string());
+    if (const GgufValue* name = gguf.find("general.name");
+        name != nullptr && !name->is_array() && name->type == GgufValueType::kString) {
+      facts.name = name->strings[0];
+    }
+    if (flags.model.tokenizer_path.empty()) {
+      facts.tokenizer_json = gguf_tokenizer_files(gguf, loaded.path.string()).tokenizer_json;
+      return facts;
+    }
+  }
+  fs::path location = !flags.model.tokenizer_path.empty() ? fs::path(flags.model.tokenizer_path)
+                      : fs::is_directory(loaded.path)     ? loaded.path
+                                                          : loaded.path.parent_path();
+  if (fs::is_directory(location)) location /= "tokenizer.json";
+  facts.tokenizer_json = read_whole_file(location, kMaxTokenizerFileBytes, "tokenizer.json");
+  return facts;
+}
+
+int run_export_gguf(const ExportFlags& flags) {
+  const GgufTensorType type = parse_gguf_type(flags.type);
+  const fs::path out(flags.out);
+  if (out.extension() != ".gguf") throw Error("OUT must name a .gguf file");
+  const LoadedModel loaded = flags.model.load();
+  const ModelConfig& config = loaded.model->config;
+  const SourceFacts source = source_facts(flags, loaded);
+  GgufExport exported = gguf_export(config, loaded.model->weights, type, source.name);
+  append_gguf_tokenizer(exported.metadata, source.tokenizer_json, *loaded.tokenizer, config.vocab_size);
+  write_gguf(out, exported.metadata, exported.tensors);
+  std::cerr << "wrote " << out.string() << ": architecture " << gguf_architecture(config) << ", " << flags.type
+            << " weights, " << exported.tensors.size() << " tensors, "
+            << with_thousands(static_cast<long long>(fs::file_size(out))) << " B\n";
+  return 0;
+}
+
+}  // namespace
+
+CommandAction add_export_command(CLI::App& app) {
+  auto flags = std::make_shared<ExportFlags>();
+  CLI::App* command = app.add_subcommand("export", "write a model in another program's format");
+  command->require_subcommand(1);
+  CLI::App* gguf = command->add_subcommand("gguf", "a llama.cpp GGUF v3 file (qwen3 / qwen3moe / llama architecture)");
+  gguf->add_option("MODEL", flags->model.model_path, "an HF directory, a MiniMind .pth or a .gguf")->required();
+  gguf->add_option("OUT", flags->out, "the .gguf file to write")->required();
+  gguf->add_option("--type", flags->type, "weight matrices as f32, f16, bf16, q8_0 or q4_0 (norms stay f32)")
+      ->check(CLI::IsMember({"f32", "f16", "bf16", "q8_0", "q4_0"}));
+  add_pth_flags(*gguf, flags->model.tokenizer_path, flags->model.num_q_heads, flags->model.yarn);
+  return [flags] { return run_export_gguf(*flags); };
+}
+
+}  // namespace minigen::cli
