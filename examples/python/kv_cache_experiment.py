@@ -21,6 +21,8 @@ prompt = m.tokenize(QUESTION, chat=True)
 P, N = len(prompt), 32
 print(f"model {m.path}: vocab {m.vocab_size}, {m.weights} weights, {m.threads} threads; prompt P = {P} tokens")
 
+m.generate(prompt, max_new_tokens=4)  # warm-up: the first run pays for page faults and thread start-up
+
 print("\n1. The KV cache on and off: same tokens, far fewer tokens fed")
 for use_cache in (True, False):
     r = m.generate(prompt, max_new_tokens=N, ignore_eos=True, seed=1, use_cache=use_cache)
@@ -34,7 +36,7 @@ fed = prompt
 for step in range(4):
     logits = m.forward(fed, cache=cache)  # [len(fed), vocab]; the last row predicts the next token
     token = int(np.argmax(logits[-1]))
-    print(f"   step {step}: fed {len(fed):2} tokens, cache holds {cache.length:2} positions = {cache.bytes_used:6} B, "
+    print(f"   step {step}: fed {len(fed):2} ids, cache holds {cache.length:2} positions = {cache.bytes_used:6} B, "
           f"argmax {token} {m.detokenize([token])!r}")
     fed = [token]
 no_cache = m.forward(prompt)[-1]
