@@ -177,6 +177,12 @@ PYBIND11_MODULE(minigen, module) {
            py::arg("path"), py::kw_only(), py::arg("weights") = "", py::arg("threads") = 0, py::arg("heads") = 8,
            py::arg("tokenizer") = "", py::arg("yarn") = false, py::arg("kv_dtype") = "f32",
            "an HF directory or a MiniMind .pth, loaded as `minigen -m PATH --weights … --threads …` loads it")
+      .def("__repr__",
+           [](const PythonModel& m) {
+             return "minigen.Model('" + m.loaded().path.string() + "', weights='" +
+                    std::string(weight_type_name(m.transformer().weight_type())) +
+                    "', threads=" + std::to_string(m.transformer().threads()) + ")";
+           })
       .def_property_readonly("path", [](const PythonModel& m) { return m.loaded().path.string(); })
       .def_property_readonly("weights",
                              [](const PythonModel& m) { return weight_type_name(m.transformer().weight_type()); })
