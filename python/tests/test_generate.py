@@ -76,3 +76,24 @@ def test_leaving_a_stream_early_cancels_it(sft):
     assert next(iter(stream))
     del stream  # joins the worker; the model is free again
     assert sft.generate(VERSE, max_new_tokens=2).forward_calls == 2
+
+
+def test_quantized_weights_and_kv_dtype_equal_the_program():
+    model = minigen.Model(SFT, weights="q8", kv_dtype="int8", threads=2)
+    r = model.generate("What does 'river' mean?", chat=True, max_new_tokens=16, seed=9, num_return_sequences=2)
+    cli = cli_generate_json("-m", SFT, "--weights", "q8", "--kv-dtype", "int8", "--chat", "What does 'river' mean?",
+                            "-n", "16", "--seed", "9", "--num-return-sequences", "2")
+    assert without_timings(r.summary) == without_timings({**cli, "sequences": r.summary["sequences"]})
+    assert r.token_ids == [s["token_ids"] for s in cli["sequences"]]
+    assert r.kv_cache_bytes == cli["kv_cache_bytes"] and r.weights == "q8"
+
+
+def test_threads_share_a_model_safely(sft):
+    """The GIL is released while computing; the model runs one call at a time, so threads get their own answers."""
+    import concurrent.futures
+
+    seeds = range(6)
+    alone = [sft.generate(VERSE, max_new_tokens=8, seed=seed).token_ids for seed in seeds]
+    with concurrent.futures.ThreadPoolExecutor(3) as pool:
+        together = list(pool.map(lambda seed: sft.generate(VERSE, max_new_tokens=8, seed=seed).token_ids, seeds))
+    assert together == alone
