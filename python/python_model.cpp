@@ -1,0 +1,69 @@
+#include "python_model.h"
+
+#include "cli/run_summary.h"
+#include "core/error.h"
+#include "generate/memory_budget.h"
+
+namespace minigen::python {
+
+PythonCache::PythonCache(std::shared_ptr<PythonModel> model, int capacity_tokens)
+    : model_(std::move(model)), cache_(model_->config().kv_layout(model_->kv_dtype()), capacity_tokens) {}
+
+PythonModel::PythonModel(const cli::ModelFlags& flags) : loaded_(flags.load()), kv_dtype_(flags.kv_dtype_value()) {
+  const WeightType weights = flags.weight_type(*loaded_.model);
+  pool_ = std::make_unique<ThreadPool>(flags.thread_count());
+  transformer_ = std::make_unique<Transformer>(*loaded_.model, *pool_, weights);
+  loaded_.model->release_matrices();  // the packed copy is the one that runs (as in the CLI)
+}
+
+std::vector<int> PythonModel::encode(const Prompt& prompt) const {
+  if (!prompt.ids.empty()) return prompt.ids;
+  if (!prompt.chat) {
+    if (prompt.text.empty()) throw Error("give a prompt: a non-empty text or a list of token ids");
+    return encode_base_prompt(tokenizer(), prompt.text);
+  }
+  std::vector<ChatMessage> messages;
+  if (!prompt.system.empty()) messages.push_back({"system", prompt.system});
+  messages.push_back({"user", prompt.text});
+  return encode_messages(messages, /*add_generation_prompt=*/true, /*thinking=*/false);
+}
+
+std::vector<int> PythonModel::encode_messages(std::span<const ChatMessage> messages, bool add_generation_prompt,
+                                              bool thinking) const {
+  ChatPromptOptions options;
+  options.add_generation_prompt = add_generation_prompt;
+  options.open_thinking = thinking;
+  return encode_chat(tokenizer(), messages, options);
+}
+
+void PythonModel::forward(std::span<const int> ids, PythonCache* cache, std::vector<float>& out) {
+  if (ids.empty()) throw Error("forward needs at least one token id");
+  if (cache && cache->model() != this) throw Error("this cache was made by another model's new_cache()");
+  const std::lock_guard lock(mutex_);
+  KvCache fresh(config().kv_layout(kv_dtype_), static_cast<int>(ids.size()));
+  KvCache& kv = cache ? cache->cache() : fresh;
+  const ForwardRow row{&kv, ids, /*all_logits=*/true};
+  const std::vector<float>& logits = transformer_->forward(std::span(&row, 1));
+  out.assign(logits.begin(), logits.begin() + static_cast<std::ptrdiff_t>(ids.size()) * config().vocab_size);
+}
+
+void PythonModel::check_run(const std::vector<int>& prompt, int num_return_sequences,
+                            const GenerateOptions& options) const {
+  if (options.max_new_tokens < 1) throw Error("max_new_tokens must be at least 1");
+  if (num_return_sequences < 1 || num_return_sequences > kMaxBatchRows)
+    throw Error("num_return_sequences must be in [1, " + std::to_string(kMaxBatchRows) + "]");
+  options.sampling.validate();
+  const std::vector<std::vector<int>> prompts(num_return_sequences, prompt);
+  check_run_memory(config(), generation_shape(prompts, options), "lower num_return_sequences or max_new_tokens");
+}
+
+nlohmann::json PythonModel::generate(const std::vector<int>& prompt, int num_return_sequences,
+                                     const GenerateOptions& options, const TokenCallback& on_token) {
+  check_run(prompt, num_return_sequences, options);
+  const std::vector<std::vector<int>> prompts(num_return_sequences, prompt);
+  const std::lock_guard lock(mutex_);
+  const GenerateResult result = minigen::generate(*transformer_, prompts, options, on_token);
+  return cli::run_summary_json(result, tokenizer(), options, loaded_, cli::run_memory(*transformer_));
+}
+
+}  // namespace minigen::python
