@@ -7,9 +7,13 @@
 #include <climits>
 #include <cstring>
 
+#include "cli/grammar_flags.h"
+#include "cli/prompt_flags.h"
 #include "core/error.h"
+#include "core/json_text.h"
 #include "python_model.h"
 #include "python_stream.h"
+#include "sampling/top_p_rule.h"
 
 namespace py = pybind11;
 using namespace py::literals;
@@ -22,12 +26,21 @@ struct Result {
   nlohmann::json summary;
 };
 
-py::object to_python(const nlohmann::json& value) { return py::module_::import("json").attr("loads")(value.dump()); }
+// Token text can hold bytes that are not UTF-8 (a row may stop inside a character): they become U+FFFD, as in the
+// CLI's --json output, instead of an exception.
+py::object to_python(const nlohmann::json& value) {
+  return py::module_::import("json").attr("loads")(to_json_text(value));
+}
 
 py::list per_sequence(const Result& result, const char* field) {
   py::list out;
   for (const nlohmann::json& sequence : result.summary["sequences"]) out.append(to_python(sequence[field]));
   return out;
+}
+
+// A Python value (dict, list, str, numbers) as JSON, keys in the order Python holds them (json.dumps's order).
+nlohmann::ordered_json to_json(const py::handle& value) {
+  return nlohmann::ordered_json::parse(py::module_::import("json").attr("dumps")(value).cast<std::string>());
 }
 
 Prompt to_prompt(const py::object& prompt, bool chat, const std::string& system) {
@@ -44,58 +57,149 @@ Prompt to_prompt(const py::object& prompt, bool chat, const std::string& system)
   return out;
 }
 
-// The keyword arguments generate() and stream() share, as GenerateOptions; the defaults are SamplingParams{}'s and
-// the CLI's (-n 256), so that a call without them is `minigen generate` without flags.
-struct GenerateArguments {
-  std::vector<int> prompt;
-  GenerateOptions options;
+// The keyword arguments generate() and stream() share. Their defaults are SamplingParams{}'s and the CLI's (-n 256),
+// so a call without them is `minigen generate` without flags; each has the meaning of the flag of the same name.
+struct GenerateKeywords {
+  bool chat = false;
+  std::string system = {};
+  bool think = false;
+  py::object tools = py::none();  // None or OpenAI's tools array (list of dicts)
+  std::string tool_choice = "auto";
+  py::object json_schema = py::none();  // None, a dict or a JSON string
+  bool json_object = false;
+  int max_new_tokens = 256;
+  SamplingParams sampling = {};
+  py::object logit_bias = py::none();  // None or {token id: bias}
+  std::string top_p_rule = "minimind";
+  bool use_cache = true;
+  bool ignore_eos = false;
   int num_return_sequences = 1;
 };
 
-GenerateArguments generate_arguments(const PythonModel& model, const py::object& prompt, bool chat,
-                                     const std::string& system, int max_new_tokens, float temperature, float top_p,
-                                     int top_k, float min_p, float repetition_penalty, bool greedy, uint64_t seed,
-                                     bool use_cache, bool ignore_eos, int num_return_sequences) {
-  GenerateArguments out;
-  out.prompt = model.encode(to_prompt(prompt, chat, system));
-  out.options.max_new_tokens = max_new_tokens;
-  out.options.use_cache = use_cache;
-  out.options.ignore_eos = ignore_eos;
-  out.options.kv_dtype = model.kv_dtype();
-  SamplingParams& sampling = out.options.sampling;
-  sampling.temperature = temperature;
-  sampling.top_p = top_p;
-  sampling.top_k = top_k;
-  sampling.min_p = min_p;
-  sampling.repetition_penalty = repetition_penalty;
-  sampling.greedy = greedy;
-  sampling.seed = seed;
-  out.num_return_sequences = num_return_sequences;
-  return out;
-}
-
-template <class Class, class Function>
-void def_generate_like(Class& cls, const char* name, Function function, const char* doc) {
-  const SamplingParams defaults;
-  cls.def(name, function, py::arg("prompt"), py::kw_only(), py::arg("chat") = false, py::arg("system") = "",
-          py::arg("max_new_tokens") = 256, py::arg("temperature") = defaults.temperature,
-          py::arg("top_p") = defaults.top_p, py::arg("top_k") = defaults.top_k, py::arg("min_p") = defaults.min_p,
-          py::arg("repetition_penalty") = defaults.repetition_penalty, py::arg("greedy") = defaults.greedy,
-          py::arg("seed") = defaults.seed, py::arg("use_cache") = true, py::arg("ignore_eos") = false,
-          py::arg("num_return_sequences") = 1, doc);
-}
-
-std::vector<ChatMessage> to_messages(const py::list& messages) {
-  std::vector<ChatMessage> out;
-  for (const py::handle& item : messages) {
-    const py::dict message = item.cast<py::dict>();
-    if (!message.contains("role") || !message.contains("content"))
-      throw Error("each message needs a \"role\" and a \"content\"");
-    ChatMessage one{message["role"].cast<std::string>(), message["content"].cast<std::string>()};
-    if (message.contains("reasoning_content")) one.reasoning_content = message["reasoning_content"].cast<std::string>();
-    out.push_back(std::move(one));
+// What the CLI's prompt, grammar and sampling flags do, from the keyword arguments; errors name the arguments.
+RunRequest run_request(const PythonModel& model, const py::object& prompt, const GenerateKeywords& keywords) {
+  if (!keywords.chat && (keywords.think || !keywords.tools.is_none() || !keywords.system.empty()))
+    throw Error("system, think and tools are for chat=True");
+  if (keywords.tool_choice != "auto" && keywords.tools.is_none())
+    throw Error("tool_choice '" + keywords.tool_choice + "' needs tools=[...]");
+  if (!keywords.json_schema.is_none() && keywords.json_object) throw Error("give json_schema or json_object, not both");
+  RunRequest run;
+  run.chat = keywords.chat;
+  run.thinking = keywords.think;
+  run.tools_offered = !keywords.tools.is_none() && keywords.tool_choice != "none";
+  Prompt text = to_prompt(prompt, keywords.chat, keywords.system);
+  text.thinking = keywords.think;
+  const nlohmann::ordered_json tools = keywords.tools.is_none() ? nullptr : to_json(keywords.tools);
+  if (!tools.is_null()) {
+    try {
+      cli::check_tools(tools);
+    } catch (const Error& error) {
+      throw Error(std::string("tools: ") + error.what());
+    }
   }
-  return out;
+  if (run.tools_offered) text.tools = tools;
+  run.prompt = model.encode(text);
+
+  GenerateOptions& options = run.options;
+  options.max_new_tokens = keywords.max_new_tokens;
+  options.use_cache = keywords.use_cache;
+  options.ignore_eos = keywords.ignore_eos;
+  options.kv_dtype = model.kv_dtype();
+  options.sampling = keywords.sampling;
+  try {
+    options.sampling.top_p_rule = parse_top_p_rule(keywords.top_p_rule);
+  } catch (const Error&) {
+    throw Error("top_p_rule must be one of minimind, hf, llamacpp; got '" + keywords.top_p_rule + "'");
+  }
+  if (!keywords.logit_bias.is_none()) {
+    const std::string shape = "logit_bias must be a dict of token id (int) to bias (float)";
+    if (!py::isinstance<py::dict>(keywords.logit_bias)) throw Error(shape);
+    for (const auto& [key, value] : keywords.logit_bias.cast<py::dict>()) {
+      if (!py::isinstance<py::int_>(key) || !(py::isinstance<py::float_>(value) || py::isinstance<py::int_>(value)))
+        throw Error(shape);
+      const long long token = key.cast<long long>();
+      if (token < 0 || token > INT_MAX)
+        throw Error("logit_bias names token " + std::to_string(token) + ", outside the vocabulary");
+      options.sampling.logit_bias.push_back({static_cast<int>(token), value.cast<float>()});
+    }
+  }
+  if (keywords.json_object || !keywords.json_schema.is_none()) {
+    nlohmann::json schema;  // null: any JSON object
+    if (py::isinstance<py::str>(keywords.json_schema)) {
+      schema = nlohmann::json::parse(keywords.json_schema.cast<std::string>(), nullptr, /*allow_exceptions=*/false);
+      if (schema.is_discarded()) throw Error("json_schema: the string is not valid JSON");
+    } else if (!keywords.json_schema.is_none()) {
+      schema = nlohmann::json(to_json(keywords.json_schema));
+    }
+    if (!keywords.json_schema.is_none() && schema.is_null()) throw Error("json_schema: give a JSON Schema, not null");
+    try {
+      options.grammars = {cli::json_output_grammar(schema, model.tokenizer(), model.config())};
+    } catch (const Error& error) {
+      throw Error(std::string("json_schema: ") + error.what());
+    }
+  }
+  try {
+    if (auto forced =
+            cli::tool_choice_grammar(tools, keywords.tool_choice, keywords.think, model.tokenizer(), model.config())) {
+      if (!options.grammars.empty())
+        throw Error("it forces a tool call, which cannot be combined with json_schema or json_object");
+      options.grammars = {std::move(forced)};
+    }
+  } catch (const Error& error) {
+    throw Error("tool_choice '" + keywords.tool_choice + "': " + error.what());
+  }
+  run.num_return_sequences = keywords.num_return_sequences;
+  return run;
+}
+
+// Defines generate() or stream(): the keyword arguments are listed once, here, and `run` gets them as a RunRequest.
+template <class Class, class Run>
+void def_generate_like(Class& cls, const char* name, Run run, const char* doc) {
+  const SamplingParams defaults;
+  cls.def(
+      name,
+      [run](std::shared_ptr<PythonModel> model, const py::object& prompt, bool chat, const std::string& system,
+            bool think, const py::object& tools, const std::string& tool_choice, const py::object& json_schema,
+            bool json_object, int max_new_tokens, float temperature, float top_p, int top_k, float min_p,
+            float repetition_penalty, float frequency_penalty, float presence_penalty, const py::object& logit_bias,
+            bool greedy, uint64_t seed, const std::string& top_p_rule, bool use_cache, bool ignore_eos,
+            int num_return_sequences) {
+        GenerateKeywords keywords;
+        keywords.chat = chat;
+        keywords.system = system;
+        keywords.think = think;
+        keywords.tools = tools;
+        keywords.tool_choice = tool_choice;
+        keywords.json_schema = json_schema;
+        keywords.json_object = json_object;
+        keywords.max_new_tokens = max_new_tokens;
+        SamplingParams& sampling = keywords.sampling;
+        sampling.temperature = temperature;
+        sampling.top_p = top_p;
+        sampling.top_k = top_k;
+        sampling.min_p = min_p;
+        sampling.repetition_penalty = repetition_penalty;
+        sampling.frequency_penalty = frequency_penalty;
+        sampling.presence_penalty = presence_penalty;
+        sampling.greedy = greedy;
+        sampling.seed = seed;
+        keywords.logit_bias = logit_bias;
+        keywords.top_p_rule = top_p_rule;
+        keywords.use_cache = use_cache;
+        keywords.ignore_eos = ignore_eos;
+        keywords.num_return_sequences = num_return_sequences;
+        RunRequest request = run_request(*model, prompt, keywords);
+        return run(std::move(model), std::move(request));
+      },
+      py::arg("prompt"), py::kw_only(), py::arg("chat") = false, py::arg("system") = "", py::arg("think") = false,
+      py::arg("tools") = py::none(), py::arg("tool_choice") = "auto", py::arg("json_schema") = py::none(),
+      py::arg("json_object") = false, py::arg("max_new_tokens") = 256, py::arg("temperature") = defaults.temperature,
+      py::arg("top_p") = defaults.top_p, py::arg("top_k") = defaults.top_k, py::arg("min_p") = defaults.min_p,
+      py::arg("repetition_penalty") = defaults.repetition_penalty,
+      py::arg("frequency_penalty") = defaults.frequency_penalty,
+      py::arg("presence_penalty") = defaults.presence_penalty, py::arg("logit_bias") = py::none(),
+      py::arg("greedy") = defaults.greedy, py::arg("seed") = defaults.seed, py::arg("top_p_rule") = "minimind",
+      py::arg("use_cache") = true, py::arg("ignore_eos") = false, py::arg("num_return_sequences") = 1, doc);
 }
 
 py::array_t<float> forward(PythonModel& model, const std::vector<int>& ids, PythonCache* cache) {
@@ -126,7 +230,7 @@ PYBIND11_MODULE(minigen, module) {
       .def_property_readonly("texts", [](const Result& r) { return per_sequence(r, "text"); })
       .def_property_readonly("token_ids", [](const Result& r) { return per_sequence(r, "token_ids"); })
       .def_property_readonly("finish_reasons", [](const Result& r) { return per_sequence(r, "finish_reason"); })
-      .def("__repr__", [](const Result& r) { return "minigen.GenerateResult(" + r.summary.dump() + ")"; });
+      .def("__repr__", [](const Result& r) { return "minigen.GenerateResult(" + to_json_text(r.summary) + ")"; });
   for (const char* field :
        {"model", "prompt_tokens", "forward_calls", "forward_tokens", "kv_cache_bytes", "kv_cache_bytes_allocated",
         "weights", "weight_bytes", "resident_bytes", "ttft_ms", "itl_ms", "total_ms", "settings"}) {
@@ -208,11 +312,15 @@ PYBIND11_MODULE(minigen, module) {
           py::arg("ids"), py::kw_only(), py::arg("skip_special_tokens") = false)
       .def(
           "chat_prompt",
-          [](const PythonModel& m, const py::list& messages, bool add_generation_prompt, bool thinking) {
-            return m.encode_messages(to_messages(messages), add_generation_prompt, thinking);
+          [](const PythonModel& m, const py::list& messages, const py::object& tools, bool add_generation_prompt,
+             bool thinking) {
+            return m.encode_messages(to_json(messages), tools.is_none() ? nullptr : to_json(tools),
+                                     add_generation_prompt, thinking);
           },
-          py::arg("messages"), py::kw_only(), py::arg("add_generation_prompt") = true, py::arg("thinking") = false,
-          "ids of [{'role': …, 'content': …}, …] in the model's chat template")
+          py::arg("messages"), py::kw_only(), py::arg("tools") = py::none(), py::arg("add_generation_prompt") = true,
+          py::arg("thinking") = false,
+          "ids of an OpenAI messages list ([{'role': …, 'content': …}, …], tool calls and results too) in the model's "
+          "chat template, with `tools` (OpenAI's array) offered")
       .def(
           "new_cache",
           [](std::shared_ptr<PythonModel> m, int capacity) {
@@ -224,27 +332,17 @@ PYBIND11_MODULE(minigen, module) {
            "logits of every fed position, numpy float32 [len(ids), vocab]");
   def_generate_like(
       model, "generate",
-      [](PythonModel& m, const py::object& prompt, bool chat, const std::string& system, int max_new_tokens,
-         float temperature, float top_p, int top_k, float min_p, float repetition_penalty, bool greedy, uint64_t seed,
-         bool use_cache, bool ignore_eos, int num_return_sequences) {
-        GenerateArguments call =
-            generate_arguments(m, prompt, chat, system, max_new_tokens, temperature, top_p, top_k, min_p,
-                               repetition_penalty, greedy, seed, use_cache, ignore_eos, num_return_sequences);
+      [](std::shared_ptr<PythonModel> m, RunRequest run) {
         const py::gil_scoped_release release;
-        return Result{m.generate(call.prompt, call.num_return_sequences, call.options)};
+        return Result{m->generate(run)};
       },
       "MiniMind's generate: num_return_sequences rows of the prompt; a GenerateResult (`minigen generate --json`)");
   def_generate_like(
       model, "stream",
-      [](std::shared_ptr<PythonModel> m, const py::object& prompt, bool chat, const std::string& system,
-         int max_new_tokens, float temperature, float top_p, int top_k, float min_p, float repetition_penalty,
-         bool greedy, uint64_t seed, bool use_cache, bool ignore_eos, int num_return_sequences) {
-        if (num_return_sequences != 1) throw Error("stream() decodes one row: num_return_sequences must be 1");
-        GenerateArguments call =
-            generate_arguments(*m, prompt, chat, system, max_new_tokens, temperature, top_p, top_k, min_p,
-                               repetition_penalty, greedy, seed, use_cache, ignore_eos, num_return_sequences);
-        m->check_run(call.prompt, 1, call.options);  // raise here, not at the first piece
-        return std::make_unique<TextStream>(std::move(m), std::move(call.prompt), std::move(call.options));
+      [](std::shared_ptr<PythonModel> m, RunRequest run) {
+        if (run.num_return_sequences != 1) throw Error("stream() decodes one row: num_return_sequences must be 1");
+        m->check_run(run);  // raise here, not at the first piece
+        return std::make_unique<TextStream>(std::move(m), std::move(run));
       },
       "generate() one row, yielding text pieces as they are decoded (as the CLI prints them)");
 }

@@ -1,5 +1,7 @@
 #include "python_model.h"
 
+#include "chat/chat_request.h"
+#include "cli/prompt_flags.h"
 #include "cli/run_summary.h"
 #include "core/error.h"
 #include "generate/memory_budget.h"
@@ -18,22 +20,20 @@ PythonModel::PythonModel(const cli::ModelFlags& flags) : loaded_(flags.load()), 
 
 std::vector<int> PythonModel::encode(const Prompt& prompt) const {
   if (!prompt.ids.empty()) return prompt.ids;
-  if (!prompt.chat) {
-    if (prompt.text.empty()) throw Error("give a prompt: a non-empty text or a list of token ids");
-    return encode_base_prompt(tokenizer(), prompt.text);
-  }
-  std::vector<ChatMessage> messages;
-  if (!prompt.system.empty()) messages.push_back({"system", prompt.system});
-  messages.push_back({"user", prompt.text});
-  return encode_messages(messages, /*add_generation_prompt=*/true, /*thinking=*/false);
+  if (prompt.text.empty()) throw Error("give a prompt: a non-empty text or a list of token ids");
+  if (!prompt.chat) return encode_base_prompt(tokenizer(), prompt.text);
+  return cli::encode_chat_turn(tokenizer(), prompt.system, prompt.text, prompt.thinking, prompt.tools);
 }
 
-std::vector<int> PythonModel::encode_messages(std::span<const ChatMessage> messages, bool add_generation_prompt,
+std::vector<int> PythonModel::encode_messages(const nlohmann::ordered_json& messages,
+                                              const nlohmann::ordered_json& tools, bool add_generation_prompt,
                                               bool thinking) const {
+  ChatConversation conversation = chat_conversation_from_json(messages, tools);
   ChatPromptOptions options;
   options.add_generation_prompt = add_generation_prompt;
   options.open_thinking = thinking;
-  return encode_chat(tokenizer(), messages, options);
+  options.tools = std::move(conversation.tools);
+  return encode_chat(tokenizer(), conversation.messages, options);
 }
 
 void PythonModel::forward(std::span<const int> ids, PythonCache* cache, std::vector<float>& out) {
@@ -47,23 +47,25 @@ void PythonModel::forward(std::span<const int> ids, PythonCache* cache, std::vec
   out.assign(logits.begin(), logits.begin() + static_cast<std::ptrdiff_t>(ids.size()) * config().vocab_size);
 }
 
-void PythonModel::check_run(const std::vector<int>& prompt, int num_return_sequences,
-                            const GenerateOptions& options) const {
-  if (options.max_new_tokens < 1) throw Error("max_new_tokens must be at least 1");
-  if (num_return_sequences < 1 || num_return_sequences > kMaxBatchRows)
+void PythonModel::check_run(const RunRequest& run) const {
+  if (run.options.max_new_tokens < 1) throw Error("max_new_tokens must be at least 1");
+  if (run.num_return_sequences < 1 || run.num_return_sequences > kMaxBatchRows)
     throw Error("num_return_sequences must be in [1, " + std::to_string(kMaxBatchRows) + "]");
-  options.sampling.validate();
-  const std::vector<std::vector<int>> prompts(num_return_sequences, prompt);
-  check_run_memory(config(), generation_shape(prompts, options), "lower num_return_sequences or max_new_tokens");
+  run.options.sampling.validate();
+  run.options.sampling.check_vocabulary(config().vocab_size);
+  const std::vector<std::vector<int>> prompts(run.num_return_sequences, run.prompt);
+  check_run_memory(config(), generation_shape(prompts, run.options), "lower num_return_sequences or max_new_tokens");
 }
 
-nlohmann::json PythonModel::generate(const std::vector<int>& prompt, int num_return_sequences,
-                                     const GenerateOptions& options, const TokenCallback& on_token) {
-  check_run(prompt, num_return_sequences, options);
-  const std::vector<std::vector<int>> prompts(num_return_sequences, prompt);
+nlohmann::json PythonModel::generate(const RunRequest& run, const TokenCallback& on_token) {
+  check_run(run);
+  const std::vector<std::vector<int>> prompts(run.num_return_sequences, run.prompt);
   const std::lock_guard lock(mutex_);
-  const GenerateResult result = minigen::generate(*transformer_, prompts, options, on_token);
-  return cli::run_summary_json(result, tokenizer(), options, loaded_, cli::run_memory(*transformer_));
+  const GenerateResult result = minigen::generate(*transformer_, prompts, run.options, on_token);
+  nlohmann::json summary =
+      cli::run_summary_json(result, tokenizer(), run.options, loaded_, cli::run_memory(*transformer_));
+  if (run.chat) cli::add_chat_reply_fields(summary, run.thinking, run.tools_offered);
+  return summary;
 }
 
 }  // namespace minigen::python

@@ -23,7 +23,20 @@ struct Prompt {
   std::vector<int> ids;  // used when not empty
   std::string text;
   bool chat = false;
-  std::string system;  // --system, with chat
+  std::string system;                      // --system, with chat
+  bool thinking = false;                   // --think, with chat
+  nlohmann::ordered_json tools = nullptr;  // --tools' array, offered in the chat prompt (null: none)
+};
+
+// One generate() or stream() call: the rows to run and how to report them. With chat, each sequence also gets the
+// reply's fields (reasoning_content, content, tool_calls), as `minigen generate --chat … --json` prints them.
+struct RunRequest {
+  std::vector<int> prompt;
+  GenerateOptions options;
+  int num_return_sequences = 1;
+  bool chat = false;
+  bool thinking = false;
+  bool tools_offered = false;
 };
 
 class PythonModel;
@@ -56,18 +69,18 @@ class PythonModel {
   KvDType kv_dtype() const { return kv_dtype_; }
 
   std::vector<int> encode(const Prompt& prompt) const;
-  std::vector<int> encode_messages(std::span<const ChatMessage> messages, bool add_generation_prompt,
-                                   bool thinking) const;
+  // An OpenAI messages array (and tools array, or null) in the chat template, as the server renders a request.
+  std::vector<int> encode_messages(const nlohmann::ordered_json& messages, const nlohmann::ordered_json& tools,
+                                   bool add_generation_prompt, bool thinking) const;
 
   // Logits of every fed position, [ids.size()][vocab], into `out`. Without a cache the ids are one whole sequence
   // (one forward call on an empty cache, as generate's prefill); with one they continue it.
   void forward(std::span<const int> ids, PythonCache* cache, std::vector<float>& out);
 
   // The checks generate() makes before it runs (the CLI's, named as the keyword arguments are): throws Error.
-  void check_run(const std::vector<int>& prompt, int num_return_sequences, const GenerateOptions& options) const;
+  void check_run(const RunRequest& run) const;
   // `minigen generate --json`'s object for the same settings (run_summary_json); on_token streams as the CLI does.
-  nlohmann::json generate(const std::vector<int>& prompt, int num_return_sequences, const GenerateOptions& options,
-                          const TokenCallback& on_token = {});
+  nlohmann::json generate(const RunRequest& run, const TokenCallback& on_token = {});
 
  private:
   std::mutex mutex_;  // one computation at a time: the transformer's activation buffers are shared

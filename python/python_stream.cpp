@@ -11,9 +11,8 @@ struct Cancelled {};
 
 }  // namespace
 
-TextStream::TextStream(std::shared_ptr<PythonModel> model, std::vector<int> prompt, GenerateOptions options)
-    : model_(std::move(model)),
-      worker_([this, prompt = std::move(prompt), options = std::move(options)] { run(prompt, options); }) {}
+TextStream::TextStream(std::shared_ptr<PythonModel> model, RunRequest request)
+    : model_(std::move(model)), worker_([this, request = std::move(request)] { run(request); }) {}
 
 TextStream::~TextStream() {
   {
@@ -23,7 +22,7 @@ TextStream::~TextStream() {
   worker_.join();
 }
 
-void TextStream::run(const std::vector<int>& prompt, const GenerateOptions& options) {
+void TextStream::run(const RunRequest& request) {
   StreamDecoder decoder(model_->tokenizer(), /*skip_special_tokens=*/true);  // as the CLI prints
   const auto hand_over = [this](std::string piece) {
     const std::lock_guard lock(mutex_);
@@ -35,8 +34,7 @@ void TextStream::run(const std::vector<int>& prompt, const GenerateOptions& opti
   nlohmann::json summary;
   std::exception_ptr error;
   try {
-    summary =
-        model_->generate(prompt, 1, options, [&](const TokenEvent& event) { hand_over(decoder.push(event.token)); });
+    summary = model_->generate(request, [&](const TokenEvent& event) { hand_over(decoder.push(event.token)); });
     hand_over(decoder.finish());
   } catch (const Cancelled&) {
   } catch (...) {

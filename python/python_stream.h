@@ -17,7 +17,7 @@ namespace minigen::python {
 
 class TextStream {
  public:
-  TextStream(std::shared_ptr<PythonModel> model, std::vector<int> prompt, GenerateOptions options);
+  TextStream(std::shared_ptr<PythonModel> model, RunRequest run);
   ~TextStream();  // cancels an unfinished run and waits for the worker
   TextStream(const TextStream&) = delete;
   TextStream& operator=(const TextStream&) = delete;
@@ -29,7 +29,7 @@ class TextStream {
   nlohmann::json summary() const;
 
  private:
-  void run(const std::vector<int>& prompt, const GenerateOptions& options);
+  void run(const RunRequest& request);
 
   std::shared_ptr<PythonModel> model_;
   mutable std::mutex mutex_;

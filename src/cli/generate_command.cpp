@@ -4,7 +4,6 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
-#include "chat/reply_parser.h"
 #include "cli/command_context.h"
 #include "cli/commands.h"
 #include "cli/flag_checks.h"
@@ -20,22 +19,6 @@
 
 namespace minigen::cli {
 namespace {
-
-// A chat reply as a server would return it: the think block's text apart from the answer, tool calls parsed.
-void add_reply_split(nlohmann::json& sequence, bool prompt_opened_think, bool tools_offered) {
-  ReplyParserOptions options;
-  options.prompt_opened_think = prompt_opened_think;
-  options.tool_calls = tools_offered;
-  const ParsedReply reply = parse_reply(sequence["text"].get<std::string>(), options);
-  sequence["reasoning_content"] = reply.reasoning_content;
-  sequence["content"] = reply.content;
-  nlohmann::json calls = nlohmann::json::array();
-  for (const ParsedToolCall& call : reply.tool_calls) {
-    calls.push_back(
-        {{"id", call.id}, {"type", "function"}, {"function", {{"name", call.name}, {"arguments", call.arguments}}}});
-  }
-  sequence["tool_calls"] = calls;
-}
 
 struct GenerateFlags {
   ModelFlags model;
@@ -90,10 +73,7 @@ int run_generate(const GenerateFlags& flags) {
 
   if (flags.json) {
     nlohmann::json summary = run_summary_json(result, tokenizer, options, loaded, run_memory(transformer));
-    if (!flags.prompt.chat.empty()) {
-      for (nlohmann::json& sequence : summary["sequences"])
-        add_reply_split(sequence, flags.prompt.thinking, flags.prompt.offers_tools());
-    }
+    if (!flags.prompt.chat.empty()) add_chat_reply_fields(summary, flags.prompt.thinking, flags.prompt.offers_tools());
     std::cout << to_json_text(summary) << "\n";
     return 0;
   }

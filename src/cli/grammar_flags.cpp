@@ -15,25 +15,27 @@ void GrammarFlags::add_to(CLI::App& command) {
   schema->excludes(object);
 }
 
+std::shared_ptr<const CompiledGrammar> json_output_grammar(const nlohmann::json& schema, const Tokenizer& tokenizer,
+                                                           const ModelConfig& config) {
+  Grammar grammar = schema.is_null() ? json_object_grammar() : compile_json_schema(schema);
+  return std::make_shared<const CompiledGrammar>(
+      std::move(grammar), TokenVocabulary::from_tokenizer(tokenizer, config.vocab_size, config.eos_token_id));
+}
+
 std::shared_ptr<const CompiledGrammar> GrammarFlags::compile(const Tokenizer& tokenizer,
                                                              const ModelConfig& config) const {
   if (json_schema_file.empty() && !json_object) return nullptr;
-  Grammar grammar;
-  if (json_object) {
-    grammar = json_object_grammar();
-  } else {
-    try {
-      constexpr uint64_t kMaxSchemaBytes = uint64_t{1} << 20;
-      const std::string text = read_whole_file(json_schema_file, kMaxSchemaBytes, "JSON Schema file");
-      const nlohmann::json schema = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-      if (schema.is_discarded()) throw Error("the file is not valid JSON");
-      grammar = compile_json_schema(schema);
-    } catch (const Error& error) {
-      throw Error("--json-schema " + json_schema_file + ": " + error.what());
-    }
+  if (json_object) return json_output_grammar(nullptr, tokenizer, config);
+  try {
+    constexpr uint64_t kMaxSchemaBytes = uint64_t{1} << 20;
+    const std::string text = read_whole_file(json_schema_file, kMaxSchemaBytes, "JSON Schema file");
+    const nlohmann::json schema = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+    if (schema.is_discarded()) throw Error("the file is not valid JSON");
+    if (schema.is_null()) throw Error("the file holds null, not a JSON Schema");
+    return json_output_grammar(schema, tokenizer, config);
+  } catch (const Error& error) {
+    throw Error("--json-schema " + json_schema_file + ": " + error.what());
   }
-  return std::make_shared<const CompiledGrammar>(
-      std::move(grammar), TokenVocabulary::from_tokenizer(tokenizer, config.vocab_size, config.eos_token_id));
 }
 
 }  // namespace minigen::cli

@@ -26,7 +26,45 @@ void PromptFlags::add_to(CLI::App& command) {
       ->capture_default_str();
 }
 
+std::vector<int> encode_chat_turn(const Tokenizer& tokenizer, const std::string& system, const std::string& user,
+                                  bool thinking, const nlohmann::ordered_json& tools) {
+  std::vector<ChatMessage> messages;
+  if (!system.empty()) messages.push_back({"system", system});
+  messages.push_back({"user", user});
+  ChatPromptOptions options;
+  options.open_thinking = thinking;
+  if (!tools.is_null()) options.tools = chat_conversation_from_json(nlohmann::ordered_json::array(), tools).tools;
+  return encode_chat(tokenizer, messages, options);
+}
+
+void check_tools(const nlohmann::ordered_json& tools) {
+  try {
+    tool_functions(nlohmann::json(tools));
+  } catch (const ApiError& error) {
+    throw Error(error.what());
+  }
+}
+
+std::shared_ptr<const CompiledGrammar> tool_choice_grammar(const nlohmann::ordered_json& tools,
+                                                           const std::string& tool_choice, bool thinking,
+                                                           const Tokenizer& tokenizer, const ModelConfig& config) {
+  if (tool_choice == "auto" || tool_choice == "none") return nullptr;
+  try {
+    std::vector<ToolFunction> functions = tool_functions(nlohmann::json(tools));
+    if (tool_choice != "required") {
+      std::erase_if(functions, [&](const ToolFunction& function) { return function.name != tool_choice; });
+      if (functions.empty()) throw Error("no such function among the tools");
+    }
+    return forced_tool_call_grammar(functions, thinking,
+                                    TokenVocabulary::from_tokenizer(tokenizer, config.vocab_size, config.eos_token_id,
+                                                                    /*plain_added_tokens_as_text=*/true));
+  } catch (const ApiError& error) {
+    throw Error(error.what());
+  }
+}
+
 nlohmann::ordered_json PromptFlags::tools() const {
+  if (tools_file.empty()) return nullptr;
   constexpr uint64_t kMaxToolsBytes = uint64_t{1} << 20;
   nlohmann::ordered_json parsed;
   try {
@@ -36,8 +74,8 @@ nlohmann::ordered_json PromptFlags::tools() const {
   }
   if (parsed.is_discarded()) throw Error("--tools " + tools_file + ": the file is not valid JSON");
   try {
-    tool_functions(nlohmann::json(parsed));  // the API's checks, for the same messages
-  } catch (const ApiError& error) {
+    check_tools(parsed);
+  } catch (const Error& error) {
     throw Error("--tools " + tools_file + ": " + error.what());
   }
   return parsed;
@@ -47,33 +85,16 @@ std::shared_ptr<const CompiledGrammar> PromptFlags::forced_tool_call(const Token
                                                                      const ModelConfig& config) const {
   if (tool_choice == "auto" || tool_choice == "none") return nullptr;
   if (tools_file.empty()) throw Error("--tool-choice " + tool_choice + " needs --tools FILE");
-  std::vector<ToolFunction> functions = tool_functions(nlohmann::json(tools()));
-  if (tool_choice != "required") {
-    std::erase_if(functions, [&](const ToolFunction& function) { return function.name != tool_choice; });
-    if (functions.empty()) throw Error("--tool-choice " + tool_choice + ": no such function in " + tools_file);
-  }
+  const nlohmann::ordered_json offered = tools();  // checked here, so that errors below are --tool-choice's
   try {
-    return forced_tool_call_grammar(functions, thinking,
-                                    TokenVocabulary::from_tokenizer(tokenizer, config.vocab_size, config.eos_token_id,
-                                                                    /*plain_added_tokens_as_text=*/true));
-  } catch (const ApiError& error) {
-    throw Error(std::string("--tools ") + tools_file + ": " + error.what());
+    return tool_choice_grammar(offered, tool_choice, thinking, tokenizer, config);
+  } catch (const Error& error) {
+    throw Error("--tool-choice " + tool_choice + ": " + error.what() + " in " + tools_file);
   }
 }
 
 std::vector<int> PromptFlags::encode(const Tokenizer& tokenizer) const {
-  if (!chat.empty()) {
-    std::vector<ChatMessage> messages;
-    if (!system.empty()) messages.push_back({"system", system});
-    messages.push_back({"user", chat});
-    ChatPromptOptions options;
-    options.open_thinking = thinking;
-    if (offers_tools()) {
-      // Each tool as the template writes it: Python's json.dumps of the definition, in the file's key order.
-      options.tools = chat_conversation_from_json(nlohmann::ordered_json::array(), tools()).tools;
-    }
-    return encode_chat(tokenizer, messages, options);
-  }
+  if (!chat.empty()) return encode_chat_turn(tokenizer, system, chat, thinking, offers_tools() ? tools() : nullptr);
   std::string raw = text;
   if (!file.empty()) {
     try {

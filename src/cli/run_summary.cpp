@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "chat/reply_parser.h"
 #include "core/process_memory.h"
 #include "sampling/shortest_decimal.h"
 
@@ -86,6 +87,23 @@ std::string run_summary_line(const GenerateResult& result, const RunMemory& memo
                 stats.ttft_ms, stats.itl_ms, stats.total_ms, std::string(weight_type_name(memory.weights)).c_str(),
                 static_cast<double>(memory.weight_bytes) / 1e6, static_cast<double>(memory.resident_bytes) / 1e6);
   return line;
+}
+
+void add_chat_reply_fields(nlohmann::json& summary, bool prompt_opened_think, bool tools_offered) {
+  ReplyParserOptions options;
+  options.prompt_opened_think = prompt_opened_think;
+  options.tool_calls = tools_offered;
+  for (nlohmann::json& sequence : summary["sequences"]) {
+    const ParsedReply reply = parse_reply(sequence["text"].get<std::string>(), options);
+    sequence["reasoning_content"] = reply.reasoning_content;
+    sequence["content"] = reply.content;
+    nlohmann::json calls = nlohmann::json::array();
+    for (const ParsedToolCall& call : reply.tool_calls) {
+      calls.push_back(
+          {{"id", call.id}, {"type", "function"}, {"function", {{"name", call.name}, {"arguments", call.arguments}}}});
+    }
+    sequence["tool_calls"] = calls;
+  }
 }
 
 }  // namespace minigen::cli

@@ -19,6 +19,10 @@ RunMemory run_memory(const Transformer& transformer);
 
 nlohmann::json run_summary_json(const GenerateResult& result, const Tokenizer& tokenizer,
                                 const GenerateOptions& options, const LoadedModel& loaded, const RunMemory& memory);
+// A chat reply's fields as a server returns them, added to each of the summary's sequences: reasoning_content (the
+// think block's text; `prompt_opened_think` when the prompt opened it), content, and tool_calls parsed from
+// <tool_call> blocks when the prompt offered tools.
+void add_chat_reply_fields(nlohmann::json& summary, bool prompt_opened_think, bool tools_offered);
 // One line for stderr: "prompt 183 tokens · 64 new · 64 forward calls · 246 tokens fed · …".
 std::string run_summary_line(const GenerateResult& result, const RunMemory& memory);
 
