@@ -8,6 +8,7 @@
 #include "cache/kv_cache.h"
 #include "checkpoint/gguf_tokenizer.h"
 #include "checkpoint/model_loader.h"
+#include "checkpoint/prompt_logits_test_util.h"
 #include "core/error.h"
 #include "core/file_io.h"
 #include "model/dtype.h"
@@ -24,18 +25,10 @@ namespace {
 namespace fs = std::filesystem;
 using testing::ScratchFileTest;
 
-std::vector<float> prompt_logits(const Model& model, WeightType type = WeightType::kF32) {
-  ThreadPool pool(2);
-  Transformer transformer(model, pool, type);
-  const std::vector<int> prompt = {1, 2043, 300, 3684, 719, 5, 6399};
-  KvCache cache(model.config.kv_layout(), static_cast<int>(prompt.size()));
-  const ForwardRow row{&cache, prompt, true};
-  return transformer.forward(std::span(&row, 1));
-}
+using testing::bit_identical;
+using testing::prompt_logits;
 
-bool bit_identical(const std::vector<float>& a, const std::vector<float>& b) {
-  return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
-}
+const std::vector<int> kPrompt = {1, 2043, 300, 3684, 719, 5, 6399};
 
 fs::path tokenizer_directory() { return minigen_home() / "tokenizers" / "minigen-6400"; }
 
@@ -72,7 +65,7 @@ TEST_P(GgufRoundTrip, F32ExportThenImportGivesBitIdenticalLogits) {
   const LoadedModel imported = load_model(gguf);
   EXPECT_EQ(imported.format, "gguf");
   EXPECT_EQ(imported.model->config, original.model->config);
-  EXPECT_TRUE(bit_identical(prompt_logits(*imported.model), prompt_logits(*original.model)));
+  EXPECT_TRUE(bit_identical(prompt_logits(*imported.model, kPrompt), prompt_logits(*original.model, kPrompt)));
 
   const std::string text = "Hello, world! 你好 <|im_start|>user\n  two  spaces\n";
   EXPECT_EQ(imported.tokenizer->encode(text), original.tokenizer->encode(text));
@@ -157,14 +150,15 @@ TEST_F(GgufModelTest, EveryTypeRoundTrips) {
       const std::unique_ptr<Model> reference = rounded_model(family, dtype);
       const LoadedModel imported = load_model(export_gguf(original, type, family + gguf_type_name(type) + ".gguf"));
       EXPECT_EQ(imported.stored_dtype, dtype) << family;
-      EXPECT_TRUE(bit_identical(prompt_logits(*imported.model), prompt_logits(*reference)))
+      EXPECT_TRUE(bit_identical(prompt_logits(*imported.model, kPrompt), prompt_logits(*reference, kPrompt)))
           << family << " " << gguf_type_name(type);
     }
     for (const auto& [type, weights] :
          {std::pair{GgufTensorType::kQ8_0, WeightType::kQ8}, std::pair{GgufTensorType::kQ4_0, WeightType::kQ4}}) {
       const LoadedModel imported = load_model(export_gguf(original, type, family + gguf_type_name(type) + ".gguf"));
       EXPECT_EQ(imported.model->weights.stored_quantization(), weights);
-      EXPECT_TRUE(bit_identical(prompt_logits(*imported.model, weights), prompt_logits(*original.model, weights)))
+      EXPECT_TRUE(bit_identical(prompt_logits(*imported.model, kPrompt, weights),
+                                prompt_logits(*original.model, kPrompt, weights)))
           << family << " " << gguf_type_name(type);
       // Exported again from the imported codes, the file is the same bytes: nothing was requantized.
       std::string first;
@@ -185,7 +179,7 @@ TEST_F(GgufModelTest, AHandLaidOutFileWithAlignment64Loads) {
   const fs::path relaid = testing::scratch_path("relaid.gguf");
   testing::write_bytes(relaid, testing::relaid_gguf(file, 64));
   const LoadedModel imported = load_model(relaid);
-  EXPECT_TRUE(bit_identical(prompt_logits(*imported.model), prompt_logits(*original.model)));
+  EXPECT_TRUE(bit_identical(prompt_logits(*imported.model, kPrompt), prompt_logits(*original.model, kPrompt)));
 }
 
 TEST_F(GgufModelTest, MissingKeysAndUnknownTensorsAreNamed) {

@@ -4,6 +4,7 @@
 
 #include "core/error.h"
 #include "tokenizer/byte_level.h"
+#include "tokenizer/tokenizer_writer.h"
 
 namespace minigen {
 namespace {
@@ -138,34 +139,18 @@ GgufTokenizerFiles gguf_tokenizer_files(const GgufFile& file, const std::string&
       (!types->is_array() || !is_integer_type(types->element_type) || types->integers.size() != tokens.size())) {
     throw Error(name + ": GGUF metadata 'tokenizer.ggml.token_type' must be one integer per token");
   }
-  json vocab = json::object();
-  json added = json::array();
+  nlohmann::ordered_json vocab = nlohmann::ordered_json::object();
+  nlohmann::ordered_json added = nlohmann::ordered_json::array();
   for (std::size_t id = 0; id < tokens.size(); ++id) {
     const int64_t type = types != nullptr ? types->integers[id] : kNormal;
     if (type == kUnused) continue;
     if (type == kControl || type == kUserDefined) {
-      added.push_back({{"id", id},
-                       {"content", tokens[id]},
-                       {"single_word", false},
-                       {"lstrip", false},
-                       {"rstrip", false},
-                       {"normalized", false},
-                       {"special", type == kControl}});
+      added.push_back(added_token_json(id, tokens[id], type == kControl));
     } else {
       vocab[tokens[id]] = id;
     }
   }
-  const json byte_level = {
-      {"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", true}, {"use_regex", true}};
-  const json tokenizer_json = {{"version", "1.0"},
-                               {"truncation", nullptr},
-                               {"padding", nullptr},
-                               {"added_tokens", added},
-                               {"normalizer", nullptr},
-                               {"pre_tokenizer", byte_level},
-                               {"post_processor", nullptr},
-                               {"decoder", byte_level},
-                               {"model", {{"type", "BPE"}, {"vocab", vocab}, {"merges", merges}}}};
+  const nlohmann::ordered_json tokenizer_json = byte_level_bpe_json(std::move(added), std::move(vocab), merges);
   json config = json::object();
   for (const auto& [key, role] :
        {std::pair{"tokenizer.ggml.bos_token_id", "bos_token"}, std::pair{"tokenizer.ggml.eos_token_id", "eos_token"},

@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "cache/kv_cache.h"
+#include "checkpoint/prompt_logits_test_util.h"
 #include "core/error.h"
 #include "model/io/safetensors.h"
 #include "model/io/torch_pth_test_writer.h"
@@ -19,15 +20,9 @@ namespace {
 namespace fs = std::filesystem;
 using testing::ScratchFileTest;
 
-// Logits of one forward over a short prompt (all positions).
-std::vector<float> prompt_logits(const Model& model, WeightType type = WeightType::kF32) {
-  ThreadPool pool(2);
-  Transformer transformer(model, pool, type);
-  const std::vector<int> prompt = {1, 2043, 300, 3684, 719};
-  KvCache cache(model.config.kv_layout(), static_cast<int>(prompt.size()));
-  const ForwardRow row{&cache, prompt, true};
-  return transformer.forward(std::span(&row, 1));
-}
+using testing::prompt_logits;
+
+const std::vector<int> kPrompt = {1, 2043, 300, 3684, 719};
 
 class ModelLoaderTest : public ScratchFileTest {};
 
@@ -57,8 +52,8 @@ TEST_F(ModelLoaderTest, APthStateDictLoadsAsTheSameModelAsItsSafetensorsDirector
   EXPECT_EQ(got.intermediate_size, want.intermediate_size);
   EXPECT_EQ(loaded.tokenizer->vocab_size(), 6400);
 
-  const std::vector<float> expected = prompt_logits(*reference.model);
-  const std::vector<float> actual = prompt_logits(*loaded.model);
+  const std::vector<float> expected = prompt_logits(*reference.model, kPrompt);
+  const std::vector<float> actual = prompt_logits(*loaded.model, kPrompt);
   ASSERT_EQ(actual.size(), expected.size());
   EXPECT_EQ(std::memcmp(actual.data(), expected.data(), actual.size() * sizeof(float)), 0);
 }
@@ -75,11 +70,11 @@ TEST_F(ModelLoaderTest, AQuantizedDirectoryComputesTheSameBitsAsQuantizingAtLoad
     save_quantized_model_directory(out, original.model->config, original.model->weights, directory, type, "card");
     const LoadedModel quantized = load_model(out);
     EXPECT_EQ(quantized.model->weights.stored_quantization(), type);
-    const std::vector<float> expected = prompt_logits(*original.model, type);
-    const std::vector<float> got = prompt_logits(*quantized.model, type);
+    const std::vector<float> expected = prompt_logits(*original.model, kPrompt, type);
+    const std::vector<float> got = prompt_logits(*quantized.model, kPrompt, type);
     ASSERT_EQ(got.size(), expected.size());
     EXPECT_EQ(std::memcmp(got.data(), expected.data(), got.size() * sizeof(float)), 0) << weight_type_name(type);
-    EXPECT_THROW(prompt_logits(*quantized.model, WeightType::kF32), Error);  // codes cannot run as floats
+    EXPECT_THROW(prompt_logits(*quantized.model, kPrompt, WeightType::kF32), Error);  // codes cannot run as floats
     // 4.85 M parameters: q8 1.0625 B and q4 0.5625 B per weight (the embedding at q8), norms at 4 B, plus the header.
     const auto bytes = fs::file_size(out / "model.safetensors");
     const auto f32_bytes = fs::file_size(directory / "model.safetensors");

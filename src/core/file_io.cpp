@@ -157,13 +157,25 @@ MappedFile::~MappedFile() {
 }
 
 void write_file_atomically(const std::filesystem::path& path, std::string_view contents) {
+  write_file_atomically(
+      path, [&](std::ostream& out) { out.write(contents.data(), static_cast<std::streamsize>(contents.size())); });
+}
+
+void write_file_atomically(const std::filesystem::path& path, const std::function<void(std::ostream&)>& write) {
   // The temporary name carries the process id so that two writers never share one temporary file.
   std::filesystem::path temporary = path;
   temporary += ".tmp." + std::to_string(::getpid());
   {
     std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
     if (!out) throw Error("cannot open " + temporary.string() + " for writing");
-    out.write(contents.data(), static_cast<std::streamsize>(contents.size()));
+    try {
+      write(out);
+    } catch (...) {
+      out.close();
+      std::error_code ignored;
+      std::filesystem::remove(temporary, ignored);
+      throw;
+    }
     out.close();
     if (!out) {
       std::error_code ignored;

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <iosfwd>
 #include <span>
 #include <string>
@@ -97,5 +98,8 @@ class MappedFile {
 // Writes `contents` to a temporary file beside `path`, then renames it over `path`: a reader sees the old file or
 // the complete new one, never half of it, and a failed write leaves nothing behind. Throws minigen::Error on failure.
 void write_file_atomically(const std::filesystem::path& path, std::string_view contents);
+// The same for a file written piece by piece by `write` (a large model file is not first assembled in memory); a
+// stream left failed by `write` counts as a failed write.
+void write_file_atomically(const std::filesystem::path& path, const std::function<void(std::ostream&)>& write);
 
 }  // namespace minigen

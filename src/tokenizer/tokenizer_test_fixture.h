@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "tokenizer/byte_level.h"
+#include "tokenizer/tokenizer_writer.h"
 
 namespace minigen::tokenizer_testing {
 
@@ -35,25 +36,19 @@ inline std::vector<std::pair<std::string, std::string>> tiny_merges() {
 
 // The tokenizer.json as a JSON value, so a test can break one field and serialize it.
 inline nlohmann::json tiny_tokenizer_json_value(bool merges_as_strings = false) {
-  nlohmann::json added = nlohmann::json::array();
+  nlohmann::ordered_json added = nlohmann::ordered_json::array();
   const std::vector<std::pair<std::string, bool>> added_tokens = {
       {"<|endoftext|>", true}, {"<|im_start|>", true}, {"<|im_end|>", true}, {"<think>", false}, {"<think>!", false}};
-  nlohmann::json vocab = nlohmann::json::object();
+  nlohmann::ordered_json vocab = nlohmann::ordered_json::object();
   for (std::size_t id = 0; id < added_tokens.size(); ++id) {
-    added.push_back({{"id", id},
-                     {"content", added_tokens[id].first},
-                     {"single_word", false},
-                     {"lstrip", false},
-                     {"rstrip", false},
-                     {"normalized", false},
-                     {"special", added_tokens[id].second}});
+    added.push_back(added_token_json(id, added_tokens[id].first, added_tokens[id].second));
     vocab[added_tokens[id].first] = id;
   }
   for (int byte = 0; byte < 256; ++byte) {
     vocab[bytes_to_byte_level(std::string(1, static_cast<char>(byte)))] =
         tiny_byte_id(static_cast<unsigned char>(byte));
   }
-  nlohmann::json merges = nlohmann::json::array();
+  nlohmann::ordered_json merges = nlohmann::ordered_json::array();
   int next_id = kTinyHe;
   for (const auto& [left, right] : tiny_merges()) {
     vocab[left + right] = next_id++;
@@ -63,18 +58,7 @@ inline nlohmann::json tiny_tokenizer_json_value(bool merges_as_strings = false) 
       merges.push_back({left, right});
     }
   }
-  const nlohmann::json byte_level = {
-      {"type", "ByteLevel"}, {"add_prefix_space", false}, {"trim_offsets", true}, {"use_regex", true}};
-  return {
-      {"version", "1.0"},
-      {"truncation", nullptr},
-      {"padding", nullptr},
-      {"added_tokens", added},
-      {"normalizer", nullptr},
-      {"pre_tokenizer", byte_level},
-      {"post_processor", nullptr},
-      {"decoder", byte_level},
-      {"model", {{"type", "BPE"}, {"dropout", nullptr}, {"unk_token", nullptr}, {"vocab", vocab}, {"merges", merges}}}};
+  return nlohmann::json(byte_level_bpe_json(std::move(added), std::move(vocab), std::move(merges)));
 }
 
 inline std::string tiny_tokenizer_json(bool merges_as_strings = false) {

@@ -14,17 +14,6 @@ namespace {
 // Insertion-ordered, so the files read like HF's own: fields in the usual order, vocab by id.
 using OrderedJson = nlohmann::ordered_json;
 
-OrderedJson added_token_fields(const AddedTokenSpec& token) {
-  OrderedJson fields;
-  fields["content"] = token.content;
-  fields["single_word"] = false;
-  fields["lstrip"] = false;
-  fields["rstrip"] = false;
-  fields["normalized"] = false;
-  fields["special"] = token.special;
-  return fields;
-}
-
 OrderedJson byte_level_fields() {
   OrderedJson fields;
   fields["type"] = "ByteLevel";
@@ -50,23 +39,19 @@ void check_layout(const TrainedBpe& trained) {
 
 }  // namespace
 
-std::string tokenizer_json_text(const TrainedBpe& trained) {
-  check_layout(trained);
-  const auto added = minimind_added_tokens();
+OrderedJson added_token_json(std::size_t id, std::string_view content, bool special) {
+  OrderedJson fields;
+  fields["id"] = id;
+  fields["content"] = content;
+  fields["single_word"] = false;
+  fields["lstrip"] = false;
+  fields["rstrip"] = false;
+  fields["normalized"] = false;
+  fields["special"] = special;
+  return fields;
+}
 
-  OrderedJson added_tokens = OrderedJson::array();
-  for (std::size_t id = 0; id < added.size(); ++id) {
-    OrderedJson token;
-    token["id"] = id;
-    token.update(added_token_fields(added[id]));
-    added_tokens.push_back(std::move(token));
-  }
-
-  OrderedJson vocab = OrderedJson::object();
-  for (std::size_t id = 0; id < trained.vocab.size(); ++id) vocab[trained.vocab[id]] = id;
-  OrderedJson merges = OrderedJson::array();
-  for (const auto& [left, right] : trained.merges) merges.push_back({left, right});
-
+OrderedJson byte_level_bpe_json(OrderedJson added_tokens, OrderedJson vocab, OrderedJson merges) {
   OrderedJson model;
   model["type"] = "BPE";
   model["dropout"] = nullptr;
@@ -89,7 +74,21 @@ std::string tokenizer_json_text(const TrainedBpe& trained) {
   root["post_processor"] = nullptr;
   root["decoder"] = byte_level_fields();
   root["model"] = std::move(model);
-  return root.dump(2) + "\n";
+  return root;
+}
+
+std::string tokenizer_json_text(const TrainedBpe& trained) {
+  check_layout(trained);
+  const auto added = minimind_added_tokens();
+  OrderedJson added_tokens = OrderedJson::array();
+  for (std::size_t id = 0; id < added.size(); ++id) {
+    added_tokens.push_back(added_token_json(id, added[id].content, added[id].special));
+  }
+  OrderedJson vocab = OrderedJson::object();
+  for (std::size_t id = 0; id < trained.vocab.size(); ++id) vocab[trained.vocab[id]] = id;
+  OrderedJson merges = OrderedJson::array();
+  for (const auto& [left, right] : trained.merges) merges.push_back({left, right});
+  return byte_level_bpe_json(std::move(added_tokens), std::move(vocab), std::move(merges)).dump(2) + "\n";
 }
 
 std::string tokenizer_config_json_text() {
@@ -97,7 +96,9 @@ std::string tokenizer_config_json_text() {
   OrderedJson added_tokens_decoder = OrderedJson::object();
   OrderedJson additional_special_tokens = OrderedJson::array();
   for (std::size_t id = 0; id < added.size(); ++id) {
-    added_tokens_decoder[std::to_string(id)] = added_token_fields(added[id]);
+    OrderedJson fields = added_token_json(id, added[id].content, added[id].special);
+    fields.erase("id");  // the key says it
+    added_tokens_decoder[std::to_string(id)] = std::move(fields);
     if (added[id].special && added[id].content != kMinimindPadToken) {
       additional_special_tokens.push_back(added[id].content);
     }

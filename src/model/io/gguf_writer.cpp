@@ -1,9 +1,10 @@
 #include "model/io/gguf_writer.h"
 
 #include <cstring>
-#include <fstream>
+#include <ostream>
 
 #include "core/error.h"
+#include "core/file_io.h"
 
 namespace minigen {
 namespace {
@@ -155,25 +156,14 @@ void write_gguf(const std::filesystem::path& path, const GgufMetadata& metadata,
                 const std::vector<GgufTensorToWrite>& tensors) {
   const uint32_t alignment = alignment_of(metadata);
   const std::string header = header_bytes(metadata, tensors);
-  std::filesystem::path temporary = path;
-  temporary += ".partial";
-  {
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    if (!out) throw Error("cannot create " + temporary.string());
+  write_file_atomically(path, [&](std::ostream& out) {
     out.write(header.data(), static_cast<std::streamsize>(header.size()));
     for (const GgufTensorToWrite& tensor : tensors) {
       const std::string padding = padding_after(tensor, alignment);
       out.write(tensor.bytes.data(), static_cast<std::streamsize>(tensor.bytes.size()));
       out.write(padding.data(), static_cast<std::streamsize>(padding.size()));
     }
-    out.flush();
-    if (!out) {
-      std::error_code ignored;
-      std::filesystem::remove(temporary, ignored);
-      throw Error("cannot write " + temporary.string());
-    }
-  }
-  std::filesystem::rename(temporary, path);
+  });
 }
 
 }  // namespace minigen
