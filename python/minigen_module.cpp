@@ -124,12 +124,12 @@ RunRequest run_request(const PythonModel& model, const py::object& prompt, const
     }
   }
   if (keywords.json_object || !keywords.json_schema.is_none()) {
-    nlohmann::json schema;  // null: any JSON object
+    nlohmann::ordered_json schema;  // null: any JSON object
     if (py::isinstance<py::str>(keywords.json_schema)) {
-      schema = nlohmann::json::parse(keywords.json_schema.cast<std::string>(), nullptr, /*allow_exceptions=*/false);
+      schema = nlohmann::ordered_json::parse(keywords.json_schema.cast<std::string>(), nullptr, false);
       if (schema.is_discarded()) throw Error("json_schema: the string is not valid JSON");
     } else if (!keywords.json_schema.is_none()) {
-      schema = nlohmann::json(to_json(keywords.json_schema));
+      schema = to_json(keywords.json_schema);
     }
     if (!keywords.json_schema.is_none() && schema.is_null()) throw Error("json_schema: give a JSON Schema, not null");
     try {

@@ -15,8 +15,8 @@ void GrammarFlags::add_to(CLI::App& command) {
   schema->excludes(object);
 }
 
-std::shared_ptr<const CompiledGrammar> json_output_grammar(const nlohmann::json& schema, const Tokenizer& tokenizer,
-                                                           const ModelConfig& config) {
+std::shared_ptr<const CompiledGrammar> json_output_grammar(const nlohmann::ordered_json& schema,
+                                                           const Tokenizer& tokenizer, const ModelConfig& config) {
   Grammar grammar = schema.is_null() ? json_object_grammar() : compile_json_schema(schema);
   return std::make_shared<const CompiledGrammar>(
       std::move(grammar), TokenVocabulary::from_tokenizer(tokenizer, config.vocab_size, config.eos_token_id));
@@ -29,7 +29,7 @@ std::shared_ptr<const CompiledGrammar> GrammarFlags::compile(const Tokenizer& to
   try {
     constexpr uint64_t kMaxSchemaBytes = uint64_t{1} << 20;
     const std::string text = read_whole_file(json_schema_file, kMaxSchemaBytes, "JSON Schema file");
-    const nlohmann::json schema = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+    const nlohmann::ordered_json schema = nlohmann::ordered_json::parse(text, nullptr, /*allow_exceptions=*/false);
     if (schema.is_discarded()) throw Error("the file is not valid JSON");
     if (schema.is_null()) throw Error("the file holds null, not a JSON Schema");
     return json_output_grammar(schema, tokenizer, config);

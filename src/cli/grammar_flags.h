@@ -14,8 +14,8 @@ namespace minigen::cli {
 
 // The grammar of JSON valid against `schema` (a parsed JSON Schema), or of any JSON object when `schema` is null,
 // over this model's vocabulary. Throws Error for a schema the compiler refuses (unsupported keywords named).
-std::shared_ptr<const CompiledGrammar> json_output_grammar(const nlohmann::json& schema, const Tokenizer& tokenizer,
-                                                           const ModelConfig& config);
+std::shared_ptr<const CompiledGrammar> json_output_grammar(const nlohmann::ordered_json& schema,
+                                                           const Tokenizer& tokenizer, const ModelConfig& config);
 
 struct GrammarFlags {
   std::string json_schema_file;

@@ -39,7 +39,7 @@ std::vector<int> encode_chat_turn(const Tokenizer& tokenizer, const std::string&
 
 void check_tools(const nlohmann::ordered_json& tools) {
   try {
-    tool_functions(nlohmann::json(tools));
+    tool_functions(tools);
   } catch (const ApiError& error) {
     throw Error(error.what());
   }
@@ -50,7 +50,7 @@ std::shared_ptr<const CompiledGrammar> tool_choice_grammar(const nlohmann::order
                                                            const Tokenizer& tokenizer, const ModelConfig& config) {
   if (tool_choice == "auto" || tool_choice == "none") return nullptr;
   try {
-    std::vector<ToolFunction> functions = tool_functions(nlohmann::json(tools));
+    std::vector<ToolFunction> functions = tool_functions(tools);
     if (tool_choice != "required") {
       std::erase_if(functions, [&](const ToolFunction& function) { return function.name != tool_choice; });
       if (functions.empty()) throw Error("no such function among the tools");

@@ -22,7 +22,7 @@ bool accepts_prefix(const Grammar& grammar, std::string_view text) {
   return state.advance_bytes(grammar, text);
 }
 
-Grammar schema(const char* text) { return compile_json_schema(nlohmann::json::parse(text)); }
+Grammar schema(const char* text) { return compile_json_schema(nlohmann::ordered_json::parse(text)); }
 
 TEST(ByteMatcher, NumbersFollowJsonWithBoundedDigits) {
   const Grammar number = schema(R"({"type": "number"})");
@@ -65,6 +65,17 @@ TEST(ByteMatcher, StringLengthCountsCodePointsAndEscapesAsOne) {
   EXPECT_TRUE(accepts(string, R"("ab")"));
   EXPECT_TRUE(accepts(string, "\"\xC3\xA9\\u00e9\\n\""));
   EXPECT_FALSE(accepts_prefix(string, R"("abcd)"));
+}
+
+// Keys come in the schema's order (as OpenAI's structured outputs write them), which need not be alphabetical.
+TEST(ByteMatcher, PropertiesFollowTheSchemasOrder) {
+  const Grammar object = schema(R"({"type": "object", "properties": {"zeta": {"type": "integer"}, "alpha":
+      {"type": "boolean"}, "mid": {"type": "null"}}, "required": ["zeta", "alpha"], "additionalProperties": false})");
+  EXPECT_TRUE(accepts(object, R"({"zeta": 1, "alpha": true, "mid": null})"));
+  EXPECT_TRUE(accepts(object, R"({"zeta": 1, "alpha": true})"));
+  EXPECT_FALSE(accepts_prefix(object, R"({"alpha")"));
+  EXPECT_FALSE(accepts_prefix(object, R"({"mid")"));
+  EXPECT_FALSE(accepts(object, R"({"zeta": 1, "mid": null, "alpha": true})"));
 }
 
 TEST(ByteMatcher, WhitespaceIsOneOptionalSpaceAfterColonAndCommaOnly) {

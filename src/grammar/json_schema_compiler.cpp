@@ -11,7 +11,7 @@
 namespace minigen {
 namespace {
 
-using nlohmann::json;
+using json = nlohmann::ordered_json;  // the schema in its own order: properties are generated in it
 
 const std::set<std::string>& supported_keywords() {
   static const std::set<std::string> keywords = {"type", "properties", "required", "additionalProperties", "items",
@@ -185,7 +185,7 @@ class SchemaCompiler {
 
 }  // namespace
 
-int add_json_schema(GrammarBuilder& builder, const nlohmann::json& schema) {
+int add_json_schema(GrammarBuilder& builder, const json& schema) {
   std::set<std::string> unsupported;
   collect_unsupported(schema, unsupported);
   if (!unsupported.empty()) {
@@ -196,7 +196,7 @@ int add_json_schema(GrammarBuilder& builder, const nlohmann::json& schema) {
   return SchemaCompiler(builder).compile(schema);
 }
 
-Grammar compile_json_schema(const nlohmann::json& schema) {
+Grammar compile_json_schema(const json& schema) {
   GrammarBuilder builder;
   const int root = add_json_schema(builder, schema);
   return std::move(builder).build(root);

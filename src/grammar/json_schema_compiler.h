@@ -8,8 +8,9 @@
 // Any other keyword (pattern, format, minimum, $ref, oneOf, …) is refused with a minigen::Error naming every such
 // keyword in the schema: "unsupported JSON Schema keyword(s): format, pattern".
 //
-// Properties come out in the order nlohmann::json iterates them (alphabetical); the grammar never generates keys
-// a schema does not list, which every schema here allows.
+// Properties come out in the order the schema lists them (parse it into nlohmann::ordered_json to keep that order;
+// OpenAI's structured outputs keep it too); the grammar never generates keys a schema does not list, which every schema
+// here allows.
 #include <nlohmann/json.hpp>
 
 #include "grammar/grammar.h"
@@ -18,10 +19,10 @@ namespace minigen {
 
 // Adds the schema's nodes to `builder` and returns the value's node: for composing, e.g. a tool call's literal
 // prefix + arguments matching a schema + literal suffix.
-int add_json_schema(GrammarBuilder& builder, const nlohmann::json& schema);
+int add_json_schema(GrammarBuilder& builder, const nlohmann::ordered_json& schema);
 
 // A grammar whose documents are one JSON value valid against `schema`.
-Grammar compile_json_schema(const nlohmann::json& schema);
+Grammar compile_json_schema(const nlohmann::ordered_json& schema);
 
 // response_format {"type": "json_object"}: any JSON object.
 Grammar json_object_grammar();

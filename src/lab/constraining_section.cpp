@@ -74,7 +74,7 @@ ReportSection constraining_section(LabContext& lab) {
   section.title = "Constraining the sampler";
   const LabScale& scale = lab.scale();
   const Model& model = *lab.sft().model;
-  const nlohmann::json schema = nlohmann::json::parse(kSchema);
+  const nlohmann::ordered_json schema = nlohmann::ordered_json::parse(kSchema);
   const auto grammar = std::make_shared<const CompiledGrammar>(
       compile_json_schema(schema),
       TokenVocabulary::from_tokenizer(*lab.sft().tokenizer, model.config.vocab_size, model.config.eos_token_id));

@@ -231,7 +231,7 @@ ApiRequest parse_api_request(Endpoint endpoint, const std::string& body_text, co
   settings.use_cache = bool_field(body, "use_cache", true);
   settings.ignore_eos = bool_field(body, "ignore_eos", false);
   job.choices = integer_field(body, "n", 1, 1, 16);
-  if (const json* format = field(body, "response_format")) {
+  if (const auto format = ordered_body.find("response_format"); format != ordered_body.end() && !format->is_null()) {
     if (settings.grammar) {
       throw ApiError(400, "'response_format' cannot be combined with a tool_choice that forces a call",
                      "response_format");

@@ -7,7 +7,7 @@
 namespace minigen {
 namespace {
 
-using nlohmann::json;
+using json = nlohmann::ordered_json;  // as the client sent it: a schema's properties are generated in its order
 
 std::shared_ptr<const CompiledGrammar> compiled(Grammar grammar, std::shared_ptr<const TokenVocabulary> vocabulary) {
   if (!vocabulary) throw ApiError(400, "structured output is not available on this server", "response_format");

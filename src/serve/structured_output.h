@@ -16,16 +16,17 @@ namespace minigen {
 // One function of a request's `tools`.
 struct ToolFunction {
   std::string name;
-  nlohmann::json parameters;  // its JSON Schema ({"type": "object"} when the client gave none)
+  // Its JSON Schema in the client's key order ({"type": "object"} when the client gave none).
+  nlohmann::ordered_json parameters;
 };
 
 // The functions of OpenAI's `tools` array ([{"type": "function", "function": {"name", "parameters"?}}]). Throws
 // ApiError 400 naming what is wrong.
-std::vector<ToolFunction> tool_functions(const nlohmann::json& tools);
+std::vector<ToolFunction> tool_functions(const nlohmann::ordered_json& tools);
 
 // response_format: {"type": "text"} → nullptr; {"type": "json_object"}; {"type": "json_schema", "json_schema":
 // {"name", "schema", "strict"?}}. Throws ApiError 400 (unsupported schema keywords named).
-std::shared_ptr<const CompiledGrammar> response_format_grammar(const nlohmann::json& response_format,
+std::shared_ptr<const CompiledGrammar> response_format_grammar(const nlohmann::ordered_json& response_format,
                                                                std::shared_ptr<const TokenVocabulary> vocabulary);
 
 // One call of one of `functions`, written as minimind-3's template writes calls:
