@@ -10,6 +10,7 @@
 #include "cli/grammar_flags.h"
 #include "cli/prompt_flags.h"
 #include "core/error.h"
+#include "core/json_parse.h"
 #include "core/json_text.h"
 #include "python_model.h"
 #include "python_stream.h"
@@ -39,8 +40,13 @@ py::list per_sequence(const Result& result, const char* field) {
 }
 
 // A Python value (dict, list, str, numbers) as JSON, keys in the order Python holds them (json.dumps's order).
-nlohmann::ordered_json to_json(const py::handle& value) {
-  return nlohmann::ordered_json::parse(py::module_::import("json").attr("dumps")(value).cast<std::string>());
+nlohmann::ordered_json to_json(const py::handle& value, const char* name) {
+  const std::string text = py::module_::import("json").attr("dumps")(value).cast<std::string>();
+  try {
+    return parse_untrusted_json<nlohmann::ordered_json>(text);
+  } catch (const Error& error) {
+    throw Error(std::string(name) + " " + error.what());
+  }
 }
 
 Prompt to_prompt(const py::object& prompt, bool chat, const std::string& system) {
@@ -89,7 +95,7 @@ RunRequest run_request(const PythonModel& model, const py::object& prompt, const
   run.tools_offered = !keywords.tools.is_none() && keywords.tool_choice != "none";
   Prompt text = to_prompt(prompt, keywords.chat, keywords.system);
   text.thinking = keywords.think;
-  const nlohmann::ordered_json tools = keywords.tools.is_none() ? nullptr : to_json(keywords.tools);
+  const nlohmann::ordered_json tools = keywords.tools.is_none() ? nullptr : to_json(keywords.tools, "tools");
   if (!tools.is_null()) {
     try {
       cli::check_tools(tools);
@@ -126,10 +132,13 @@ RunRequest run_request(const PythonModel& model, const py::object& prompt, const
   if (keywords.json_object || !keywords.json_schema.is_none()) {
     nlohmann::ordered_json schema;  // null: any JSON object
     if (py::isinstance<py::str>(keywords.json_schema)) {
-      schema = nlohmann::ordered_json::parse(keywords.json_schema.cast<std::string>(), nullptr, false);
-      if (schema.is_discarded()) throw Error("json_schema: the string is not valid JSON");
+      try {
+        schema = parse_untrusted_json<nlohmann::ordered_json>(keywords.json_schema.cast<std::string>());
+      } catch (const Error& error) {
+        throw Error(std::string("json_schema: the string ") + error.what());
+      }
     } else if (!keywords.json_schema.is_none()) {
-      schema = to_json(keywords.json_schema);
+      schema = to_json(keywords.json_schema, "json_schema");
     }
     if (!keywords.json_schema.is_none() && schema.is_null()) throw Error("json_schema: give a JSON Schema, not null");
     try {
@@ -314,7 +323,7 @@ PYBIND11_MODULE(minigen, module) {
           "chat_prompt",
           [](const PythonModel& m, const py::list& messages, const py::object& tools, bool add_generation_prompt,
              bool thinking) {
-            return m.encode_messages(to_json(messages), tools.is_none() ? nullptr : to_json(tools),
+            return m.encode_messages(to_json(messages, "messages"), tools.is_none() ? nullptr : to_json(tools, "tools"),
                                      add_generation_prompt, thinking);
           },
           py::arg("messages"), py::kw_only(), py::arg("tools") = py::none(), py::arg("add_generation_prompt") = true,

@@ -140,6 +140,13 @@ def test_bad_keywords_raise(sft):
         sft.generate("x", json_schema={"type": "string", "pattern": "a+"})
     with pytest.raises(minigen.Error, match="json_schema: the string is not valid JSON"):
         sft.generate("x", json_schema="{")
+    with pytest.raises(minigen.Error, match="json_schema: the string is nested more than 128 levels deep"):
+        sft.generate("x", json_schema='{"items":' * 100000 + "{}" + "}" * 100000)
+    with pytest.raises(minigen.Error, match="json_schema is nested more than 128 levels deep"):
+        deep = {}
+        for _ in range(200):
+            deep = {"items": deep}
+        sft.generate("x", json_schema=deep)
     with pytest.raises(minigen.Error, match="not both"):
         sft.generate("x", json_schema=SCHEMA, json_object=True)
     with pytest.raises(minigen.Error, match="needs tools"):

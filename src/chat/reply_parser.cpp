@@ -7,6 +7,7 @@
 #include <span>
 #include <utility>
 
+#include "core/json_parse.h"
 #include "core/python_json.h"
 
 namespace minigen {
@@ -56,8 +57,13 @@ std::size_t utf8_boundary(std::string_view text, std::size_t end) {
 }
 
 std::optional<ParsedToolCall> parse_tool_call(std::string_view text) {
-  const auto call = nlohmann::ordered_json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (call.is_discarded() || !call.is_object()) return std::nullopt;
+  nlohmann::ordered_json call;
+  try {
+    call = parse_untrusted_json<nlohmann::ordered_json>(text);  // a model can nest brackets as deep as it likes
+  } catch (const Error&) {
+    return std::nullopt;
+  }
+  if (!call.is_object()) return std::nullopt;
   const auto name = call.find("name");
   if (name == call.end() || !name->is_string()) return std::nullopt;
   const auto arguments = call.find("arguments");

@@ -64,6 +64,17 @@ TEST(ReplyParser, ToolCallsBecomeCallsWithIdsAndJsonArguments) {
   EXPECT_EQ(reply.finish_reason(), "tool_calls");
 }
 
+// A model can nest brackets as deep as max_tokens lets it; such a call is not a call (and must not recurse).
+TEST(ReplyParser, ACallNestedTooDeeplyStaysText) {
+  ReplyParserOptions options;
+  options.tool_calls = true;
+  const std::string deep = std::string(50000, '[') + std::string(50000, ']');
+  const std::string text = "<tool_call>\n{\"name\": \"f\", \"arguments\": " + deep + "}\n</tool_call>";
+  const ParsedReply reply = parse_reply(text, options);
+  EXPECT_TRUE(reply.tool_calls.empty());
+  EXPECT_EQ(reply.content, text);
+}
+
 TEST(ReplyParser, WithoutToolsOfferedATaggedCallIsContent) {
   ReplyParserOptions options = thinking(false);
   options.tool_calls = false;

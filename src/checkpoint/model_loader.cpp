@@ -11,6 +11,7 @@
 #include "checkpoint/gguf_tokenizer.h"
 #include "core/error.h"
 #include "core/file_io.h"
+#include "core/json_parse.h"
 #include "model/io/gguf_reader.h"
 #include "model/io/safetensors.h"
 #include "model/io/torch_pth.h"
@@ -22,9 +23,9 @@ namespace {
 nlohmann::json read_json_file(const fs::path& path) {
   const std::string text = read_whole_file(path, kMaxConfigFileBytes, "config.json");
   try {
-    return nlohmann::json::parse(text);
-  } catch (const nlohmann::json::exception& e) {
-    throw Error(path.string() + " is not valid JSON: " + e.what());
+    return parse_untrusted_json<nlohmann::json>(text);
+  } catch (const Error& error) {
+    throw Error(path.string() + " " + error.what());
   }
 }
 

@@ -4,6 +4,7 @@
 
 #include "core/error.h"
 #include "core/file_io.h"
+#include "core/json_parse.h"
 #include "grammar/json_schema_compiler.h"
 
 namespace minigen::cli {
@@ -29,8 +30,12 @@ std::shared_ptr<const CompiledGrammar> GrammarFlags::compile(const Tokenizer& to
   try {
     constexpr uint64_t kMaxSchemaBytes = uint64_t{1} << 20;
     const std::string text = read_whole_file(json_schema_file, kMaxSchemaBytes, "JSON Schema file");
-    const nlohmann::ordered_json schema = nlohmann::ordered_json::parse(text, nullptr, /*allow_exceptions=*/false);
-    if (schema.is_discarded()) throw Error("the file is not valid JSON");
+    nlohmann::ordered_json schema;
+    try {
+      schema = parse_untrusted_json<nlohmann::ordered_json>(text);
+    } catch (const Error& error) {
+      throw Error(std::string("the file ") + error.what());
+    }
     if (schema.is_null()) throw Error("the file holds null, not a JSON Schema");
     return json_output_grammar(schema, tokenizer, config);
   } catch (const Error& error) {

@@ -51,9 +51,13 @@ TEST(CliGrammarFlags, JsonObjectGivesAnObject) {
 TEST(CliGrammarFlags, BadSchemaFilesAreOneErrorLine) {
   const fs::path unsupported = write_file("pattern.json", R"({"type": "string", "pattern": "a+", "format": "x"})");
   const fs::path not_json = write_file("broken.json", "{\"type\": ");
+  std::string nested;
+  for (int i = 0; i < 100000; ++i) nested += "{\"items\":";
+  const fs::path deep = write_file("deep.json", nested + "{}" + std::string(100000, '}'));
   for (const auto& [file, message] :
        {std::pair{unsupported.string(), "unsupported JSON Schema keyword(s): format, pattern"},
         std::pair{not_json.string(), "the file is not valid JSON"},
+        std::pair{deep.string(), "the file is nested more than 128 levels deep"},
         std::pair{(scratch_dir() / "missing.json").string(), "missing.json"}}) {
     const testing::RunResult run =
         testing::run_minigen("generate --chat 'x' -n 4 --json-schema " + file, scratch_dir());

@@ -3,6 +3,7 @@
 #include "chat/chat_request.h"
 #include "core/error.h"
 #include "core/file_io.h"
+#include "core/json_parse.h"
 #include "grammar/token_vocabulary.h"
 #include "serve/openai_api.h"
 #include "serve/structured_output.h"
@@ -67,12 +68,18 @@ nlohmann::ordered_json PromptFlags::tools() const {
   if (tools_file.empty()) return nullptr;
   constexpr uint64_t kMaxToolsBytes = uint64_t{1} << 20;
   nlohmann::ordered_json parsed;
+  const std::string text = [&] {
+    try {
+      return read_whole_file(tools_file, kMaxToolsBytes, "tools file");
+    } catch (const Error& error) {
+      throw Error("--tools " + tools_file + ": " + error.what());
+    }
+  }();
   try {
-    parsed = nlohmann::ordered_json::parse(read_whole_file(tools_file, kMaxToolsBytes, "tools file"), nullptr, false);
+    parsed = parse_untrusted_json<nlohmann::ordered_json>(text);
   } catch (const Error& error) {
-    throw Error("--tools " + tools_file + ": " + error.what());
+    throw Error("--tools " + tools_file + ": the file " + error.what());
   }
-  if (parsed.is_discarded()) throw Error("--tools " + tools_file + ": the file is not valid JSON");
   try {
     check_tools(parsed);
   } catch (const Error& error) {

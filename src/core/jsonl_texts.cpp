@@ -4,6 +4,7 @@
 
 #include "core/error.h"
 #include "core/file_io.h"
+#include "core/json_parse.h"
 
 namespace minigen {
 
@@ -15,9 +16,9 @@ void for_each_jsonl_text(const std::string& path, const std::function<void(const
     if (line.empty()) continue;
     nlohmann::json record;
     try {
-      record = nlohmann::json::parse(line);
-    } catch (const nlohmann::json::exception&) {
-      throw Error(path + ":" + std::to_string(line_number) + " is not valid JSON");
+      record = parse_untrusted_json<nlohmann::json>(line);
+    } catch (const Error& error) {
+      throw Error(path + ":" + std::to_string(line_number) + " " + error.what());
     }
     if (!record.is_object() || !record.contains("text") || !record["text"].is_string()) {
       throw Error(path + ":" + std::to_string(line_number) + " has no string field \"text\"");

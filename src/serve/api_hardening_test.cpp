@@ -114,6 +114,33 @@ TEST(ApiHardening, ABodyThatIsNotUtf8Is400NamingTheProblem) {
       << result->body;
 }
 
+// 100,000 nested brackets in 200 kB used to overflow the stack (copying and compiling JSON recurse per level) and
+// kill the server; the nesting limit makes them a 400, and the server answers the next request.
+TEST(ApiHardening, DeeplyNestedBodiesAre400AndTheServerLivesOn) {
+  LiveServer server;
+  std::string schema;
+  for (int i = 0; i < 50000; ++i) schema += "{\"items\":";
+  schema += "{}" + std::string(50000, '}');
+  const std::string deep_junk =
+      "{\"prompt\": \"x\", \"junk\": " + std::string(100000, '[') + std::string(100000, ']') + "}";
+  const std::string deep_schema =
+      "{\"messages\": [{\"role\": \"user\", \"content\": \"x\"}], \"response_format\": {\"type\": "
+      "\"json_schema\", \"json_schema\": {\"name\": \"x\", \"schema\": " +
+      schema + "}}}";
+  for (const auto& [path, body] :
+       {std::pair{"/v1/completions", deep_junk}, std::pair{"/v1/chat/completions", deep_schema}}) {
+    auto result = server.client().Post(path, body, "application/json");
+    ASSERT_TRUE(result) << path;
+    EXPECT_EQ(result->status, 400) << path;
+    EXPECT_EQ(json::parse(result->body)["error"]["message"], "the request body is nested more than 128 levels deep");
+  }
+  const std::string nested = std::string(120, '[') + std::string(120, ']');  // within the limit
+  auto fine = server.client().Post(
+      "/v1/completions", "{\"prompt\": \"x\", \"max_tokens\": 2, \"junk\": " + nested + "}", "application/json");
+  ASSERT_TRUE(fine);
+  EXPECT_EQ(fine->status, 200) << fine->body;
+}
+
 // A non-streaming client gives no sign of life until its answer is written; if it hangs up, the server notices
 // between steps and frees the sequence (it used to generate all 30,000 tokens for nobody).
 TEST(ApiHardening, NonStreamingClientThatHangsUpIsCancelledAndItsBlocksFreed) {

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <utility>
 
+#include "core/json_parse.h"
 #include "sampling/shortest_decimal.h"
 #include "serve/chat_api.h"
 #include "serve/structured_output.h"
@@ -161,9 +162,9 @@ ApiRequest parse_api_request(Endpoint endpoint, const std::string& body_text, co
   // In the client's key order first: the chat template writes tools' keys as they were sent.
   nlohmann::ordered_json ordered_body;
   try {
-    ordered_body = nlohmann::ordered_json::parse(body_text);
-  } catch (const nlohmann::ordered_json::exception& error) {
-    throw ApiError(400, std::string("the request body is not valid JSON: ") + error.what());
+    ordered_body = parse_untrusted_json<nlohmann::ordered_json>(body_text);
+  } catch (const Error& error) {
+    throw ApiError(400, std::string("the request body ") + error.what());
   }
   if (!ordered_body.is_object()) throw ApiError(400, "the request body must be a JSON object");
   const json body = ordered_body;

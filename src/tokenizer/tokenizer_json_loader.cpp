@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "core/file_io.h"
+#include "core/json_parse.h"
 #include "tokenizer/bpe_tokenizer.h"
 #include "tokenizer/byte_level.h"
 #include "tokenizer/minimind_vocab_layout.h"
@@ -63,9 +64,9 @@ class TokenizerJsonLoader {
 
   static json parse(std::string_view text, const std::string& source) {
     try {
-      return json::parse(text);
-    } catch (const json::parse_error& error) {
-      throw Error(source + " is not valid JSON: " + error.what());
+      return parse_untrusted_json<json>(text);
+    } catch (const Error& error) {
+      throw Error(source + " " + error.what());
     }
   }
 
