@@ -333,7 +333,11 @@ PYBIND11_MODULE(minigen, module) {
       .def(
           "new_cache",
           [](std::shared_ptr<PythonModel> m, int capacity) {
-            if (capacity < 1) throw Error("capacity must be at least 1");
+            // Beyond the context a cache cannot be used; the bound also keeps new_cache(capacity=2**24) from
+            // reserving 32 GiB (the kernel killed the process before it).
+            const int context = m->config().max_position_embeddings;
+            if (capacity < 1 || capacity > context)
+              throw Error("capacity must be in [1, " + std::to_string(context) + "] (the model's context)");
             return std::make_shared<PythonCache>(std::move(m), capacity);
           },
           py::arg("capacity") = 64, "an empty KV cache for forward(ids, cache=…); it grows as needed")

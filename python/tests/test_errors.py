@@ -38,6 +38,10 @@ def test_bad_forward_and_generate_arguments(sft, base):
         sft.generate("")
     with pytest.raises(minigen.Error, match="top_k"):
         sft.stream("x", top_k=-1)
+    with pytest.raises(minigen.Error, match=r"capacity must be in \[1, 32768\] \(the model's context\)"):
+        sft.new_cache(capacity=2**24)
+    with pytest.raises(minigen.Error, match="capacity"):
+        sft.new_cache(capacity=0)
     with pytest.raises(minigen.Error, match="another model"):
         sft.forward([1, 2], cache=base.new_cache())
     with pytest.raises(minigen.Error, match="role"):

@@ -126,8 +126,7 @@ ChatPromptRequest parse_chat_prompt(const ordered_json& body, const Tokenizer& t
   const ordered_json messages = checked_messages(body);
   const auto tools_field = body.find("tools");
   const bool has_tools = tools_field != body.end() && !tools_field->is_null();
-  const std::vector<ToolFunction> functions =
-      has_tools ? tool_functions(*tools_field) : std::vector<ToolFunction>();
+  const std::vector<ToolFunction> functions = has_tools ? tool_functions(*tools_field) : std::vector<ToolFunction>();
   bool offer_tools = false;
   const std::vector<ToolFunction> forced = forced_functions(body, functions, offer_tools);
 
