@@ -196,6 +196,37 @@ def make_texts():
         write("fuzz_reply_parser", name, reply)
 
 
+# --- HTTP server scripts (fuzz_http_server) -------------------------------------------------------------------
+# One byte an operation (value % 9): 0/1 a request (kind, detail), 2 raw bytes (length, bytes), 3 send some (count),
+# 4 send all, 5 read (milliseconds), 6 half-close, 7 close, 8 next connection (bit 0: open one more).
+REQUEST, RAW, SEND, FLUSH, READ, HALF_CLOSE, CLOSE, SWITCH = 0, 2, 3, 4, 5, 6, 7, 8
+LOOP, WORK, STREAM, EXPECT, CLOSING, HTTP10, HANG = range(7)
+
+
+def request(kind, detail=0):
+    return bytes([REQUEST, kind, detail])
+
+
+def make_http_scripts():
+    scripts = {
+        # Two requests for workers in one write: the crash of issue 25.
+        "two-pipelined-workers": request(WORK, 1) + request(WORK, 2) + bytes([FLUSH, READ, 3]),
+        "every-kind-pipelined": b"".join(request(k, 3) for k in (LOOP, WORK, STREAM, EXPECT, LOOP, WORK))
+                                + bytes([FLUSH]),
+        "cut-into-bytes": request(WORK, 9) + request(STREAM, 4) + bytes([SEND, 0] * 12 + [READ, 1, FLUSH]),
+        "three-connections": request(LOOP) + bytes([SWITCH, 1]) + request(STREAM, 2) + bytes([SWITCH, 1])
+                             + request(WORK, 5) + bytes([FLUSH, SWITCH, 0, FLUSH, SWITCH, 0, FLUSH]),
+        "garbage-after-request": request(WORK) + bytes([RAW, 12]) + b"GET / HTTP/9" + bytes([FLUSH, READ, 2]),
+        "half-close-while-working": request(STREAM, 4) + request(LOOP) + bytes([HALF_CLOSE, READ, 3]),
+        "hang-up-while-waiting": request(HANG) + bytes([FLUSH, READ, 1, CLOSE]),
+        "close-mid-request": request(WORK, 40) + bytes([SEND, 20, CLOSE]),
+        "http10-then-more": request(HTTP10) + request(LOOP) + bytes([FLUSH]),
+        "connection-close-first": request(CLOSING) + request(WORK) + bytes([FLUSH]),
+    }
+    for name, script in scripts.items():
+        write("fuzz_http_server", name, script)
+
+
 # --- GGUF --------------------------------------------------------------------------------------------------------
 GGUF_TYPES = {"u32": (4, "<I"), "i32": (5, "<i"), "f32": (6, "<f"), "bool": (7, "<B"), "str": (8, None)}
 
@@ -289,6 +320,7 @@ if __name__ == "__main__":
     make_configs()
     make_tokenizers()
     make_texts()
+    make_http_scripts()
     make_gguf()
     total = sum(path.stat().st_size for path in CORPUS.rglob("*") if path.is_file())
     print(f"fuzz/corpus: {sum(1 for p in CORPUS.rglob('*') if p.is_file())} files, {total} bytes")

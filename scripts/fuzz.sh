@@ -28,7 +28,7 @@ fi
 # shellcheck source=scripts/install_packages.sh
 source scripts/install_packages.sh
 install_missing build-essential cmake ninja-build pkg-config clang-14 libclang-rt-14-dev libhwy-dev \
-  libcpp-httplib-dev libcli11-dev nlohmann-json3-dev libicu-dev zlib1g-dev
+  libboost-dev libcpp-httplib-dev libcli11-dev nlohmann-json3-dev libicu-dev zlib1g-dev
 
 build_dir="${BUILD_DIR:-build-fuzz}"
 jobs="${JOBS:-$(nproc)}"

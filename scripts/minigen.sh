@@ -17,7 +17,7 @@ esac
 # shellcheck source=scripts/install_packages.sh
 source scripts/install_packages.sh
 install_missing build-essential cmake ninja-build pkg-config libgtest-dev libgmock-dev libbenchmark-dev libopenblas-dev \
-  libhwy-dev libcpp-httplib-dev libcli11-dev nlohmann-json3-dev libicu-dev zlib1g-dev gnuplot-nox chromium curl nginx \
+  libhwy-dev libboost-dev libcpp-httplib-dev libcli11-dev nlohmann-json3-dev libicu-dev zlib1g-dev gnuplot-nox chromium curl nginx \
   pybind11-dev python3-dev python3-numpy python3-pytest
 
 build_dir="${BUILD_DIR:-build}"

@@ -1,26 +1,12 @@
 #include "http/response_writer.h"
 
-#include <poll.h>
-#include <sys/socket.h>
-
-#include <cerrno>
-
 namespace minigen::http {
 
-ResponseWriter::ResponseWriter(int socket, bool keep_alive, bool http10, const std::atomic<bool>& server_stopping)
-    : socket_(socket), keep_alive_(keep_alive), http10_(http10), server_stopping_(server_stopping) {}
+ResponseWriter::ResponseWriter(ClientLink& link, bool keep_alive, bool http10, const std::atomic<bool>& server_stopping)
+    : link_(link), keep_alive_(keep_alive), http10_(http10), server_stopping_(server_stopping) {}
 
-bool ResponseWriter::write_all(std::string_view data) {
-  while (!broken_ && !data.empty()) {
-    // The socket carries SO_SNDTIMEO: a send that cannot make progress for the write timeout fails with EAGAIN.
-    const ssize_t sent = ::send(socket_, data.data(), data.size(), MSG_NOSIGNAL);
-    if (sent < 0 && errno == EINTR) continue;
-    if (sent <= 0) {
-      broken_ = true;
-      break;
-    }
-    data.remove_prefix(static_cast<std::size_t>(sent));
-  }
+bool ResponseWriter::write_all(std::string data) {
+  if (!broken_ && !link_.send(std::move(data))) broken_ = true;
   return !broken_;
 }
 
@@ -29,7 +15,7 @@ void ResponseWriter::send(const Response& response) {
   started_ = true;
   std::string out = response_head(response.status, response.headers, response.body.size(), false, keep_alive_);
   out += response.body;
-  complete_ = write_all(out);
+  complete_ = write_all(std::move(out));
 }
 
 bool ResponseWriter::begin_stream(int status, const Headers& headers) {
@@ -41,26 +27,18 @@ bool ResponseWriter::begin_stream(int status, const Headers& headers) {
 
 bool ResponseWriter::write(std::string_view data) {
   if (data.empty()) return !broken_;  // an empty chunk would end the body
-  return http10_ ? write_all(data) : write_all(chunk(data));
+  return write_all(http10_ ? std::string(data) : chunk(data));
 }
 
 void ResponseWriter::end_stream() {
   if (!started_ || complete_) return;
-  complete_ = http10_ ? !broken_ : write_all(kLastChunk);
+  complete_ = http10_ ? !broken_ : write_all(std::string(kLastChunk));
 }
 
 bool ResponseWriter::cancelled() {
   if (broken_ || server_stopping_.load(std::memory_order_relaxed)) return true;
-  pollfd probe{socket_, POLLIN | POLLRDHUP, 0};
-  if (::poll(&probe, 1, 0) <= 0) return false;
-  if (probe.revents & (POLLHUP | POLLERR | POLLRDHUP)) return broken_ = true;
-  if (probe.revents & POLLIN) {
-    // Readable: either the client's next (pipelined) request, which stays in the socket, or end of file.
-    char byte;
-    const ssize_t peeked = ::recv(socket_, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
-    if (peeked == 0 || (peeked < 0 && errno != EAGAIN && errno != EINTR)) return broken_ = true;
-  }
-  return false;
+  if (link_.hung_up()) broken_ = true;
+  return broken_;
 }
 
 }  // namespace minigen::http

@@ -1,13 +1,11 @@
 #pragma once
 // How a route running on a worker thread answers: one whole response, or a stream (chunked, for Server-Sent
-// Events) written piece by piece. Writes block for at most the server's write timeout; a client that does not read
-// for that long, or has gone away, makes every later write return false.
+// Events) written piece by piece. Writes block until the bytes are out, for at most the server's write timeout; a
+// client that does not read for that long, or has gone away, makes every later write return false.
 //
 // cancelled() is the route's question between the steps of a long job: has the client hung up (a non-streaming
-// client gives no other sign until the answer is written) or is the server shutting down? It polls the socket
-// without reading from it, so it costs one system call.
+// client gives no other sign until the answer is written) or is the server shutting down? It reads two flags.
 #include <atomic>
-#include <chrono>
 #include <string>
 #include <string_view>
 
@@ -15,9 +13,19 @@
 
 namespace minigen::http {
 
+// The connection as a worker sees it (the server implements it; tests may too).
+class ClientLink {
+ public:
+  virtual ~ClientLink() = default;
+  // Writes every byte or fails (write timeout, connection closed); blocks until it knows which.
+  virtual bool send(std::string bytes) = 0;
+  // The client has closed its side (or the connection failed): nobody is waiting for the answer any more.
+  virtual bool hung_up() const = 0;
+};
+
 class ResponseWriter {
  public:
-  ResponseWriter(int socket, bool keep_alive, bool http10, const std::atomic<bool>& server_stopping);
+  ResponseWriter(ClientLink& link, bool keep_alive, bool http10, const std::atomic<bool>& server_stopping);
 
   void send(const Response& response);
   bool begin_stream(int status, const Headers& headers);
@@ -31,9 +39,9 @@ class ResponseWriter {
   bool reusable() const { return complete_ && keep_alive_ && !broken_; }
 
  private:
-  bool write_all(std::string_view data);
+  bool write_all(std::string data);
 
-  int socket_;
+  ClientLink& link_;
   bool keep_alive_;
   bool http10_;
   const std::atomic<bool>& server_stopping_;

@@ -1,10 +1,11 @@
 #pragma once
-// A small HTTP/1.1 server built for a model server's traffic: many idle or slow connections, a few long streams.
+// minigen's HTTP/1.1 server for a model server's traffic: many idle or slow connections, a few long streams.
 //
-// One event-loop thread accepts connections and reads requests without blocking, so a slow client costs a socket
-// and a buffer, never a thread. A complete request goes to the router, which either answers at once (health,
-// metrics, errors — cheap answers written by the loop itself) or names a handler to run on a worker thread
-// (generation: long, blocking, streaming). Limits every client meets:
+// The protocol is Boost.Beast's (request parsing with header and body limits, pipelining) over Boost.Asio (one
+// event-loop thread owns every socket). minigen adds only the serving policy around it:
+//   - a complete request goes to the router, which either answers at once (health, metrics, errors — cheap
+//     answers written by the loop itself) or names a handler to run on a worker thread (generation: long,
+//     blocking, streaming); pipelined requests are answered one after another, in order, on their connection;
 //   - request deadline: the request line, headers and body must all arrive within request_timeout of the moment
 //     the connection began waiting for them (a client sending one byte a second is cut off, 408);
 //   - idle keep-alive connections close after idle_timeout;
@@ -13,16 +14,12 @@
 //   - at most max_workers handlers at once (503 beyond), and a write that makes no progress for write_timeout fails.
 // Draining (begin_drain): stop accepting, close every connection that has no request in progress, let running
 // handlers finish; serve() returns when none is left. stop() ends at once: handlers see cancelled() and return.
-#include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <variant>
-#include <vector>
 
 #include "http/request.h"
 #include "http/response.h"
@@ -56,10 +53,12 @@ struct ServerStats {
   int64_t workers_busy = 0;
 };
 
+class ServerCore;
+
 class Server {
  public:
   Server(Router router, ErrorResponder errors, ServerOptions options);
-  ~Server();
+  ~Server();  // stops, and waits until every worker thread has returned
   Server(const Server&) = delete;
   Server& operator=(const Server&) = delete;
 
@@ -67,43 +66,14 @@ class Server {
   int bind(const std::string& host, int port);
   // Runs the event loop on this thread until stop(), or until a drain has finished; returns after every handler.
   void serve();
-  void begin_drain();  // thread-safe, async-signal-safe
-  void stop();         // thread-safe, async-signal-safe
-  bool draining() const { return draining_.load(); }
-  int active_workers() const { return workers_busy_.load(); }
+  void begin_drain();  // thread-safe
+  void stop();         // thread-safe
+  bool draining() const;
+  int active_workers() const;
   ServerStats stats() const;
 
  private:
-  struct Connection;
-  using Clock = std::chrono::steady_clock;
-
-  void accept_connections();
-  void make_room();
-  void read_from(Connection& connection);
-  void process(Connection& connection);
-  void queue_response(Connection& connection, const Response& response, bool keep_alive);
-  void flush(Connection& connection);
-  void start_worker(std::unique_ptr<Connection> connection, Request request, Handler handler);
-  void take_back_returned();
-  void close_connection(std::size_t index);
-  void wake();
-
-  Router router_;
-  ErrorResponder errors_;
-  ServerOptions options_;
-  int listen_socket_ = -1;
-  int wake_fd_ = -1;  // eventfd: a worker returned a connection, or begin_drain()/stop() was called
-  std::vector<std::unique_ptr<Connection>> connections_;  // loop thread only
-  Clock::time_point accept_paused_until_{};               // after EMFILE: let the process breathe
-
-  std::atomic<bool> draining_{false};
-  std::atomic<bool> stopping_{false};
-  std::atomic<int> workers_busy_{0};
-  std::mutex returned_mutex_;
-  std::condition_variable workers_done_;
-  std::vector<std::unique_ptr<Connection>> returned_;  // from workers, for the loop to read the next request
-
-  std::atomic<int64_t> accepted_{0}, timed_out_{0}, evicted_{0}, requests_{0}, rejected_{0}, open_{0};
+  std::unique_ptr<ServerCore> core_;  // Beast and Asio stay out of this header (and out of every file that serves)
 };
 
 }  // namespace minigen::http

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "http/raw_client_test_util.h"
+#include "http/test_server_util.h"
 
 namespace minigen::http {
 namespace {
@@ -17,70 +18,7 @@ namespace {
 using namespace std::chrono_literals;
 using testing::get_request;
 using testing::RawClient;
-
-Response text_response(int status, std::string body) {
-  Response response;
-  response.status = status;
-  response.set("Content-Type", "text/plain");
-  response.body = std::move(body);
-  return response;
-}
-
-// A server with short limits and three routes: /health (answered by the loop), /slow (a worker that writes ten
-// chunks 50 ms apart), /wait (a worker that waits until its client is gone or the server stops, and counts it).
-struct TestServer {
-  explicit TestServer(ServerOptions options = short_limits())
-      : server([this](const Request& request) { return route(request); },
-               [](int status, const std::string& message) { return text_response(status, message); }, options) {
-    port = server.bind("127.0.0.1", 0);
-    thread = std::thread([this] { server.serve(); });
-  }
-  ~TestServer() {
-    server.stop();
-    thread.join();
-  }
-  static ServerOptions short_limits() {
-    ServerOptions options;
-    options.request_timeout = 600ms;
-    options.idle_timeout = 400ms;
-    options.write_timeout = 2s;
-    options.max_connections = 64;
-    options.max_workers = 8;
-    return options;
-  }
-  Routed route(const Request& request) {
-    if (request.path == "/health") return text_response(200, "ok");
-    if (request.path == "/echo") return text_response(200, request.body);
-    if (request.path == "/slow") {
-      return Handler([](const Request&, ResponseWriter& writer) {
-        writer.begin_stream(200, {{"Content-Type", "text/plain"}});
-        for (int i = 0; i < 10; ++i) {
-          std::this_thread::sleep_for(50ms);
-          writer.write("tick " + std::to_string(i) + "\n");
-        }
-        writer.end_stream();
-      });
-    }
-    if (request.path == "/wait") {
-      return Handler([this](const Request&, ResponseWriter& writer) {
-        while (!writer.cancelled()) std::this_thread::sleep_for(10ms);
-        ++cancelled_waits;
-        writer.send(text_response(503, "cancelled"));
-      });
-    }
-    return text_response(404, "no such route");
-  }
-  bool health_answers() const {
-    RawClient client(port);
-    client.send(get_request("/health"));
-    return client.read_until("\r\n\r\nok", 5s).find("200 OK") != std::string::npos;
-  }
-
-  Server server;
-  int port = 0;
-  std::thread thread;
-  std::atomic<int> cancelled_waits{0};
-};
+using testing::TestServer;
 
 TEST(HttpServer, AnswersPipelinedRequestsInOrderOnOneConnection) {
   TestServer server;
@@ -97,6 +35,83 @@ TEST(HttpServer, AnswersPipelinedRequestsInOrderOnOneConnection) {
   EXPECT_LT(first, health);
   EXPECT_LT(health, second);
   EXPECT_TRUE(client.closed_by_peer());  // the last one asked for Connection: close
+}
+
+// Issue 25's crash: two requests for workers written in one send() on one keep-alive connection. Handing the second
+// to a worker once the first had returned left an empty slot that the event loop then dereferenced (SIGSEGV).
+TEST(HttpServer, TwoPipelinedRequestsForWorkersAreBothAnsweredInOrder) {
+  TestServer server;
+  RawClient client(server.port);
+  const std::string post_a = "POST /work HTTP/1.1\r\nHost: localhost\r\nContent-Length: 1\r\n\r\na";
+  const std::string post_b = "POST /work HTTP/1.1\r\nHost: localhost\r\nContent-Length: 1\r\n\r\nb";
+  client.send(post_a + post_b);
+  const std::string answers = client.read_until("worked:b", 5s);
+  const std::size_t a = answers.find("\r\n\r\nworked:a");
+  const std::size_t b = answers.find("\r\n\r\nworked:b");
+  ASSERT_NE(a, std::string::npos) << answers;
+  ASSERT_NE(b, std::string::npos) << answers;
+  EXPECT_LT(a, b);
+  // The connection carries on, and so does the server.
+  client.send(get_request("/health"));
+  EXPECT_NE(client.read_until("\r\n\r\nok", 5s).find("\r\n\r\nok"), std::string::npos);
+  EXPECT_TRUE(server.health_answers());
+  EXPECT_EQ(server.server.stats().requests, 4);
+}
+
+// Thirty requests in one write, answers from the loop, from workers and from a streaming worker mixed: every one
+// answered once, in the order sent.
+TEST(HttpServer, PipelinedRequestsOfEveryKindAreAnsweredOnceEachInOrder) {
+  TestServer server;
+  RawClient client(server.port);
+  std::string requests;
+  for (int i = 0; i < 30; ++i) {
+    const std::string body = std::string("#").append(std::to_string(i)).append(";");
+    if (i % 8 == 2) {
+      requests += "GET /slow HTTP/1.1\r\nHost: localhost\r\n";
+    } else {
+      requests += i % 3 == 0 ? "POST /echo" : "POST /work";
+      requests += " HTTP/1.1\r\nHost: localhost\r\nContent-Length: " + std::to_string(body.size()) + "\r\n";
+    }
+    if (i == 29) requests += "Connection: close\r\n";
+    requests += "\r\n";
+    if (i % 8 != 2) requests += body;
+  }
+  client.send(requests);
+  const std::string answers = client.read_all(20s);
+  EXPECT_TRUE(client.closed_by_peer());
+  std::size_t at = 0;
+  for (int i = 0; i < 30; ++i) {
+    const std::string expected =
+        i % 8 == 2 ? std::string("tick 9\n") : std::string("#").append(std::to_string(i)).append(";");
+    const std::size_t found = answers.find(expected, at);
+    ASSERT_NE(found, std::string::npos) << "answer " << i << " missing or out of order:\n" << answers;
+    at = found + expected.size();
+  }
+  std::size_t count = 0;
+  for (std::size_t p = answers.find("HTTP/1.1 200 OK"); p != std::string::npos;
+       p = answers.find("HTTP/1.1 200 OK", p + 1)) {
+    ++count;
+  }
+  EXPECT_EQ(count, 30u);
+}
+
+// A client may send its next requests while a worker is still streaming the answer to the first: they wait, and
+// are answered after it, in order.
+TEST(HttpServer, RequestsSentDuringAStreamAreAnsweredAfterIt) {
+  TestServer server;
+  RawClient client(server.port);
+  client.send(get_request("/slow"));
+  client.read_until("tick 1", 5s);
+  client.send("POST /work HTTP/1.1\r\nContent-Length: 2\r\n\r\nw1" + get_request("/health"));
+  const std::string answers = client.read_until("\r\n\r\nok", 5s);
+  const std::size_t stream_end = answers.find("tick 9\n\r\n0\r\n\r\n");
+  const std::size_t worked = answers.find("worked:w1");
+  const std::size_t health = answers.find("\r\n\r\nok");
+  ASSERT_NE(stream_end, std::string::npos) << answers;
+  ASSERT_NE(worked, std::string::npos) << answers;
+  ASSERT_NE(health, std::string::npos) << answers;
+  EXPECT_LT(stream_end, worked);
+  EXPECT_LT(worked, health);
 }
 
 TEST(HttpServer, ARequestThatDoesNotArriveInTimeGets408AndTheConnectionCloses) {

@@ -185,20 +185,78 @@ TEST(ApiHardening, ApiKeyGuardsEveryV1RouteButNotHealth) {
   EXPECT_EQ(server.client().Get("/v1/nothing")->status, 401);  // unknown /v1 routes do not reveal themselves
 }
 
+// Issue 25: two completions written in one send() on one keep-alive connection killed the server (SIGSEGV) right
+// after the first answer, with or without an API key. Both are answered, in order, and the server lives on.
+TEST(ApiHardening, TwoPipelinedCompletionsAreBothAnsweredInOrder) {
+  for (const std::string key : {"", "sk-test-123"}) {
+    ApiServerOptions api;
+    api.api_key = key;
+    LiveServer server(64, 256, api);
+    auto completion = [&](int max_tokens, const char* connection) {
+      const std::string body = json{{"prompt", "x"}, {"max_tokens", max_tokens}}.dump();
+      return "POST /v1/completions HTTP/1.1\r\nHost: localhost\r\n" +
+             (key.empty() ? std::string() : "Authorization: Bearer " + key + "\r\n") +
+             "Content-Type: application/json\r\nConnection: " + connection +
+             "\r\nContent-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body;
+    };
+    http::testing::RawClient client(server.port);
+    client.send(completion(1, "keep-alive") + completion(2, "close"));  // one send(), as the crash needed
+    const std::string answers = client.read_all(20s);                   // the second asks the server to close
+    EXPECT_TRUE(client.closed_by_peer());
+    const std::size_t first = answers.find("HTTP/1.1 200 OK");
+    ASSERT_NE(first, std::string::npos) << answers;
+    const std::size_t second = answers.find("HTTP/1.1 200 OK", first + 1);
+    ASSERT_NE(second, std::string::npos) << answers;
+    const json one = json::parse(answers.substr(answers.find('{', first), second - answers.find('{', first)));
+    const json two = json::parse(answers.substr(answers.find('{', second)));
+    EXPECT_EQ(one["usage"]["completion_tokens"], 1) << one;
+    EXPECT_EQ(two["usage"]["completion_tokens"], 2) << two;  // in the order sent
+    EXPECT_EQ(server.client().Get("/health")->status, 200);  // and the server lives on
+  }
+}
+
 // DNS rebinding: a page on evil.example whose name resolves to 127.0.0.1 sends its own name as Host.
 TEST(ApiHardening, ALoopbackServerRefusesRequestsAddressedToAnotherHost) {
   LiveServer server;
   const std::string body = json{{"prompt", "x"}, {"max_tokens", 2}}.dump();
-  for (const char* host : {"evil.example", "evil.example:8080", "10.0.0.1"}) {
+  for (const char* host : {"evil.example", "evil.example:8080", "10.0.0.1", "127.evil.example", "127.0.0.1.nip.io",
+                           "127.0.0.1@evil", "127.0.0.1:80@evil", "localhost.evil.example", "[::1].evil", "[::2]",
+                           "127.0.0.256", "127.0.0", "localhost:8o80", "", "::1"}) {
     http::testing::RawClient client(server.port);
     client.send(std::string("GET /v1/models HTTP/1.1\r\nHost: ") + host + "\r\nConnection: close\r\n\r\n");
     EXPECT_NE(client.read_all(5s).find("HTTP/1.1 403 Forbidden"), std::string::npos) << host;
   }
-  for (const char* host : {"localhost", "localhost:8080", "127.0.0.1:9", "[::1]:8080", "LOCALHOST"}) {
+  for (const char* host :
+       {"localhost", "localhost:8080", "127.0.0.1:9", "127.1.2.3", "[::1]", "[::1]:8080", "LOCALHOST"}) {
     http::testing::RawClient client(server.port);
     client.send(std::string("GET /v1/models HTTP/1.1\r\nHost: ") + host + "\r\nConnection: close\r\n\r\n");
     EXPECT_NE(client.read_all(5s).find("HTTP/1.1 200 OK"), std::string::npos) << host;
   }
+}
+
+// Two Host headers (which one would a proxy check?) or two Authorization headers are refused before any route.
+TEST(ApiHardening, TwoHostOrTwoAuthorizationHeadersAre400) {
+  ApiServerOptions api;
+  api.api_key = "sk-test-123";
+  LiveServer server(64, 256, api);
+  const std::pair<const char*, const char*> cases[] = {
+      {"Host: localhost\r\nHost: evil.example\r\nAuthorization: Bearer sk-test-123\r\n", "more than one Host"},
+      {"Host: localhost\r\nAuthorization: Bearer sk-test-123\r\nAuthorization: Bearer other\r\n",
+       "more than one Authorization"},
+      {"Host: localhost\r\nAuthorization: Bearer sk-test-123\r\nAuthorization: Bearer sk-test-123\r\n",
+       "more than one Authorization"},
+  };
+  for (const auto& [headers, message] : cases) {
+    http::testing::RawClient client(server.port);
+    client.send(std::string("GET /v1/models HTTP/1.1\r\n") + headers + "Connection: close\r\n\r\n");
+    const std::string answer = client.read_all(5s);
+    EXPECT_NE(answer.find("HTTP/1.1 400 Bad Request"), std::string::npos) << headers << answer;
+    EXPECT_NE(answer.find(message), std::string::npos) << headers << answer;
+  }
+  http::testing::RawClient one(server.port);
+  one.send(
+      "GET /v1/models HTTP/1.1\r\nHost: localhost\r\nAuthorization: Bearer sk-test-123\r\nConnection: close\r\n\r\n");
+  EXPECT_NE(one.read_all(5s).find("HTTP/1.1 200 OK"), std::string::npos);
 }
 
 TEST(ApiHardening, PostsThatAreNotJsonAre415AndWrongMethodsAre405) {

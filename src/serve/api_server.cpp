@@ -1,11 +1,13 @@
 #include "serve/api_server.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cctype>
 #include <chrono>
 
 #include "core/error.h"
 #include "core/json_text.h"
+#include "serve/loopback_host.h"
 #include "serve/metrics.h"
 #include "serve/web_page.h"
 
@@ -38,19 +40,6 @@ bool constant_time_equal(std::string_view a, std::string_view b) {
   return difference == 0;
 }
 
-bool is_loopback_name(std::string_view host) {
-  return host == "localhost" || host == "::1" || host.substr(0, 4) == "127.";
-}
-
-// The host part of a Host header: "[::1]:8080" → "::1", "localhost:8080" → "localhost".
-std::string_view host_name(std::string_view header) {
-  if (!header.empty() && header.front() == '[') {
-    const std::size_t close = header.find(']');
-    return close == std::string_view::npos ? header : header.substr(1, close - 1);
-  }
-  return header.substr(0, header.find(':'));
-}
-
 bool is_json_content_type(const std::string* value) {
   if (value == nullptr) return false;
   std::string_view media_type = *value;
@@ -74,7 +63,7 @@ ApiServer::ApiServer(Engine& engine, const Tokenizer& tokenizer, std::string mod
             [this](int status, const std::string& message) { return error(status, message); }, options_.http) {}
 
 int ApiServer::bind(const std::string& host, int port) {
-  loopback_only_ = is_loopback_name(lower(host));
+  loopback_only_ = is_loopback_address(host);
   return http_.bind(host, port);
 }
 
@@ -103,7 +92,7 @@ bool ApiServer::host_allowed(const http::Request& request) const {
   if (!loopback_only_) return true;
   const std::string* host = request.header("host");
   if (host == nullptr) return request.version_minor == 0;  // HTTP/1.1 requires Host; 1.0 clients may omit it
-  return is_loopback_name(lower(host_name(*host)));
+  return is_loopback_host_header(*host);
 }
 
 bool ApiServer::authorized(const http::Request& request) const {
@@ -151,6 +140,10 @@ http::Routed ApiServer::route(const http::Request& request) {
           .set("Access-Control-Allow-Headers", "Authorization, Content-Type")
           .set("Access-Control-Max-Age", "600");
       return preflight;
+    }
+    if (std::count_if(request.headers.begin(), request.headers.end(),
+                      [](const auto& header) { return header.first == "authorization"; }) > 1) {
+      return error(400, "the request has more than one Authorization header; send one");
     }
     if (api && !authorized(request)) {
       return error(401, "a valid API key is required: send 'Authorization: Bearer <key>'", "", "invalid_api_key");
