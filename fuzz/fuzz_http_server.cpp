@@ -16,8 +16,11 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cerrno>
 #include <charconv>
 #include <chrono>
+#include <cstdio>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <thread>
@@ -168,11 +171,23 @@ struct Client {
 
   explicit Client(int port) {
     socket = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    // Each connection from its own loopback address (127.1.0.0 upwards): a million closed connections leave their
+    // TIME_WAIT entries spread over many addresses instead of using up one address's ephemeral ports.
+    static uint32_t connections = 0;
+    sockaddr_in source{};
+    source.sin_family = AF_INET;
+    source.sin_addr.s_addr = htonl(0x7F010000u + connections++ % 0xFE0000u);
+    check(::bind(socket, reinterpret_cast<sockaddr*>(&source), sizeof source) == 0, "a loopback source address");
     sockaddr_in address{};
     address.sin_family = AF_INET;
     address.sin_port = htons(static_cast<uint16_t>(port));
     address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    check(::connect(socket, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0, "the server accepts");
+    int connected = -1;
+    do {
+      connected = ::connect(socket, reinterpret_cast<sockaddr*>(&address), sizeof address);
+    } while (connected != 0 && errno == EINTR);
+    if (connected != 0) std::fprintf(stderr, "connect: %s\n", std::strerror(errno));
+    check(connected == 0, "the server accepts");
   }
   ~Client() { close(); }
   void close() {
@@ -186,6 +201,7 @@ struct Client {
     std::string_view data(pending.data(), bytes);
     while (!data.empty()) {
       const ssize_t sent = ::send(socket, data.data(), data.size(), MSG_NOSIGNAL);
+      if (sent < 0 && errno == EINTR) continue;
       if (sent <= 0) break;  // the server closed (after a refusal): what is left is never sent
       data.remove_prefix(static_cast<std::size_t>(sent));
     }
@@ -199,9 +215,12 @@ struct Client {
       const auto left =
           std::chrono::duration_cast<std::chrono::milliseconds>(deadline - std::chrono::steady_clock::now());
       pollfd ready{socket, POLLIN, 0};
-      if (::poll(&ready, 1, static_cast<int>(std::max<int64_t>(left.count(), 0))) <= 0) return;
+      const int polled = ::poll(&ready, 1, static_cast<int>(std::max<int64_t>(left.count(), 0)));
+      if (polled < 0 && errno == EINTR) continue;  // libFuzzer's timeout alarm rings every second
+      if (polled <= 0) return;
       char buffer[4096];
       const ssize_t got = ::recv(socket, buffer, sizeof buffer, 0);
+      if (got < 0 && errno == EINTR) continue;
       if (got <= 0) {
         peer_closed = true;
         return;
@@ -271,6 +290,10 @@ void check_answers(const Client& client) {
     ++matched;
   }
   if (!client.tainted) {
+    if (incomplete != 0 || matched != client.expect.size() || !client.peer_closed) {  // say what arrived
+      std::fprintf(stderr, "expected %zu answers, matched %zu, %zu bytes incomplete, peer closed %d; received:\n%s\n",
+                   client.expect.size(), matched, incomplete, client.peer_closed, client.received.c_str());
+    }
     check(incomplete == 0, "a well-used connection ends on a whole answer");
     check(matched == client.expect.size(), "every request on a well-used connection is answered");
     check(client.peer_closed, "the server closes after the request that asked it to");
@@ -281,6 +304,7 @@ void check_answers(const Client& client) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Fixture& server = fixture();
+  static int64_t accepted_before = 0;
   Script script{data, size};
   std::vector<std::unique_ptr<Client>> clients;
   clients.push_back(std::make_unique<Client>(server.port));
@@ -324,7 +348,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         client.send(client.pending.size());
         break;
       case 5:
-        client.read(std::chrono::milliseconds(script.next() % 4));
+        client.read(std::chrono::milliseconds(script.next() % 2));  // what has arrived, or within 1 ms
         break;
       case 6:  // half-close: nothing more from the client
         client.send(client.pending.size());
@@ -345,7 +369,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (client->closed) continue;
     if (client->tainted) {
       client->send(client->pending.size());
-      client->read(5ms);
+      client->read(1ms);
       continue;
     }
     if (!client->final_sent) client->pending += "GET /loop/end HTTP/1.1\r\nConnection: close\r\n\r\n";
@@ -356,9 +380,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     check_answers(*client);
     client->close();
   }
-  // Every connection gone from the client side: the server must let go of all of them, and of their handlers.
+  // Every connection gone from the client side: the server must let go of all of them, and of their handlers —
+  // once it has accepted them all (a connection still in the kernel's queue would otherwise outlive the check).
   const auto deadline = std::chrono::steady_clock::now() + 5s;
-  while (server.server.stats().connections_open > 0 || server.server.active_workers() > 0) {
+  accepted_before += static_cast<int64_t>(clients.size());
+  while (server.server.stats().connections_accepted < accepted_before || server.server.stats().connections_open > 0 ||
+         server.server.active_workers() > 0) {
     check(std::chrono::steady_clock::now() < deadline, "no connection or handler outlives its client");
     std::this_thread::sleep_for(100us);
   }

@@ -1,5 +1,7 @@
 #include "http/connection.h"
 
+#include <poll.h>
+
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/http/read.hpp>
@@ -48,7 +50,8 @@ Connection::Connection(ServerCore& core, net::ip::tcp::socket socket, std::strin
       remote_(std::move(remote)),
       // Never more than one request's worth: beyond this the parser has either completed the request or refused it.
       buffer_(core.options().limits.max_header_bytes + core.options().limits.max_body_bytes + 1),
-      timer_(core.loop()) {}
+      timer_(core.loop()),
+      probe_timer_(core.loop()) {}
 
 void Connection::start() {
   where_ = core_.add(shared_from_this());
@@ -65,6 +68,7 @@ void Connection::close() {
   const auto keep = shared_from_this();  // the table may hold the last reference
   phase_ = Phase::kClosed;
   disarm();
+  probe_timer_.cancel();
   error_code ignored;
   socket_.shutdown(net::ip::tcp::socket::shutdown_both, ignored);
   socket_.close(ignored);  // every operation in flight completes with operation_aborted
@@ -282,7 +286,7 @@ bool Connection::send(std::string bytes) {
 
 // While a handler works the loop keeps one read open: it is how a client's hang-up is seen at once.
 void Connection::watch_for_hang_up() {
-  if (room() == 0) return;  // the buffer holds a request's worth of pipelined bytes: read on once they are served
+  if (room() == 0) return probe_for_hang_up();
   watching_ = true;
   socket_.async_read_some(buffer_.prepare(std::min(room(), kReadChunk)),
                           [self = shared_from_this()](error_code error, std::size_t n) {
@@ -296,6 +300,21 @@ void Connection::watch_for_hang_up() {
                             }
                             self->resume_after_worker();  // the handler finished while this read was out
                           });
+}
+
+// The buffer holds a request's worth of pipelined bytes, so nothing more is read until they are served; a hang-up
+// is then seen by asking the kernel whether the client has closed its side (every 20 ms, on the loop's thread).
+void Connection::probe_for_hang_up() {
+  probe_timer_.expires_after(std::chrono::milliseconds(20));
+  probe_timer_.async_wait([self = shared_from_this()](error_code error) {
+    if (error || self->phase_ != Phase::kWorking) return;
+    pollfd probe{self->socket_.native_handle(), POLLRDHUP, 0};
+    if (::poll(&probe, 1, 0) > 0 && (probe.revents & (POLLRDHUP | POLLHUP | POLLERR))) {
+      self->hung_up_ = true;
+      return;
+    }
+    self->probe_for_hang_up();
+  });
 }
 
 void Connection::worker_done(bool reusable) {

@@ -9,7 +9,8 @@
 // accept, for a connection's first request), an idle keep-alive closes after idle_timeout, and a write that makes no
 // progress for write_timeout closes the connection. While a handler works, the loop keeps reading: end of file
 // means the client is gone (the handler sees cancelled()), and bytes are the client's next requests, kept (up to one
-// request's limits) for when the handler is done.
+// request's limits) for when the handler is done; once that much is kept, the kernel is asked instead whether the
+// client has closed its side.
 //
 // Everything but send() and hung_up() runs on the event-loop thread. A worker's send() is posted to the loop and
 // waits for the write to finish, so the socket is only ever touched by the loop.
@@ -61,6 +62,7 @@ class Connection : public std::enable_shared_from_this<Connection>, public Clien
   // On the worker thread; whether the connection can carry the next request.
   bool run_handler(const Request& request, const Handler& handler, bool keep_alive);
   void watch_for_hang_up();
+  void probe_for_hang_up();
   void worker_done(bool reusable);
   void resume_after_worker();
 
@@ -84,7 +86,8 @@ class Connection : public std::enable_shared_from_this<Connection>, public Clien
 
   std::string out_;  // the bytes of the write in flight
   bool close_after_write_ = false;
-  bool watching_ = false;  // a read that looks for a hang-up is in flight (working phase)
+  bool watching_ = false;          // a read that looks for a hang-up is in flight (working phase)
+  net::steady_timer probe_timer_;  // looks for a hang-up without reading, when the buffer is full
   std::atomic<bool> hung_up_{false};
 };
 

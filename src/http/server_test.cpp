@@ -212,6 +212,24 @@ TEST(HttpServer, AWorkerSeesItsClientHangUp) {
   EXPECT_EQ(server.server.active_workers(), 0);
 }
 
+// A client that pipelines more than a request's worth behind a long job, then hangs up: nothing more is read until
+// the job is done, but the hang-up is still seen and the job cancelled (found by fuzz_http_server).
+TEST(HttpServer, AWorkerSeesItsClientHangUpEvenWhenThePipelinedBytesFillTheBuffer) {
+  ServerOptions options = TestServer::short_limits();
+  options.limits.max_header_bytes = 256;
+  options.limits.max_body_bytes = 100;
+  TestServer server(options);
+  {
+    RawClient client(server.port);
+    client.send(get_request("/wait") + std::string(2000, 'x'));
+    std::this_thread::sleep_for(100ms);
+  }
+  for (int i = 0; i < 300 && server.cancelled_waits.load() == 0; ++i) std::this_thread::sleep_for(10ms);
+  EXPECT_EQ(server.cancelled_waits.load(), 1);
+  for (int i = 0; i < 300 && server.server.stats().connections_open > 0; ++i) std::this_thread::sleep_for(10ms);
+  EXPECT_EQ(server.server.stats().connections_open, 0);
+}
+
 TEST(HttpServer, BeyondMaxWorkersTheAnswerIs503) {
   ServerOptions options = TestServer::short_limits();
   options.max_workers = 2;
