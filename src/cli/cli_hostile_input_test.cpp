@@ -198,11 +198,15 @@ TEST_F(CliHostileInput, RowsAndCountsHaveBounds) {
                "lower --num-return-sequences or -n/--max-new-tokens", memory_limited());
 }
 
-TEST_F(CliHostileInput, SeedsAreIntegersFromZeroTo2To64Minus1) {
+// --seed -1 asks for a random seed, as llama.cpp's does: the run names the seed it drew (stderr and --json), and that
+// seed repeats the run. Any other value outside [0, 2^64 − 1] is one error.
+TEST_F(CliHostileInput, SeedsAreIntegersFromZeroTo2To64Minus1OrMinus1ForARandomOne) {
   const std::string model = " -m " + tiny_model().string();
-  for (const std::string seed : {"-1", "18446744073709551616", "1e23", "0x10", "1.5", "", "seven"}) {
+  for (const std::string seed : {"-2", "18446744073709551616", "1e23", "0x10", "1.5", "", "seven", "-1.0"}) {
     expect_error("generate" + model + " -p hi -n 1 --seed '" + seed + "'",
-                 "--seed: " + seed + " is not an integer in [0, 18446744073709551615] (see `minigen generate --help`)",
+                 "--seed: " + seed +
+                     " is not an integer in [0, 18446744073709551615], or -1 for a random seed (see `minigen generate "
+                     "--help`)",
                  {}, true);
   }
   expect_error("init-random --family tiny --seed -1 --out " + (work_dir() / "never").string(),
@@ -211,6 +215,19 @@ TEST_F(CliHostileInput, SeedsAreIntegersFromZeroTo2To64Minus1) {
   ASSERT_EQ(largest.exit_code, 0) << largest.err;
   EXPECT_EQ(nlohmann::json::parse(largest.out)["settings"]["seed"], 18446744073709551615ULL);
   EXPECT_FALSE(fs::exists(work_dir() / "never"));
+
+  const std::string sampled = "generate" + model + " -p 'In the beginning' -n 12 --ignore-eos --temperature 1 --json";
+  const RunResult random = run(sampled + " --seed -1");
+  ASSERT_EQ(random.exit_code, 0) << random.err;
+  const auto drawn = nlohmann::json::parse(random.out);
+  const uint64_t seed = drawn["settings"]["seed"].get<uint64_t>();
+  EXPECT_NE(random.err.find("[minigen] --seed -1 drew seed " + std::to_string(seed) + "\n"), std::string::npos)
+      << random.err;
+  const RunResult again = run(sampled + " --seed " + std::to_string(seed));
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(nlohmann::json::parse(again.out)["sequences"], drawn["sequences"]);
+  const RunResult other = run(sampled + " --seed -1");
+  EXPECT_NE(nlohmann::json::parse(other.out)["settings"]["seed"], seed);
 }
 
 TEST_F(CliHostileInput, ArgumentParserErrorsAreOneLine) {
