@@ -21,8 +21,8 @@ namespace minigen {
 // The tokens must outlive this object.
 class PerplexitySequences {
  public:
-  // Sequences already built, each scored whole.
-  PerplexitySequences(std::span<const std::vector<int>> sequences);  // NOLINT: implicit, as a span of them
+  // Sequences already built, each scored whole (implicit, so that callers pass their vectors as they are).
+  PerplexitySequences(std::span<const std::vector<int>> sequences);
   PerplexitySequences(const std::vector<std::vector<int>>& sequences)
       : PerplexitySequences(std::span<const std::vector<int>>(sequences)) {}
   // A plain text: its tokens cut into non-overlapping windows of `context` tokens, each led by bos (so context
@@ -54,12 +54,9 @@ class PerplexitySequences {
   std::size_t shortest_ = SIZE_MAX;
 };
 
-// Documents to score: each is bos + text + eos (every token after bos a target, as MiniMind's pretraining loss). A
-// document longer than context + 1 tokens is cut into pieces of at most context + 1, each scored on its own.
+// PerplexitySequences::document_pieces and text_windows built out, for callers that keep a few hundred sequences.
 std::vector<std::vector<int>> perplexity_sequences_of_documents(std::span<const std::vector<int>> documents,
                                                                 int context);
-// A plain text: its tokens cut into non-overlapping windows of `context` tokens, each led by bos (so context tokens
-// of the text are targets in every window).
 std::vector<std::vector<int>> perplexity_sequences_of_text(std::span<const int> text_tokens, int bos_id, int context);
 
 struct PerplexityResult {
