@@ -161,6 +161,19 @@ RunRequest run_request(const PythonModel& model, const py::object& prompt, const
   return run;
 }
 
+// seed=: an int in [0, 2**64 − 1], or −1 for a random seed (sampling_params.h's kRandomSeed), which the summary's
+// settings.seed then reports.
+uint64_t seed_from(const py::object& seed) {
+  const char* problem = "seed must be an integer in [0, 2**64 - 1], or -1 for a random seed";
+  if (!py::isinstance<py::int_>(seed) || py::isinstance<py::bool_>(seed)) throw Error(problem);
+  if (seed.equal(py::int_(kRandomSeed))) return draw_random_seed();
+  try {
+    return seed.cast<uint64_t>();
+  } catch (const py::cast_error&) {  // negative, or above 2**64 - 1
+    throw Error(problem);
+  }
+}
+
 // Defines generate() or stream(): the keyword arguments are listed once, here, and `run` gets them as a RunRequest.
 template <class Class, class Run>
 void def_generate_like(Class& cls, const char* name, Run run, const char* doc) {
@@ -171,7 +184,7 @@ void def_generate_like(Class& cls, const char* name, Run run, const char* doc) {
             bool think, const py::object& tools, const std::string& tool_choice, const py::object& json_schema,
             bool json_object, int max_new_tokens, float temperature, float top_p, int top_k, float min_p,
             float repetition_penalty, float frequency_penalty, float presence_penalty, const py::object& logit_bias,
-            bool greedy, uint64_t seed, const std::string& top_p_rule, bool use_cache, bool ignore_eos,
+            bool greedy, const py::object& seed, const std::string& top_p_rule, bool use_cache, bool ignore_eos,
             int num_return_sequences) {
         GenerateKeywords keywords;
         keywords.chat = chat;
@@ -191,7 +204,7 @@ void def_generate_like(Class& cls, const char* name, Run run, const char* doc) {
         sampling.frequency_penalty = frequency_penalty;
         sampling.presence_penalty = presence_penalty;
         sampling.greedy = greedy;
-        sampling.seed = seed;
+        sampling.seed = seed_from(seed);
         keywords.logit_bias = logit_bias;
         keywords.top_p_rule = top_p_rule;
         keywords.use_cache = use_cache;

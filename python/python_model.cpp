@@ -39,8 +39,10 @@ std::vector<int> PythonModel::encode_messages(const nlohmann::ordered_json& mess
 void PythonModel::forward(std::span<const int> ids, PythonCache* cache, std::vector<float>& out) {
   if (ids.empty()) throw Error("forward needs at least one token id");
   if (cache && cache->model() != this) throw Error("this cache was made by another model's new_cache()");
+  // Before the fresh cache is sized by the ids: 10^6 ids would otherwise reserve 2 GB of cache to refuse them.
+  check_fits_context(config(), cache ? cache->length() : 0, ids.size());
   const std::lock_guard lock(mutex_);
-  KvCache fresh(config().kv_layout(kv_dtype_), static_cast<int>(ids.size()));
+  KvCache fresh(config().kv_layout(kv_dtype_), cache ? 0 : static_cast<int>(ids.size()));
   KvCache& kv = cache ? cache->cache() : fresh;
   const ForwardRow row{&kv, ids, /*all_logits=*/true};
   const std::vector<float>& logits = transformer_->forward(std::span(&row, 1));

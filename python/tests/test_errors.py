@@ -54,3 +54,19 @@ def test_chat_prompt_equals_tokenize_chat(sft):
     ids = sft.chat_prompt([{"role": "user", "content": "What does 'river' mean?"}])
     assert ids == sft.tokenize("What does 'river' mean?", chat=True)
     assert sft.detokenize(ids).startswith("<|im_start|>user\nWhat does 'river' mean?<|im_end|>")
+
+
+def test_forward_past_the_context_is_refused_before_the_cache_is_sized(sft):
+    # 10**6 ids used to zero-fill a 2 GB cache for them before the context check refused them.
+    import resource
+    ids = [1] * 10**6
+    peak_before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    with pytest.raises(minigen.Error, match="the sequence would reach 1000000 tokens, beyond the model's context of 32768"):
+        sft.forward(ids)
+    cache = sft.new_cache()
+    sft.forward([1, 2], cache=cache)
+    with pytest.raises(minigen.Error, match="would reach 1000002 tokens"):
+        sft.forward(ids, cache=cache)
+    assert cache.length == 2
+    grown_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - peak_before
+    assert grown_kib < 200 * 1024

@@ -97,3 +97,17 @@ def test_threads_share_a_model_safely(sft):
     with concurrent.futures.ThreadPoolExecutor(3) as pool:
         together = list(pool.map(lambda seed: sft.generate(VERSE, max_new_tokens=8, seed=seed).token_ids, seeds))
     assert together == alone
+
+
+def test_seed_minus_one_draws_a_seed_that_the_summary_reports(base):
+    # seed=-1 is a random seed, as --seed -1 and the API's "seed": -1 are; the summary names the one drawn.
+    kwargs = dict(max_new_tokens=12, temperature=1.0, ignore_eos=True)
+    first = base.generate(VERSE, seed=-1, **kwargs)
+    second = base.generate(VERSE, seed=-1, **kwargs)
+    assert first.settings["seed"] != second.settings["seed"]
+    again = base.generate(VERSE, seed=first.settings["seed"], **kwargs)
+    assert again.token_ids == first.token_ids
+    assert base.generate(VERSE, seed=2**64 - 1, max_new_tokens=2).settings["seed"] == 2**64 - 1
+    for bad in (-2, 2**64, 1.5, "7", True):
+        with pytest.raises(minigen.Error, match=r"seed must be an integer in \[0, 2\*\*64 - 1\], or -1 for a random seed"):
+            base.generate(VERSE, seed=bad, max_new_tokens=2)

@@ -199,7 +199,6 @@ std::vector<DecodedPiece> decode(const GgufTensorInfo& info) {
     decode_to_f32(vector.stored_dtype, data, info.dims[0], vector.values.data());
     return {{std::move(vector), std::nullopt}};
   }
-  if (info.dims.size() > 3) throw Error("tensor '" + info.name + "' has 4 dimensions; minigen maps none such");
   const int64_t cols = static_cast<int64_t>(info.dims[0]);
   const int64_t rows = static_cast<int64_t>(info.dims[1]);
   const uint64_t pieces = info.dims.size() == 3 ? info.dims[2] : 1;
@@ -252,17 +251,21 @@ class KeyReader {
   int integer(const std::string& key, std::optional<int> fallback = std::nullopt) const {
     const GgufValue* value = find(key, fallback.has_value());
     if (value == nullptr) return *fallback;
-    if (value->is_array() || value->integers.size() != 1 || value->type == GgufValueType::kBool)
+    if (value->is_array() || gguf_number_bytes(value->type) == 0 || gguf_is_float(value->type) ||
+        value->type == GgufValueType::kBool)
       fail(key, "an integer");
-    const int64_t number = value->integers[0];
+    const int64_t number = value->integer(0);
     if (number <= 0 || number > INT32_MAX) fail(key, "a positive integer below 2^31");
     return static_cast<int>(number);
   }
-  double number(const std::string& key, std::optional<double> fallback = std::nullopt) const {
+  // A float in `range` (config.h's, which validate() applies again under config.json's names).
+  double number(const std::string& key, const NumberRange& range, std::optional<double> fallback = std::nullopt) const {
     const GgufValue* value = find(key, fallback.has_value());
     if (value == nullptr) return *fallback;
-    if (value->is_array() || value->floats.size() != 1) fail(key, "a float");
-    return value->floats[0];
+    if (value->is_array() || !gguf_is_float(value->type)) fail(key, "a float");
+    const double number = value->number(0);
+    if (!range.contains(number)) fail(key, ("in " + range.text() + ", not " + number_text(number)).c_str());
+    return number;
   }
   std::optional<std::string> text(const std::string& key) const {
     const GgufValue* value = find(key, true);
@@ -307,8 +310,8 @@ ModelConfig config_from_gguf(const GgufFile& file, const std::string& name, cons
   }
   config.intermediate_size = keys.integer("feed_forward_length");
   config.max_position_embeddings = keys.integer("context_length");
-  config.rms_norm_eps = static_cast<float>(keys.number("attention.layer_norm_rms_epsilon"));
-  config.rope_theta = keys.number("rope.freq_base", 10000.0);  // llama.cpp's default
+  config.rms_norm_eps = static_cast<float>(keys.number("attention.layer_norm_rms_epsilon", kRmsNormEpsRange));
+  config.rope_theta = keys.number("rope.freq_base", kRopeThetaRange, 10000.0);  // llama.cpp's default
   config.qk_norm = arch != "llama";
   if (keys.integer("expert_count", 1) > 1 || arch == "qwen3moe") {
     config.use_moe = true;
@@ -320,12 +323,12 @@ ModelConfig config_from_gguf(const GgufFile& file, const std::string& name, cons
   if (const auto scaling = keys.text("rope.scaling.type"); scaling && *scaling != "none") {
     if (*scaling != "yarn") throw Error(name + ": GGUF rope scaling '" + *scaling + "' is not supported (yarn is)");
     RopeScaling yarn;
-    yarn.factor = keys.number("rope.scaling.factor", yarn.factor);
+    yarn.factor = keys.number("rope.scaling.factor", kRopeScalingFactorRange, yarn.factor);
     yarn.original_max_position_embeddings =
         keys.integer("rope.scaling.original_context_length", yarn.original_max_position_embeddings);
-    yarn.beta_fast = keys.number("rope.scaling.yarn_beta_fast", yarn.beta_fast);
-    yarn.beta_slow = keys.number("rope.scaling.yarn_beta_slow", yarn.beta_slow);
-    yarn.attention_factor = keys.number("rope.scaling.attn_factor", yarn.attention_factor);
+    yarn.beta_fast = keys.number("rope.scaling.yarn_beta_fast", kYarnBetaRange, yarn.beta_fast);
+    yarn.beta_slow = keys.number("rope.scaling.yarn_beta_slow", kYarnBetaRange, yarn.beta_slow);
+    yarn.attention_factor = keys.number("rope.scaling.attn_factor", kAttentionFactorRange, yarn.attention_factor);
     config.rope_scaling = yarn;
   }
   const GgufTensorInfo* embedding = find_tensor(file, "token_embd.weight");
@@ -337,9 +340,9 @@ ModelConfig config_from_gguf(const GgufFile& file, const std::string& name, cons
   for (const auto& [key, field] : {std::pair{"tokenizer.ggml.bos_token_id", &config.bos_token_id},
                                    std::pair{"tokenizer.ggml.eos_token_id", &config.eos_token_id}}) {
     const GgufValue* id = file.find(key);
-    if (id != nullptr && !id->is_array() && id->integers.size() == 1 && id->integers[0] >= 0 &&
-        id->integers[0] < config.vocab_size) {
-      *field = static_cast<int>(id->integers[0]);
+    if (id != nullptr && !id->is_array() && gguf_number_bytes(id->type) > 0 && !gguf_is_float(id->type) &&
+        id->integer(0) >= 0 && id->integer(0) < config.vocab_size) {
+      *field = static_cast<int>(id->integer(0));
     }
   }
   try {
@@ -459,17 +462,28 @@ GgufModel gguf_model(const GgufFile& file, const std::string& name) {
                 "' is not one minigen runs (qwen3, qwen3moe, llama)");
   }
   model.config = config_from_gguf(file, name, model.architecture);
+  // Every tensor's name and piece count against the config before any is decoded: a header may claim millions of
+  // stacked pieces in a few bytes of data (dims {1, 1, 5000000}), and decoding those first cost gigabytes.
+  std::vector<std::vector<std::string>> names_of;
   for (const GgufTensorInfo& info : file.tensors) {
-    const std::vector<std::string> names = hf_names(info.name, model.config);
+    std::vector<std::string> names = hf_names(info.name, model.config);
+    if (names.empty())
+      throw Error(name + ": tensor '" + info.name + "' is not one of the " + model.architecture + " layout's");
+    if (info.dims.size() > 3)
+      throw Error(name + ": tensor '" + info.name + "' has 4 dimensions; minigen maps none such");
+    const uint64_t pieces = info.dims.size() == 3 ? info.dims[2] : 1;
+    if (pieces != names.size()) {
+      throw Error(name + ": tensor '" + info.name + "' stacks " + std::to_string(pieces) + " matrices, not " +
+                  std::to_string(names.size()));
+    }
+    names_of.push_back(std::move(names));
+  }
+  for (std::size_t t = 0; t < file.tensors.size(); ++t) {
+    const GgufTensorInfo& info = file.tensors[t];
+    const std::vector<std::string>& names = names_of[t];
     std::vector<DecodedPiece> pieces;
     try {
-      if (names.empty())
-        throw Error("tensor '" + info.name + "' is not one of the " + model.architecture + " layout's");
       pieces = decode(info);
-      if (pieces.size() != names.size()) {
-        throw Error("tensor '" + info.name + "' stacks " + std::to_string(pieces.size()) + " matrices, not " +
-                    std::to_string(names.size()));
-      }
     } catch (const Error& error) {
       throw Error(name + ": " + error.what());
     }

@@ -4,6 +4,8 @@
 
 #include <cstring>
 #include <filesystem>
+#include <limits>
+#include <tuple>
 
 #include "cache/kv_cache.h"
 #include "checkpoint/gguf_tokenizer.h"
@@ -11,6 +13,7 @@
 #include "checkpoint/prompt_logits_test_util.h"
 #include "core/error.h"
 #include "core/file_io.h"
+#include "core/memory_limit_test_util.h"
 #include "model/dtype.h"
 #include "model/io/gguf_test_builder.h"
 #include "model/io/torch_pth_test_writer.h"
@@ -80,6 +83,18 @@ INSTANTIATE_TEST_SUITE_P(Families, GgufRoundTrip, ::testing::Values("tiny", "min
                          testing::FamilyTestName());
 
 class GgufModelTest : public ScratchFileTest {};
+
+// The message loading `changed` (written out by hand) gives, or "" if it loads.
+std::string load_error(const GgufFile& changed) {
+  const fs::path path = testing::scratch_path("changed.gguf");
+  testing::write_bytes(path, testing::relaid_gguf(changed, 32));
+  try {
+    load_model(path);
+  } catch (const Error& error) {
+    return std::string(error.what());
+  }
+  return std::string();
+}
 
 TEST_F(GgufModelTest, TheArchitectureFollowsTheFamilyAndMiniMind2MoeIsRefused) {
   EXPECT_EQ(gguf_architecture(config_for_family("tiny")), "qwen3");
@@ -186,16 +201,6 @@ TEST_F(GgufModelTest, MissingKeysAndUnknownTensorsAreNamed) {
   const LoadedModel original = load_model(save_random_model("tiny"));
   std::string storage;
   const GgufFile file = read_file(export_gguf(original, GgufTensorType::kF32, "tiny.gguf"), storage);
-  auto load_error = [&](const GgufFile& changed) {
-    const fs::path path = testing::scratch_path("changed.gguf");
-    testing::write_bytes(path, testing::relaid_gguf(changed, 32));
-    try {
-      load_model(path);
-    } catch (const Error& error) {
-      return std::string(error.what());
-    }
-    return std::string();
-  };
   GgufFile no_layers = file;
   std::erase_if(no_layers.metadata, [](const auto& entry) { return entry.first == "qwen3.block_count"; });
   EXPECT_NE(load_error(no_layers).find("no 'qwen3.block_count'"), std::string::npos);
@@ -216,6 +221,61 @@ TEST_F(GgufModelTest, MissingKeysAndUnknownTensorsAreNamed) {
     if (key == "tokenizer.ggml.model") value = GgufValue::string("llama");
   }
   EXPECT_NE(load_error(other_tokenizer).find("byte-level BPE ('gpt2') only"), std::string::npos);
+}
+
+// A hyper-parameter that would make the first forward pass NaN (YaRN's betas and attention factor, the norm's
+// epsilon, RoPE's base) is refused at load, naming the key, instead of loading and failing in generate with "logit
+// of token 0 is NaN".
+TEST_F(GgufModelTest, NanInfiniteAndOutOfRangeHyperParametersAreRefusedNamingTheKey) {
+  const LoadedModel original = load_model(save_random_model("tiny"));
+  std::string storage;
+  GgufFile file = read_file(export_gguf(original, GgufTensorType::kF32, "tiny.gguf"), storage);
+  file.metadata.emplace_back("qwen3.rope.scaling.type", GgufValue::string("yarn"));
+  ASSERT_EQ(load_error(file), "");
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  const std::vector<std::tuple<std::string, float, std::string>> cases = {
+      {"rope.scaling.yarn_beta_fast", nan, "(0, 3.40282e+38], not nan"},
+      {"rope.scaling.yarn_beta_fast", -32, "(0, 3.40282e+38], not -32"},
+      {"rope.scaling.yarn_beta_slow", inf, "(0, 3.40282e+38], not inf"},
+      {"rope.scaling.attn_factor", nan, "(0, 10], not nan"},
+      {"rope.scaling.attn_factor", 1e6f, "(0, 10], not 1e+06"},
+      {"rope.scaling.factor", inf, "(0, 3.40282e+38], not inf"},
+      {"attention.layer_norm_rms_epsilon", nan, "(0, 1], not nan"},
+      {"attention.layer_norm_rms_epsilon", inf, "(0, 1], not inf"},
+      {"rope.freq_base", nan, "(1, 3.40282e+38], not nan"},
+      {"rope.freq_base", 1, "(1, 3.40282e+38], not 1"},
+  };
+  for (const auto& [key, value, range] : cases) {
+    GgufFile changed = file;
+    std::erase_if(changed.metadata, [&](const auto& entry) { return entry.first == "qwen3." + key; });
+    changed.metadata.emplace_back("qwen3." + key, GgufValue::float32(value));
+    EXPECT_EQ(load_error(changed), testing::scratch_path("changed.gguf").string() + ": GGUF metadata 'qwen3." + key +
+                                       "' must be in " + range)
+        << key;
+  }
+}
+
+// A header may claim any stack of pieces in few data bytes: {1, 1, 5,000,000} BF16 is 10 MB of data, but decoding
+// five million 1×1 matrices first took 1.28 GB and 10 s. The count is checked against the config before any
+// tensor is decoded, so the error comes inside a small address-space limit.
+TEST_F(GgufModelTest, AStackedPieceCountThatIsNotTheModelsIsRefusedBeforeDecoding) {
+  const LoadedModel original = load_model(save_random_model("tiny"));
+  std::string storage;
+  GgufFile file = read_file(export_gguf(original, GgufTensorType::kF32, "tiny.gguf"), storage);
+  const std::vector<std::byte> claimed(std::size_t{2} * 5000000);
+  for (GgufTensorInfo& info : file.tensors) {
+    if (info.name != "blk.0.attn_q.weight") continue;
+    info.dims = {1, 1, 5000000};
+    info.type = GgufTensorType::kBF16;
+    info.bytes = claimed;
+  }
+  const fs::path path = testing::scratch_path("stacked.gguf");
+  testing::write_bytes(path, testing::relaid_gguf(file, 32));
+  const testing::LimitedRun run = testing::run_with_memory_limit(uint64_t{128} << 20, [&] { load_model(path); });
+  if (!testing::kAddressSpaceLimitWorks) GTEST_SKIP() << "no address-space limit under AddressSanitizer";
+  EXPECT_EQ(run.outcome, testing::LimitedRun::Outcome::kError);
+  EXPECT_EQ(run.message, path.string() + ": tensor 'blk.0.attn_q.weight' stacks 5000000 matrices, not 1");
 }
 
 }  // namespace

@@ -73,7 +73,7 @@ std::optional<int64_t> token_id(const GgufFile& file, const std::string& name, c
   if (value->is_array() || !is_integer_type(value->type)) {
     throw Error(name + ": GGUF metadata '" + key + "' must be an integer");
   }
-  const int64_t id = value->integers.front();
+  const int64_t id = value->integer(0);
   if (id < 0 || static_cast<uint64_t>(id) >= token_count) {
     throw Error(name + ": GGUF metadata '" + key + "' is " + std::to_string(id) + ", not one of the " +
                 std::to_string(token_count) + " token ids");
@@ -90,7 +90,7 @@ void append_gguf_tokenizer(GgufMetadata& metadata, const std::string& tokenizer_
                 std::to_string(vocab_size) + ")");
   }
   std::vector<std::string> tokens;
-  std::vector<int64_t> types;
+  std::vector<int32_t> types;
   for (int id = 0; id < vocab_size; ++id) {
     if (!tokenizer.has_token(id)) {
       tokens.push_back("[PAD" + std::to_string(id) + "]");
@@ -106,7 +106,7 @@ void append_gguf_tokenizer(GgufMetadata& metadata, const std::string& tokenizer_
   metadata.emplace_back("tokenizer.ggml.model", GgufValue::string("gpt2"));
   metadata.emplace_back("tokenizer.ggml.pre", GgufValue::string("gpt-2"));
   metadata.emplace_back("tokenizer.ggml.tokens", GgufValue::strings_array(std::move(tokens)));
-  metadata.emplace_back("tokenizer.ggml.token_type", GgufValue::int32_array(std::move(types)));
+  metadata.emplace_back("tokenizer.ggml.token_type", GgufValue::int32_array(types));
   metadata.emplace_back("tokenizer.ggml.merges", GgufValue::strings_array(merge_strings(tokenizer_json)));
   metadata.emplace_back("tokenizer.ggml.bos_token_id", GgufValue::uint32(static_cast<uint32_t>(tokenizer.bos_id())));
   metadata.emplace_back("tokenizer.ggml.eos_token_id", GgufValue::uint32(static_cast<uint32_t>(tokenizer.eos_id())));
@@ -136,13 +136,13 @@ GgufTokenizerFiles gguf_tokenizer_files(const GgufFile& file, const std::string&
   const auto& merges = require(file, name, "tokenizer.ggml.merges", GgufValueType::kString, true).strings;
   const GgufValue* types = file.find("tokenizer.ggml.token_type");
   if (types != nullptr &&
-      (!types->is_array() || !is_integer_type(types->element_type) || types->integers.size() != tokens.size())) {
+      (!types->is_array() || !is_integer_type(types->element_type) || types->size() != tokens.size())) {
     throw Error(name + ": GGUF metadata 'tokenizer.ggml.token_type' must be one integer per token");
   }
   nlohmann::ordered_json vocab = nlohmann::ordered_json::object();
   nlohmann::ordered_json added = nlohmann::ordered_json::array();
   for (std::size_t id = 0; id < tokens.size(); ++id) {
-    const int64_t type = types != nullptr ? types->integers[id] : kNormal;
+    const int64_t type = types != nullptr ? types->integer(id) : kNormal;
     if (type == kUnused) continue;
     if (type == kControl || type == kUserDefined) {
       added.push_back(added_token_json(id, tokens[id], type == kControl));

@@ -1,7 +1,6 @@
 #include "checkpoint/model_loader.h"
 
 #include <cstdlib>
-#include <fstream>
 #include <functional>
 #include <nlohmann/json.hpp>
 #include <utility>
@@ -125,40 +124,54 @@ LoadedModel load_model(const fs::path& path, const LoadOptions& options) {
   return loaded;
 }
 
+TokenizerFiles read_tokenizer_files(const fs::path& path) {
+  const bool directory = fs::is_directory(path);
+  const fs::path tokenizer_json = directory ? path / "tokenizer.json" : path;
+  const fs::path tokenizer_config = tokenizer_json.parent_path() / "tokenizer_config.json";
+  if (!fs::exists(tokenizer_json)) {
+    throw Error(directory ? "tokenizer directory " + path.string() + " has no tokenizer.json"
+                          : "no tokenizer found at " + path.string());
+  }
+  TokenizerFiles files{read_whole_file(tokenizer_json, kMaxTokenizerFileBytes, "tokenizer.json"), std::nullopt};
+  if (fs::exists(tokenizer_config)) {
+    files.tokenizer_config_json = read_whole_file(tokenizer_config, kMaxConfigFileBytes, "tokenizer_config.json");
+  }
+  return files;
+}
+
+TokenizerFiles model_tokenizer_files(const LoadedModel& loaded, const std::optional<fs::path>& tokenizer_path) {
+  if (tokenizer_path) return read_tokenizer_files(*tokenizer_path);
+  if (loaded.format == "gguf") {
+    const MappedFile file(loaded.path);
+    GgufTokenizerFiles own = gguf_tokenizer_files(read_gguf(file.bytes(), loaded.path.string()), loaded.path.string());
+    return {std::move(own.tokenizer_json), std::move(own.tokenizer_config_json)};
+  }
+  return read_tokenizer_files(fs::is_directory(loaded.path) ? loaded.path : loaded.path.parent_path());
+}
+
 namespace {
 
-// Writes config.json, model.safetensors (by `write_weights`), the tokenizer files and any `extra_files`; every file
-// goes under a temporary name first, so an error leaves no half-made model directory behind.
-void save_directory(const fs::path& directory, const ModelConfig& config, const fs::path& tokenizer_directory,
+// Writes config.json, model.safetensors (by `write_weights`), the tokenizer files and any `extra_files` into one
+// OutputDirectory: every file under a temporary name until all are written, so an error leaves nothing behind.
+void save_directory(const fs::path& directory, const ModelConfig& config, const TokenizerFiles& tokenizer,
                     const std::function<void(const fs::path&)>& write_weights,
                     const std::vector<std::pair<std::string, std::string>>& extra_files) {
-  // Read (and so checked: regular files of a sane size) before anything is written.
-  std::vector<std::pair<std::string, std::string>> tokenizer_files;
-  for (const auto& [name, max_bytes] :
-       {std::pair{"tokenizer.json", kMaxTokenizerFileBytes}, std::pair{"tokenizer_config.json", kMaxConfigFileBytes}}) {
-    if (!fs::exists(tokenizer_directory / name)) {
-      throw Error("tokenizer directory " + tokenizer_directory.string() + " has no " + name);
-    }
-    tokenizer_files.emplace_back(name, read_whole_file(tokenizer_directory / name, max_bytes, name));
-  }
-  fs::create_directories(directory);
-  const fs::path config_temp = directory / "config.json.partial";
-  {
-    std::ofstream out(config_temp);
-    out << config_to_json(config).dump(2) << "\n";
-    if (!out) throw Error("cannot write " + config_temp.string());
-  }
-  write_weights(directory / "model.safetensors");
-  for (const auto& [name, contents] : tokenizer_files) write_file_atomically(directory / name, contents);
-  for (const auto& [name, contents] : extra_files) write_file_atomically(directory / name, contents);
-  fs::rename(config_temp, directory / "config.json");
+  OutputDirectory out(directory, "output directory");
+  out.write_with("model.safetensors", write_weights);
+  out.write("tokenizer.json", tokenizer.tokenizer_json);
+  if (tokenizer.tokenizer_config_json) out.write("tokenizer_config.json", *tokenizer.tokenizer_config_json);
+  for (const auto& [name, contents] : extra_files) out.write(name, contents);
+  out.write("config.json", config_to_json(config).dump(2) + "\n");  // renamed last: then the model is whole
+  out.commit();
 }
 
 }  // namespace
 
 void save_model_directory(const fs::path& directory, const ModelConfig& config, const ModelWeights& weights,
                           const fs::path& tokenizer_directory, DType dtype) {
-  save_directory(directory, config, tokenizer_directory,
+  // Read (and so checked: regular files of a sane size) before anything is written.
+  const TokenizerFiles tokenizer = read_tokenizer_files(tokenizer_directory);
+  save_directory(directory, config, tokenizer,
                  [&](const fs::path& path) {
                    write_safetensors(path, tensors_from_weights(config, weights), dtype,
                                      {{"format", "pt"}, {"producer", "minigen"}});
@@ -167,13 +180,12 @@ void save_model_directory(const fs::path& directory, const ModelConfig& config, 
 }
 
 void save_quantized_model_directory(const fs::path& directory, const ModelConfig& config, const ModelWeights& weights,
-                                    const fs::path& tokenizer_directory, WeightType type,
-                                    const std::string& model_card) {
+                                    const TokenizerFiles& tokenizer, WeightType type, const std::string& model_card) {
   if (!is_block_quantized(type))
     throw Error("save_quantized_model_directory: q8 or q4, not " + std::string(weight_type_name(type)));
   const TensorMap tensors = tensors_from_weights(config, weights, type);  // before any file is made
   save_directory(
-      directory, config, tokenizer_directory,
+      directory, config, tokenizer,
       [&](const fs::path& path) {
         write_safetensors_as_stored(
             path, tensors,

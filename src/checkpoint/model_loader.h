@@ -33,17 +33,30 @@ LoadedModel load_model(const std::filesystem::path& path, const LoadOptions& opt
 // A tokenizer.json, or the directory holding it (with tokenizer_config.json beside it when present).
 std::unique_ptr<const Tokenizer> load_tokenizer(const std::filesystem::path& path);
 
+// The texts of a model's tokenizer files, as they are copied into a saved model.
+struct TokenizerFiles {
+  std::string tokenizer_json;
+  std::optional<std::string> tokenizer_config_json;
+};
+// tokenizer.json (required) and tokenizer_config.json (if present) from a directory, or beside a tokenizer.json.
+TokenizerFiles read_tokenizer_files(const std::filesystem::path& path);
+// The tokenizer a loaded model came with: `tokenizer_path`'s when given, else a GGUF's own keys, else the files
+// beside the model.
+TokenizerFiles model_tokenizer_files(const LoadedModel& loaded,
+                                     const std::optional<std::filesystem::path>& tokenizer_path);
+
 // Writes an HF directory: config.json, model.safetensors (in `dtype`) and the tokenizer files copied from
-// `tokenizer_directory`. Files are written next to each other under temporary names and renamed at the end.
+// `tokenizer_directory`. Files are written next to each other under temporary names and renamed at the end, so an
+// error leaves no half-made directory (core/file_io.h's OutputDirectory).
 void save_model_directory(const std::filesystem::path& directory, const ModelConfig& config,
                           const ModelWeights& weights, const std::filesystem::path& tokenizer_directory,
                           DType dtype = DType::F32);
 
 // The same for a q8/q4 model (`minigen quantize`): integer codes and fp16 scales (model/quantized_tensors.h), float
-// norms, and `model_card` as README.md.
+// norms, `tokenizer`'s files, and `model_card` as README.md.
 void save_quantized_model_directory(const std::filesystem::path& directory, const ModelConfig& config,
-                                    const ModelWeights& weights, const std::filesystem::path& tokenizer_directory,
-                                    WeightType type, const std::string& model_card);
+                                    const ModelWeights& weights, const TokenizerFiles& tokenizer, WeightType type,
+                                    const std::string& model_card);
 
 // Where minigen finds its shipped files (default models, tokenizer, examples): $MINIGEN_HOME if set, else
 // share/minigen beside the binary (the build tree) or above it (an installed tree). Throws minigen::Error when

@@ -67,7 +67,8 @@ TEST_F(ModelLoaderTest, AQuantizedDirectoryComputesTheSameBitsAsQuantizingAtLoad
   const LoadedModel original = load_model(directory);
   for (WeightType type : {WeightType::kQ8, WeightType::kQ4}) {
     const fs::path out = testing::scratch_path(std::string("quantized-") + std::string(weight_type_name(type)));
-    save_quantized_model_directory(out, original.model->config, original.model->weights, directory, type, "card");
+    save_quantized_model_directory(out, original.model->config, original.model->weights,
+                                   read_tokenizer_files(directory), type, "card");
     const LoadedModel quantized = load_model(out);
     EXPECT_EQ(quantized.model->weights.stored_quantization(), type);
     const std::vector<float> expected = prompt_logits(*original.model, kPrompt, type);

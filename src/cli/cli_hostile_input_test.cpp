@@ -4,6 +4,7 @@
 // far below what the input asked for.
 #include <gtest/gtest.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 
 #include <filesystem>
 #include <fstream>
@@ -198,11 +199,15 @@ TEST_F(CliHostileInput, RowsAndCountsHaveBounds) {
                "lower --num-return-sequences or -n/--max-new-tokens", memory_limited());
 }
 
-TEST_F(CliHostileInput, SeedsAreIntegersFromZeroTo2To64Minus1) {
+// --seed -1 asks for a random seed, as llama.cpp's does: the run names the seed it drew (stderr and --json), and that
+// seed repeats the run. Any other value outside [0, 2^64 − 1] is one error.
+TEST_F(CliHostileInput, SeedsAreIntegersFromZeroTo2To64Minus1OrMinus1ForARandomOne) {
   const std::string model = " -m " + tiny_model().string();
-  for (const std::string seed : {"-1", "18446744073709551616", "1e23", "0x10", "1.5", "", "seven"}) {
+  for (const std::string seed : {"-2", "18446744073709551616", "1e23", "0x10", "1.5", "", "seven", "-1.0"}) {
     expect_error("generate" + model + " -p hi -n 1 --seed '" + seed + "'",
-                 "--seed: " + seed + " is not an integer in [0, 18446744073709551615] (see `minigen generate --help`)",
+                 "--seed: " + seed +
+                     " is not an integer in [0, 18446744073709551615], or -1 for a random seed (see `minigen generate "
+                     "--help`)",
                  {}, true);
   }
   expect_error("init-random --family tiny --seed -1 --out " + (work_dir() / "never").string(),
@@ -211,6 +216,19 @@ TEST_F(CliHostileInput, SeedsAreIntegersFromZeroTo2To64Minus1) {
   ASSERT_EQ(largest.exit_code, 0) << largest.err;
   EXPECT_EQ(nlohmann::json::parse(largest.out)["settings"]["seed"], 18446744073709551615ULL);
   EXPECT_FALSE(fs::exists(work_dir() / "never"));
+
+  const std::string sampled = "generate" + model + " -p 'In the beginning' -n 12 --ignore-eos --temperature 1 --json";
+  const RunResult random = run(sampled + " --seed -1");
+  ASSERT_EQ(random.exit_code, 0) << random.err;
+  const auto drawn = nlohmann::json::parse(random.out);
+  const uint64_t seed = drawn["settings"]["seed"].get<uint64_t>();
+  EXPECT_NE(random.err.find("[minigen] --seed -1 drew seed " + std::to_string(seed) + "\n"), std::string::npos)
+      << random.err;
+  const RunResult again = run(sampled + " --seed " + std::to_string(seed));
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  EXPECT_EQ(nlohmann::json::parse(again.out)["sequences"], drawn["sequences"]);
+  const RunResult other = run(sampled + " --seed -1");
+  EXPECT_NE(nlohmann::json::parse(other.out)["settings"]["seed"], seed);
 }
 
 TEST_F(CliHostileInput, ArgumentParserErrorsAreOneLine) {
@@ -257,6 +275,78 @@ TEST_F(CliHostileInput, ServeAndBenchServeFlagsAreOneLineErrors) {
   expect_error("bench-serve --seed 1e23", "--seed: 1e23 is not an integer in [0, 18446744073709551615]");
   expect_error("bench-serve --soak 1e9", "--soak: 1e9 is not a number in [0, 1440]");
   expect_error("bench-serve --concurrency 0", "--concurrency: 0 is not an integer in [1, 128]");
+}
+
+// Every output follows one rule: an existing target must be a regular file (rename() over a device node or a
+// symlink replaced the node itself), a directory output must be a directory, any failure is one error line, exit 1,
+// and nothing half-written is left behind.
+TEST_F(CliHostileInput, OutputsThatAreNotRegularFilesAreRefusedAndFailuresLeaveNothing) {
+  const std::string model = tiny_model().string();
+  const fs::path target = work_dir() / "target.txt";
+  std::ofstream(target) << "keep me";
+  const fs::path link = work_dir() / "link.gguf";
+  fs::remove(link);
+  fs::create_symlink(target, link);
+  expect_error(
+      "export gguf " + model + " " + link.string(),
+      link.string() + " exists and is not a regular file (it is a symbolic link); remove it or choose another path", {},
+      true);
+  EXPECT_TRUE(fs::is_symlink(link));
+  EXPECT_EQ(testing::read_text_file(target), "keep me");
+  const fs::path fifo_gguf = fifo("fifo.gguf");
+  expect_error("export gguf " + model + " " + fifo_gguf.string(), "(it is a FIFO); remove it or choose another path");
+  EXPECT_TRUE(fs::is_fifo(fifo_gguf));
+  if (::geteuid() == 0) {  // only root may make a device node: /dev/full's, under a .gguf name
+    const fs::path device = work_dir() / "devfull.gguf";
+    fs::remove(device);
+    ASSERT_EQ(::mknod(device.c_str(), S_IFCHR | 0600, makedev(1, 7)), 0);
+    expect_error("export gguf " + model + " " + device.string(), "(it is a character device)");
+    EXPECT_TRUE(fs::is_character_file(device));
+  }
+
+  for (const std::string& out : {target.string(), std::string("/dev/full")}) {
+    expect_error("quantize " + model + " " + out + " --weights q8",
+                 "OUT: " + out + " exists and is not a directory; choose a new or empty directory", {}, true);
+    expect_error("tokenizer train --vocab 300 --out " + out + " " + target.string(), out + " exists and is not a");
+    expect_error("init-random --family tiny --out " + out, out + " exists and is not a directory");
+  }
+  expect_error("lab --quick --out " + target.string(), "--out: " + target.string() + " exists and is not a directory");
+
+  // A failure after the weights were written (tokenizer.json is a directory here) leaves no partial file.
+  const fs::path blocked = work_dir() / "blocked";
+  fs::remove_all(blocked);
+  fs::create_directories(blocked / "tokenizer.json");
+  expect_error("quantize " + model + " " + blocked.string() + " --weights q8",
+               (blocked / "tokenizer.json").string() + " exists and is not a regular file (it is a directory)");
+  std::vector<std::string> left;
+  for (const auto& entry : fs::directory_iterator(blocked)) left.push_back(entry.path().filename().string());
+  EXPECT_EQ(left, std::vector<std::string>{"tokenizer.json"});
+  // An output that fails before its first file is written leaves no directory either.
+  const fs::path fresh = work_dir() / "fresh" / "out";
+  fs::remove_all(work_dir() / "fresh");
+  fs::create_directories(work_dir() / "fresh");
+  expect_error("init-random --family tiny --tokenizer " + (work_dir() / "fresh").string() + " --out " + fresh.string(),
+               "has no tokenizer.json");
+  EXPECT_FALSE(fs::exists(fresh));
+}
+
+// A GGUF carries its tokenizer: `quantize` of one writes it into the directory (it said "has no tokenizer.json"),
+// and the q8 directory generates what the GGUF does with --weights q8.
+TEST_F(CliHostileInput, QuantizingAGgufUsesTheTokenizerItCarries) {
+  const fs::path gguf = work_dir() / "tiny.gguf";
+  const RunResult exported = run("export gguf " + tiny_model().string() + " " + gguf.string());
+  ASSERT_EQ(exported.exit_code, 0) << exported.err;
+  const fs::path out = work_dir() / "tiny-q8-from-gguf";
+  fs::remove_all(out);
+  const RunResult quantized = run("quantize " + gguf.string() + " " + out.string() + " --weights q8");
+  ASSERT_EQ(quantized.exit_code, 0) << quantized.err;
+  EXPECT_TRUE(fs::exists(out / "tokenizer.json"));
+  const std::string prompt = " -p 'In the beginning' -n 8 --greedy --ignore-eos --json";
+  const RunResult from_directory = run("generate -m " + out.string() + prompt);
+  const RunResult from_gguf = run("generate -m " + gguf.string() + " --weights q8" + prompt);
+  ASSERT_EQ(from_directory.exit_code, 0) << from_directory.err;
+  ASSERT_EQ(from_gguf.exit_code, 0) << from_gguf.err;
+  EXPECT_EQ(nlohmann::json::parse(from_directory.out)["sequences"], nlohmann::json::parse(from_gguf.out)["sequences"]);
 }
 
 // The review's hostile .pth: 200 storages whose zip entries all point at one compressed MiB of zeros.

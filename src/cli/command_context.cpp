@@ -63,8 +63,13 @@ LoadedModel ModelFlags::load() const {
   LoadOptions options;
   options.num_q_heads = num_q_heads;
   options.yarn = yarn;
-  if (!tokenizer_path.empty()) options.tokenizer_path = tokenizer_path;
+  options.tokenizer_path = tokenizer_option();
   return load_model(path, options);
+}
+
+std::optional<std::filesystem::path> ModelFlags::tokenizer_option() const {
+  if (tokenizer_path.empty()) return std::nullopt;
+  return std::filesystem::path(tokenizer_path);
 }
 
 WeightType ModelFlags::weight_type(const Model& model) const {

@@ -23,6 +23,8 @@ struct ModelFlags {
 
   void add_to(CLI::App& command);
   LoadedModel load() const;
+  // --tokenizer as LoadOptions takes it: empty when not given.
+  std::optional<std::filesystem::path> tokenizer_option() const;
   int thread_count() const;
   // --weights, checked against the model: a q8/q4 model file runs only in its own type.
   WeightType weight_type(const Model& model) const;

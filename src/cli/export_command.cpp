@@ -32,44 +32,29 @@ GgufTensorType parse_gguf_type(const std::string& name) {
   throw Error("--type must be f32, f16, bf16, q8_0 or q4_0");
 }
 
-// What the export takes from its source besides the model: the tokenizer.json text (--tokenizer, the files beside
-// the model, or a GGUF's own keys) and the name to record (a GGUF's general.name, else the file or folder name).
-struct SourceFacts {
-  std::string tokenizer_json;
-  std::string name;
-};
-
-SourceFacts source_facts(const ExportFlags& flags, const LoadedModel& loaded) {
-  SourceFacts facts{"", loaded.path.filename().string()};
+// The name to record: a GGUF's general.name, else the file or folder name.
+std::string source_name(const LoadedModel& loaded) {
   if (loaded.format == "gguf") {
     const MappedFile file(loaded.path);
     const GgufFile gguf = read_gguf(file.bytes(), loaded.path.string());
     if (const GgufValue* name = gguf.find("general.name");
         name != nullptr && !name->is_array() && name->type == GgufValueType::kString) {
-      facts.name = name->strings[0];
-    }
-    if (flags.model.tokenizer_path.empty()) {
-      facts.tokenizer_json = gguf_tokenizer_files(gguf, loaded.path.string()).tokenizer_json;
-      return facts;
+      return name->strings[0];
     }
   }
-  fs::path location = !flags.model.tokenizer_path.empty() ? fs::path(flags.model.tokenizer_path)
-                      : fs::is_directory(loaded.path)     ? loaded.path
-                                                          : loaded.path.parent_path();
-  if (fs::is_directory(location)) location /= "tokenizer.json";
-  facts.tokenizer_json = read_whole_file(location, kMaxTokenizerFileBytes, "tokenizer.json");
-  return facts;
+  return loaded.path.filename().string();
 }
 
 int run_export_gguf(const ExportFlags& flags) {
   const GgufTensorType type = parse_gguf_type(flags.type);
   const fs::path out(flags.out);
   if (out.extension() != ".gguf") throw Error("OUT must name a .gguf file");
+  check_output_file(out);  // before the model is loaded, which takes a while (and again when written)
   const LoadedModel loaded = flags.model.load();
   const ModelConfig& config = loaded.model->config;
-  const SourceFacts source = source_facts(flags, loaded);
-  GgufExport exported = gguf_export(config, loaded.model->weights, type, source.name);
-  append_gguf_tokenizer(exported.metadata, source.tokenizer_json, *loaded.tokenizer, config.vocab_size);
+  GgufExport exported = gguf_export(config, loaded.model->weights, type, source_name(loaded));
+  append_gguf_tokenizer(exported.metadata, model_tokenizer_files(loaded, flags.model.tokenizer_option()).tokenizer_json,
+                        *loaded.tokenizer, config.vocab_size);
   write_gguf(out, exported.metadata, exported.tensors);
   std::cerr << "wrote " << out.string() << ": architecture " << gguf_architecture(config) << ", " << flags.type
             << " weights, " << exported.tensors.size() << " tensors, "

@@ -115,18 +115,32 @@ CLI::Validator integer_in(int64_t minimum, int64_t maximum) {
       "INT in " + range, "integer_in");
 }
 
+namespace {
+
+bool is_uint64(const std::string& text) {
+  uint64_t value = 0;
+  const char* end = text.data() + text.size();
+  const auto [stop, status] = std::from_chars(text.data(), end, value);  // no sign: "-1" does not parse
+  return !text.empty() && status == std::errc() && stop == end;
+}
+
+}  // namespace
+
 CLI::Validator seed_value() {
   return CLI::Validator(
       [](std::string& text) -> std::string {
-        uint64_t value = 0;
-        const char* end = text.data() + text.size();
-        const auto [stop, status] = std::from_chars(text.data(), end, value);  // no sign: "-1" does not parse
-        if (text.empty() || status != std::errc() || stop != end) {
-          return text + " is not an integer in [0, 18446744073709551615]";
-        }
-        return "";
+        return is_uint64(text) ? "" : text + " is not an integer in [0, 18446744073709551615]";
       },
       "UINT64", "seed_value");
+}
+
+CLI::Validator sampling_seed_value() {
+  return CLI::Validator(
+      [](std::string& text) -> std::string {
+        if (is_uint64(text) || text == "-1") return "";
+        return text + " is not an integer in [0, 18446744073709551615], or -1 for a random seed";
+      },
+      "UINT64 or -1", "sampling_seed_value");
 }
 
 CLI::Validator finite_number() {

@@ -14,6 +14,8 @@ namespace minigen::cli {
 CLI::Validator integer_in(int64_t minimum, int64_t maximum);
 // Seeds: any integer in [0, 2^64 − 1].
 CLI::Validator seed_value();
+// Sampling seeds: the same, or −1 for a random seed (sampling_params.h's kRandomSeed).
+CLI::Validator sampling_seed_value();
 // A finite decimal number (the flag's own check, e.g. SamplingParams::validate, decides its range).
 CLI::Validator finite_number();
 // A finite decimal number in [minimum, maximum].

@@ -2,8 +2,10 @@
 //
 // Exit codes: 0 success (and --help); 1 for every error the user can fix — a bad flag or value (the argument
 // parser's errors included), a bad or missing file, a request the model cannot hold — always with exactly one line
-// "minigen: error: …" on stderr; 2 for an internal error (a bug), "minigen: internal error: …".
+// "minigen: error: …" on stderr (a file system's refusal included); 2 for an internal error (a bug), "minigen: internal
+// error: …".
 #include <CLI/CLI.hpp>
+#include <filesystem>
 #include <iostream>
 #include <utility>
 #include <vector>
@@ -48,6 +50,12 @@ int main(int argc, char** argv) {
       if (command->parsed()) return action();
     }
   } catch (const minigen::Error& e) {
+    std::cout.flush();
+    std::cerr << "minigen: error: " << e.what() << "\n";
+    return 1;
+  } catch (const std::filesystem::filesystem_error& e) {
+    // A refusal of the file system (permissions, a full disk, a path through a file) is the user's to fix, not a bug;
+    // writers report their own failures, this catches any path a check missed.
     std::cout.flush();
     std::cerr << "minigen: error: " << e.what() << "\n";
     return 1;

@@ -31,35 +31,39 @@ struct PerplexityFlags {
   bool json = false;
 };
 
+// What is scored: the text's tokens (-f) or the documents (--jsonl), cut into sequences as they are scored.
 struct ScoredInput {
-  std::vector<std::vector<int>> sequences;
+  std::vector<int> text_tokens;
+  std::vector<std::vector<int>> documents;
+  int context = 0;
   uint64_t text_bytes = 0;  // the bytes the targets spell, for bits per byte
-  int64_t documents = 0;
+
+  PerplexitySequences sequences(int bos_id) const {
+    return documents.empty() ? PerplexitySequences::text_windows(text_tokens, bos_id, context)
+                             : PerplexitySequences::document_pieces(documents, context);
+  }
 };
 
 ScoredInput read_input(const PerplexityFlags& flags, const Tokenizer& tokenizer) {
   ScoredInput input;
+  input.context = flags.context;
   if (!flags.jsonl_file.empty()) {
     // MiniMind's pretraining documents: bos + text + eos, every token after bos a target (the eos counted as one
     // byte, as minigen's trainer counts it).
-    std::vector<std::vector<int>> documents;
     for_each_jsonl_text(flags.jsonl_file, [&](const std::string& text) {
       std::vector<int> document{tokenizer.bos_id()};
       const std::vector<int> ids = tokenizer.encode(text);
       document.insert(document.end(), ids.begin(), ids.end());
       document.push_back(tokenizer.eos_id());
-      documents.push_back(std::move(document));
+      input.documents.push_back(std::move(document));
       input.text_bytes += text.size() + 1;
     });
-    input.documents = static_cast<int64_t>(documents.size());
-    input.sequences = perplexity_sequences_of_documents(documents, flags.context);
   } else {
     const std::string text = read_whole_file(flags.text_file, kMaxTextFileBytes, "text file");
-    input.sequences = perplexity_sequences_of_text(tokenizer.encode(text), tokenizer.bos_id(), flags.context);
+    input.text_tokens = tokenizer.encode(text);
     input.text_bytes = text.size();
-    input.documents = 1;
   }
-  if (input.sequences.empty()) throw Error("perplexity: the input has no text to score");
+  if (input.sequences(tokenizer.bos_id()).size() == 0) throw Error("perplexity: the input has no text to score");
   return input;
 }
 
@@ -72,6 +76,7 @@ int run_perplexity(const PerplexityFlags& flags) {
                 " positions (with bos); the model's context is " + std::to_string(model_context));
   }
   const ScoredInput input = read_input(flags, *loaded.tokenizer);
+  const PerplexitySequences sequences = input.sequences(loaded.tokenizer->bos_id());
   ThreadPool pool(flags.model.thread_count());
   Transformer transformer(*loaded.model, pool, flags.model.weight_type(*loaded.model));
   std::unique_ptr<Transformer> reference;
@@ -82,7 +87,7 @@ int run_perplexity(const PerplexityFlags& flags) {
   // A progress line on stderr, redrawn when the percentage changes (at most 101 times, so a log stays short).
   int64_t shown_percent = -1;
   const PerplexityResult result = score_perplexity(
-      transformer, reference.get(), input.sequences,
+      transformer, reference.get(), sequences,
       [&](int64_t done, int64_t total) {
         const int64_t percent = 100 * done / total;
         if (percent == shown_percent) return;
@@ -99,7 +104,7 @@ int run_perplexity(const PerplexityFlags& flags) {
   if (flags.json) {
     nlohmann::json out = {{"model", loaded.path.string()},
                           {"input", flags.jsonl_file.empty() ? flags.text_file : flags.jsonl_file},
-                          {"documents", input.documents},
+                          {"documents", input.documents.empty() ? 1 : static_cast<int64_t>(input.documents.size())},
                           {"sequences", result.sequences},
                           {"targets", result.targets},
                           {"context", flags.context},

@@ -9,6 +9,7 @@
 #include "cli/command_context.h"
 #include "cli/commands.h"
 #include "core/error.h"
+#include "core/file_io.h"
 #include "core/format.h"
 
 namespace minigen::cli {
@@ -50,6 +51,7 @@ int run_quantize(const QuantizeFlags& flags) {
   const WeightType type = parse_weight_type(flags.weights);
   if (!is_block_quantized(type)) throw Error("--weights must be q8 or q4");
   const std::filesystem::path out(flags.out);
+  check_output_directory(out, "OUT");  // before the model is loaded, which takes a while
   if (std::filesystem::exists(out / "model.safetensors")) {
     throw Error(out.string() + " already holds a model; choose an empty or new directory");
   }
@@ -57,13 +59,9 @@ int run_quantize(const QuantizeFlags& flags) {
   if (loaded.model->weights.stored_quantization() != WeightType::kF32) {
     throw Error(loaded.path.string() + " is already quantized; quantize the original model");
   }
-  const std::filesystem::path tokenizer_directory =
-      !flags.model.tokenizer_path.empty()
-          ? (std::filesystem::is_directory(flags.model.tokenizer_path)
-                 ? std::filesystem::path(flags.model.tokenizer_path)
-                 : std::filesystem::path(flags.model.tokenizer_path).parent_path())
-          : (std::filesystem::is_directory(loaded.path) ? loaded.path : loaded.path.parent_path());
-  save_quantized_model_directory(out, loaded.model->config, loaded.model->weights, tokenizer_directory, type,
+  // A GGUF carries its tokenizer: the quantized directory gets the tokenizer.json its keys describe.
+  const TokenizerFiles tokenizer = model_tokenizer_files(loaded, flags.model.tokenizer_option());
+  save_quantized_model_directory(out, loaded.model->config, loaded.model->weights, tokenizer, type,
                                  model_card(loaded.path, type, loaded.model->config));
   const auto bytes = std::filesystem::file_size(out / "model.safetensors");
   std::cerr << "wrote " << weight_type_name(type) << " weights of " << loaded.path.string() << " to " << out.string()
@@ -77,7 +75,7 @@ CommandAction add_quantize_command(CLI::App& app) {
   auto flags = std::make_shared<QuantizeFlags>();
   CLI::App* command =
       app.add_subcommand("quantize", "write a q8 or q4 copy of a model: integer codes and fp16 block scales");
-  command->add_option("MODEL", flags->model.model_path, "an HF directory or a MiniMind .pth")->required();
+  command->add_option("MODEL", flags->model.model_path, "an HF directory, a MiniMind .pth or a .gguf")->required();
   command->add_option("OUT", flags->out, "directory to write (new or empty)")->required();
   command
       ->add_option("--weights", flags->weights,

@@ -1,6 +1,7 @@
 #include "cli/sampling_flags.h"
 
 #include <climits>
+#include <iostream>
 #include <stdexcept>
 #include <string>
 
@@ -45,8 +46,8 @@ void SamplingFlags::add_to(CLI::App& command) {
   command.add_option("--logit-bias", logit_bias, "ID=BIAS: add BIAS in [-100, 100] to token ID's logit; -100 bans it")
       ->take_all();
   command.add_flag("--greedy", values.greedy, "take the most likely token (argmax) instead of sampling");
-  command.add_option("--seed", values.seed, "seed of the per-row random streams, 0 to 2^64 − 1")
-      ->check(seed_value())
+  command.add_option("--seed", seed, "seed of the per-row random streams, 0 to 2^64 − 1, or -1 for a random one")
+      ->check(sampling_seed_value())
       ->capture_default_str();
   command.add_option("--top-p-rule", top_p_rule, "where top-p cuts: minimind (default), hf or llamacpp")
       ->capture_default_str();
@@ -78,6 +79,8 @@ LogitBias parse_logit_bias(const std::string& text) {
 
 SamplingParams SamplingFlags::params() const {
   SamplingParams params = values;
+  params.seed = random_seed() ? draw_random_seed() : std::stoull(seed);  // checked by sampling_seed_value()
+  if (random_seed()) std::cerr << "[minigen] --seed -1 drew seed " << params.seed << "\n";  // to repeat the run
   params.top_p_rule = parse_top_p_rule(top_p_rule);
   for (const std::string& entry : logit_bias) params.logit_bias.push_back(parse_logit_bias(entry));
   try {

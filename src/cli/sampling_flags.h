@@ -13,11 +13,16 @@ struct SamplingFlags {
   SamplingParams values;  // the flags write straight into it
   std::string top_p_rule = std::string(top_p_rule_name(SamplingParams{}.top_p_rule));
   std::vector<std::string> logit_bias;  // "ID=BIAS" each, as given
+  std::string seed = "0";               // as given: "-1" asks for a random seed
 
   void add_to(CLI::App& command);
   // The parameters, validated; an out-of-range value is an Error naming its flag ("--top-p must be in (0, 1], got
-  // 1.5"; "--temperature must be > 0 when sampling, got 0 (--greedy takes the argmax)").
+  // 1.5"; "--temperature must be > 0 when sampling, got 0 (--greedy takes the argmax)"). For --seed -1 the seed is
+  // drawn here and named on stderr, so call it once per run.
   SamplingParams params() const;
+
+ private:
+  bool random_seed() const { return seed == "-1"; }
 };
 
 // The flag that sets a parameter: "--temperature", "--top-k", "--top-p", "--min-p", "--repetition-penalty",

@@ -156,18 +156,33 @@ MappedFile::~MappedFile() {
   if (data_ != nullptr) ::munmap(const_cast<std::byte*>(data_), size_);
 }
 
+void check_output_file(const std::filesystem::path& path) {
+  struct stat status {};
+  // lstat: a symbolic link is judged as itself, since rename() would replace the link, not its target.
+  if (::lstat(path.c_str(), &status) != 0) {
+    if (errno == ENOENT) return;
+    throw Error(path.string() + ": cannot write here: " + std::strerror(errno));
+  }
+  if (S_ISREG(status.st_mode)) return;
+  const char* kind = S_ISLNK(status.st_mode) ? "a symbolic link" : file_kind(status.st_mode);
+  throw Error(path.string() + " exists and is not a regular file (it is " + kind +
+              "); remove it or choose another path");
+}
+
 void write_file_atomically(const std::filesystem::path& path, std::string_view contents) {
   write_file_atomically(
       path, [&](std::ostream& out) { out.write(contents.data(), static_cast<std::streamsize>(contents.size())); });
 }
 
 void write_file_atomically(const std::filesystem::path& path, const std::function<void(std::ostream&)>& write) {
+  check_output_file(path);
   // The temporary name carries the process id so that two writers never share one temporary file.
   std::filesystem::path temporary = path;
   temporary += ".tmp." + std::to_string(::getpid());
   {
+    errno = 0;
     std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    if (!out) throw Error("cannot open " + temporary.string() + " for writing");
+    if (!out) throw Error("cannot create " + temporary.string() + ": " + std::strerror(errno));
     try {
       write(out);
     } catch (...) {
@@ -176,11 +191,13 @@ void write_file_atomically(const std::filesystem::path& path, const std::functio
       std::filesystem::remove(temporary, ignored);
       throw;
     }
+    out.flush();
+    const int write_errno = errno;
     out.close();
     if (!out) {
       std::error_code ignored;
       std::filesystem::remove(temporary, ignored);
-      throw Error("error while writing " + temporary.string());
+      throw Error("cannot write " + path.string() + ": " + std::strerror(write_errno != 0 ? write_errno : EIO));
     }
   }
   std::error_code rename_error;
@@ -190,6 +207,55 @@ void write_file_atomically(const std::filesystem::path& path, const std::functio
     std::filesystem::remove(temporary, ignored);
     throw Error("cannot rename " + temporary.string() + " to " + path.string() + ": " + rename_error.message());
   }
+}
+
+void check_output_directory(const std::filesystem::path& directory, const std::string& what) {
+  if (directory.empty()) throw Error(what + ": give a directory to write");
+  std::error_code error;
+  const std::filesystem::file_status status = std::filesystem::status(directory, error);
+  if (std::filesystem::exists(status) && !std::filesystem::is_directory(status)) {
+    throw Error(what + ": " + directory.string() + " exists and is not a directory; choose a new or empty directory");
+  }
+}
+
+OutputDirectory::OutputDirectory(std::filesystem::path directory, const std::string& what)
+    : directory_(std::move(directory)) {
+  check_output_directory(directory_, what);
+  std::error_code error;
+  if (std::filesystem::is_directory(directory_, error)) return;
+  made_directory_ = std::filesystem::create_directories(directory_, error);
+  if (error) throw Error(what + ": cannot create " + directory_.string() + ": " + error.message());
+}
+
+OutputDirectory::~OutputDirectory() {
+  if (committed_) return;
+  std::error_code ignored;
+  for (const auto& [temporary, final_path] : staged_) std::filesystem::remove(temporary, ignored);
+  if (made_directory_) std::filesystem::remove(directory_, ignored);  // only if empty: nothing else of ours is there
+}
+
+void OutputDirectory::write(const std::string& name, std::string_view contents) {
+  write_with(name, [&](const std::filesystem::path& temporary) { write_file_atomically(temporary, contents); });
+}
+
+void OutputDirectory::write_with(const std::string& name,
+                                 const std::function<void(const std::filesystem::path&)>& write_file) {
+  const std::filesystem::path final_path = directory_ / name;
+  check_output_file(final_path);
+  std::filesystem::path temporary = final_path;
+  temporary += ".partial." + std::to_string(::getpid());
+  staged_.emplace_back(temporary, final_path);
+  write_file(temporary);
+}
+
+void OutputDirectory::commit() {
+  for (const auto& [temporary, final_path] : staged_) {
+    std::error_code error;
+    std::filesystem::rename(temporary, final_path, error);
+    if (error)
+      throw Error("cannot rename " + temporary.string() + " to " + final_path.string() + ": " + error.message());
+  }
+  committed_ = true;
 }
 
 }  // namespace minigen

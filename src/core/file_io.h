@@ -11,6 +11,8 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 namespace minigen {
 
@@ -95,11 +97,47 @@ class MappedFile {
   std::size_t size_ = 0;
 };
 
+// Every file minigen writes follows one rule: a path that exists must be a regular file, which is replaced whole; a
+// device, FIFO, socket, directory or symbolic link there is refused, since renaming over it would replace the node
+// (a /dev node, a link's name) rather than write what it points to. Throws minigen::Error "PATH exists and is not a
+// regular file (it is a symbolic link); remove it or choose another path".
+void check_output_file(const std::filesystem::path& path);
+
 // Writes `contents` to a temporary file beside `path`, then renames it over `path`: a reader sees the old file or
-// the complete new one, never half of it, and a failed write leaves nothing behind. Throws minigen::Error on failure.
+// the complete new one, never half of it, and a failed write leaves nothing behind. Throws minigen::Error on failure
+// (check_output_file's included).
 void write_file_atomically(const std::filesystem::path& path, std::string_view contents);
 // The same for a file written piece by piece by `write` (a large model file is not first assembled in memory); a
 // stream left failed by `write` counts as a failed write.
 void write_file_atomically(const std::filesystem::path& path, const std::function<void(std::ostream&)>& write);
+
+// Refuses an output directory that exists and is not a directory, before any work is done for it. `what` ("OUT",
+// "--out") starts the message.
+void check_output_directory(const std::filesystem::path& directory, const std::string& what);
+
+// The files of one output directory, written under temporary names and renamed into place together by commit(), in
+// the order they were written. Destroyed without commit() (an error on the way), it removes every temporary file, and
+// the directory itself if it made it: a failed command leaves no half-written output behind.
+class OutputDirectory {
+ public:
+  // Makes `directory` if it is missing. `what` ("OUT", "--out") starts the error when it exists and is not a
+  // directory, or cannot be made.
+  OutputDirectory(std::filesystem::path directory, const std::string& what);
+  ~OutputDirectory();
+  OutputDirectory(const OutputDirectory&) = delete;
+  OutputDirectory& operator=(const OutputDirectory&) = delete;
+
+  const std::filesystem::path& path() const { return directory_; }
+  void write(const std::string& name, std::string_view contents);
+  // `write_file` writes the file at the temporary path it is given (for writers that take a path).
+  void write_with(const std::string& name, const std::function<void(const std::filesystem::path&)>& write_file);
+  void commit();
+
+ private:
+  std::filesystem::path directory_;
+  bool made_directory_ = false;
+  bool committed_ = false;
+  std::vector<std::pair<std::filesystem::path, std::filesystem::path>> staged_;  // temporary, final
+};
 
 }  // namespace minigen

@@ -57,40 +57,79 @@ std::vector<float> forward_all(Transformer& transformer, std::span<const std::ve
 
 double PerplexityResult::perplexity() const { return std::exp(loss()); }
 
-std::vector<std::vector<int>> perplexity_sequences_of_documents(std::span<const std::vector<int>> documents,
-                                                                int context) {
-  std::vector<std::vector<int>> sequences;
+PerplexitySequences::PerplexitySequences(std::span<const std::vector<int>> sequences) {
+  for (const std::vector<int>& sequence : sequences) add(sequence, std::max<std::size_t>(sequence.size(), 1), -1, 1);
+}
+
+PerplexitySequences PerplexitySequences::text_windows(std::span<const int> text_tokens, int bos_id, int context) {
+  if (context < 1) throw Error("perplexity: the context must be at least 1 token");
+  PerplexitySequences sequences;
+  const std::size_t width = static_cast<std::size_t>(context);
+  sequences.add(text_tokens, width, bos_id, (text_tokens.size() + width - 1) / width);
+  return sequences;
+}
+
+PerplexitySequences PerplexitySequences::document_pieces(std::span<const std::vector<int>> documents, int context) {
+  if (context < 1) throw Error("perplexity: the context must be at least 1 token");
+  PerplexitySequences sequences;
   const std::size_t width = static_cast<std::size_t>(context) + 1;
+  // Pieces start every `width` tokens while at least two tokens are left, so none is shorter than 2.
   for (const std::vector<int>& document : documents) {
-    for (std::size_t start = 0; start + 1 < document.size(); start += width) {
-      const std::size_t end = std::min(document.size(), start + width);
-      if (end - start >= 2) sequences.emplace_back(document.begin() + start, document.begin() + end);
-    }
+    if (document.size() >= 2) sequences.add(document, width, -1, (document.size() - 1 + width - 1) / width);
   }
   return sequences;
+}
+
+void PerplexitySequences::add(std::span<const int> tokens, std::size_t width, int lead, std::size_t pieces) {
+  if (pieces == 0) return;
+  runs_.push_back({tokens, width, lead, size_});
+  size_ += pieces;
+  const std::size_t led = lead >= 0 ? 1 : 0;
+  longest_ = std::max(longest_, std::min(width, tokens.size()) + led);
+  shortest_ = std::min(shortest_, tokens.size() - (pieces - 1) * width + led);  // the last piece is the shortest
+}
+
+std::vector<int> PerplexitySequences::at(std::size_t index) const {
+  const auto after =
+      std::upper_bound(runs_.begin(), runs_.end(), index, [](std::size_t i, const Run& run) { return i < run.first; });
+  const Run& run = *(after - 1);
+  const std::size_t start = (index - run.first) * run.width;
+  const std::size_t end = std::min(run.tokens.size(), start + run.width);
+  std::vector<int> sequence;
+  sequence.reserve(end - start + 1);
+  if (run.lead >= 0) sequence.push_back(run.lead);
+  sequence.insert(sequence.end(), run.tokens.begin() + start, run.tokens.begin() + end);
+  return sequence;
+}
+
+namespace {
+
+std::vector<std::vector<int>> every_sequence(const PerplexitySequences& sequences) {
+  std::vector<std::vector<int>> out;
+  for (std::size_t i = 0; i < sequences.size(); ++i) out.push_back(sequences.at(i));
+  return out;
+}
+
+}  // namespace
+
+std::vector<std::vector<int>> perplexity_sequences_of_documents(std::span<const std::vector<int>> documents,
+                                                                int context) {
+  return every_sequence(PerplexitySequences::document_pieces(documents, context));
 }
 
 std::vector<std::vector<int>> perplexity_sequences_of_text(std::span<const int> text_tokens, int bos_id, int context) {
-  std::vector<std::vector<int>> sequences;
-  for (std::size_t start = 0; start < text_tokens.size(); start += context) {
-    const std::size_t end = std::min(text_tokens.size(), start + static_cast<std::size_t>(context));
-    std::vector<int> sequence{bos_id};
-    sequence.insert(sequence.end(), text_tokens.begin() + start, text_tokens.begin() + end);
-    sequences.push_back(std::move(sequence));
-  }
-  return sequences;
+  return every_sequence(PerplexitySequences::text_windows(text_tokens, bos_id, context));
 }
 
 PerplexityResult score_perplexity(Transformer& transformer, Transformer* reference,
-                                  std::span<const std::vector<int>> sequences, const PerplexityProgress& progress,
+                                  const PerplexitySequences& sequences, const PerplexityProgress& progress,
                                   KvDType kv_dtype) {
   const PerplexityVariant variant{&transformer, kv_dtype};
   return score_perplexity_variants({&variant, 1}, reference, sequences, progress).front();
 }
 
 std::vector<PerplexityResult> score_perplexity_variants(std::span<const PerplexityVariant> variants,
-                                                        Transformer* reference,
-                                                        std::span<const std::vector<int>> sequences,
+                                                        Transformer* reference, const PerplexitySequences& sequences,
                                                         const PerplexityProgress& progress) {
   if (variants.empty()) throw Error("perplexity: nothing to score");
   const ModelConfig& config = variants.front().transformer->model().config;
@@ -104,22 +143,21 @@ std::vector<PerplexityResult> score_perplexity_variants(std::span<const Perplexi
   if (reference != nullptr && reference->model().config.vocab_size != vocab) {
     throw Error("perplexity: the reference model's vocabulary differs from the model's");
   }
-  std::size_t longest = 0;
-  for (const std::vector<int>& sequence : sequences) {
-    if (sequence.size() < 2) throw Error("perplexity: a sequence needs at least 2 tokens");
-    if (sequence.size() > static_cast<std::size_t>(config.max_position_embeddings)) {
-      throw Error("perplexity: a sequence of " + std::to_string(sequence.size()) + " tokens exceeds the context of " +
-                  std::to_string(config.max_position_embeddings));
-    }
-    longest = std::max(longest, sequence.size());
+  const std::size_t longest = sequences.longest();
+  if (sequences.size() > 0 && sequences.shortest() < 2) throw Error("perplexity: a sequence needs at least 2 tokens");
+  if (longest > static_cast<std::size_t>(config.max_position_embeddings)) {
+    throw Error("perplexity: a sequence of " + std::to_string(longest) + " tokens exceeds the context of " +
+                std::to_string(config.max_position_embeddings));
   }
   std::vector<PerplexityResult> results(variants.size());
   for (PerplexityResult& result : results) result.has_reference = reference != nullptr;
   ThreadPool& pool = variants.front().transformer->pool();
   const std::size_t batch_rows = static_cast<std::size_t>(rows_per_call(static_cast<int>(longest), vocab));
   for (std::size_t first = 0; first < sequences.size(); first += batch_rows) {
-    const std::span<const std::vector<int>> batch =
-        sequences.subspan(first, std::min(batch_rows, sequences.size() - first));
+    // Built here, one batch at a time (the sequences' whole list may be far larger than the work of a batch).
+    std::vector<std::vector<int>> batch;
+    for (std::size_t i = first; i < std::min(first + batch_rows, sequences.size()); ++i)
+      batch.push_back(sequences.at(i));
     // A copy each: every forward call reuses the Transformer's buffers.
     const std::vector<float> reference_logits =
         reference != nullptr ? forward_all(*reference, batch, KvDType::kF32) : std::vector<float>();

@@ -4,6 +4,7 @@
 // before it in its sequence), with the softmax in double precision. Optionally against a reference forward pass (the
 // same model in fp32 weights): the KL divergence of its distribution from the reference's, and how often their top-1
 // tokens agree — what quantizing weights or the cache gives up.
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <span>
@@ -14,12 +15,48 @@
 
 namespace minigen {
 
-// Documents to score: each is bos + text + eos (every token after bos a target, as MiniMind's pretraining loss). A
-// document longer than context + 1 tokens is cut into pieces of at most context + 1, each scored on its own.
+// The sequences to score, described by where they lie rather than copied out, so that memory follows one batch and
+// not the count of sequences (`--ctx 1` over 50 MB of text is 21 M two-token windows, 1.5 GB as vectors). Each
+// sequence is a piece of a run of tokens: consecutive pieces of at most `width` tokens, each optionally led by bos.
+// The tokens must outlive this object.
+class PerplexitySequences {
+ public:
+  // Sequences already built, each scored whole (implicit, so that callers pass their vectors as they are).
+  PerplexitySequences(std::span<const std::vector<int>> sequences);
+  PerplexitySequences(const std::vector<std::vector<int>>& sequences)
+      : PerplexitySequences(std::span<const std::vector<int>>(sequences)) {}
+  // A plain text: its tokens cut into non-overlapping windows of `context` tokens, each led by bos (so context
+  // tokens of the text are targets in every window).
+  static PerplexitySequences text_windows(std::span<const int> text_tokens, int bos_id, int context);
+  // Documents, each bos + text + eos (every token after bos a target, as MiniMind's pretraining loss); one longer
+  // than context + 1 tokens is cut into pieces of at most context + 1, each scored on its own.
+  static PerplexitySequences document_pieces(std::span<const std::vector<int>> documents, int context);
+
+  std::size_t size() const { return size_; }
+  std::size_t longest() const { return longest_; }
+  std::size_t shortest() const { return shortest_; }
+  std::vector<int> at(std::size_t index) const;
+
+ private:
+  PerplexitySequences() = default;
+  // A run of tokens cut into pieces of `width`, each led by `lead` when it is not −1.
+  struct Run {
+    std::span<const int> tokens;
+    std::size_t width = 0;
+    int lead = -1;
+    std::size_t first = 0;  // index of its first piece among all sequences
+  };
+  void add(std::span<const int> tokens, std::size_t width, int lead, std::size_t pieces);
+
+  std::vector<Run> runs_;
+  std::size_t size_ = 0;
+  std::size_t longest_ = 0;
+  std::size_t shortest_ = SIZE_MAX;
+};
+
+// PerplexitySequences::document_pieces and text_windows built out, for callers that keep a few hundred sequences.
 std::vector<std::vector<int>> perplexity_sequences_of_documents(std::span<const std::vector<int>> documents,
                                                                 int context);
-// A plain text: its tokens cut into non-overlapping windows of `context` tokens, each led by bos (so context tokens
-// of the text are targets in every window).
 std::vector<std::vector<int>> perplexity_sequences_of_text(std::span<const int> text_tokens, int bos_id, int context);
 
 struct PerplexityResult {
@@ -46,7 +83,7 @@ using PerplexityProgress = std::function<void(int64_t done, int64_t total)>;
 // if given, must have the same vocabulary; it always caches K and V in f32, the model in `kv_dtype`. Throws
 // minigen::Error for a sequence the model cannot take.
 PerplexityResult score_perplexity(Transformer& transformer, Transformer* reference,
-                                  std::span<const std::vector<int>> sequences, const PerplexityProgress& progress = {},
+                                  const PerplexitySequences& sequences, const PerplexityProgress& progress = {},
                                   KvDType kv_dtype = KvDType::kF32);
 
 // One model setting to score: its weights (the Transformer) and its cache's type.
@@ -59,8 +96,7 @@ struct PerplexityVariant {
 // shared, and a variant that is the reference itself (same Transformer, f32 cache) reuses them instead of running
 // the same forward again. Each result equals what score_perplexity gives for that variant alone.
 std::vector<PerplexityResult> score_perplexity_variants(std::span<const PerplexityVariant> variants,
-                                                        Transformer* reference,
-                                                        std::span<const std::vector<int>> sequences,
+                                                        Transformer* reference, const PerplexitySequences& sequences,
                                                         const PerplexityProgress& progress = {});
 
 }  // namespace minigen

@@ -12,6 +12,7 @@
 #include "cache/kv_cache.h"
 #include "cli/run_binary_test_util.h"
 #include "core/error.h"
+#include "core/memory_limit_test_util.h"
 #include "model/test_models.h"
 
 namespace minigen {
@@ -35,6 +36,46 @@ TEST(PerplexitySequences, TextIsCutIntoWindowsEachAfterBos) {
   ASSERT_EQ(sequences.size(), 3u);
   EXPECT_EQ(sequences[0], (std::vector<int>{1, 5, 6}));
   EXPECT_EQ(sequences[2], (std::vector<int>{1, 9}));
+}
+
+// The windows are described, not built: 20 M tokens at --ctx 1 are 20 M sequences, which as vectors took over a GB
+// (21 M two-token windows of a 50 MB text: 1.48 GB). Described, they take a few bytes, inside a 16 MB limit.
+TEST(PerplexitySequences, TwentyMillionWindowsAreDescribedInConstantMemory) {
+  const std::vector<int> text(20'000'000, 7);
+  const testing::LimitedRun run = testing::run_with_memory_limit(uint64_t{16} << 20, [&] {
+    const PerplexitySequences windows = PerplexitySequences::text_windows(text, 1, 1);
+    if (windows.at(19'999'999) != std::vector<int>{1, 7}) throw Error("wrong last window");
+    throw Error(std::to_string(windows.size()) + " windows of at most " + std::to_string(windows.longest()));
+  });
+  if (!testing::kAddressSpaceLimitWorks) GTEST_SKIP() << "no address-space limit under AddressSanitizer";
+  EXPECT_EQ(run.outcome, testing::LimitedRun::Outcome::kError);
+  EXPECT_EQ(run.message, "20000000 windows of at most 2");
+}
+
+// Scoring windows made one batch at a time gives the very bits of scoring them built up front, at any context.
+TEST(Perplexity, StreamedWindowsScoreBitIdenticallyToBuiltOnes) {
+  const auto model = testing::random_test_model("tiny", 5);
+  ThreadPool pool(2);
+  Transformer transformer(*model, pool);
+  Transformer reference(*model, pool);
+  const std::vector<int> text = testing::test_prompt(61, 4);
+  for (const int context : {1, 2, 7, 61, 100}) {
+    std::vector<std::vector<int>> built;  // the windows as the command used to build them
+    for (std::size_t start = 0; start < text.size(); start += context) {
+      std::vector<int> window{1};
+      window.insert(window.end(), text.begin() + start,
+                    text.begin() + std::min(text.size(), start + static_cast<std::size_t>(context)));
+      built.push_back(window);
+    }
+    const PerplexityResult streamed =
+        score_perplexity(transformer, &reference, PerplexitySequences::text_windows(text, 1, context));
+    const PerplexityResult whole = score_perplexity(transformer, &reference, built);
+    EXPECT_EQ(streamed.sequences, static_cast<int64_t>(built.size())) << context;
+    EXPECT_EQ(streamed.targets, 61) << context;
+    EXPECT_EQ(std::memcmp(&streamed.loss_sum, &whole.loss_sum, sizeof(double)), 0) << context;
+    EXPECT_EQ(std::memcmp(&streamed.kl_sum, &whole.kl_sum, sizeof(double)), 0) << context;
+    EXPECT_EQ(streamed.top1_agreements, whole.top1_agreements) << context;
+  }
 }
 
 // The loss of each target computed by hand from one forward pass per sequence: the batched scorer (several

@@ -115,16 +115,14 @@ std::string gnuplot_script(const PlotSpec& spec, const fs::path& svg_path) {
   return script.str();
 }
 
-void render_svg(const fs::path& gnuplot, const PlotSpec& spec, const fs::path& out_directory) {
-  const fs::path final_path = out_directory / spec.file_name;
-  const fs::path partial_path = out_directory / (spec.file_name + ".partial");
+void render_svg(const fs::path& gnuplot, const PlotSpec& spec, const fs::path& svg_path) {
   const fs::path work_base =
       fs::temp_directory_path() / ("minigen-lab-" + std::to_string(::getpid()) + "-" + spec.file_name);
   const fs::path script_path = work_base.string() + ".gp";
   const fs::path stderr_path = work_base.string() + ".stderr";
   {
     std::ofstream script(script_path, std::ios::binary);
-    script << gnuplot_script(spec, partial_path);
+    script << gnuplot_script(spec, svg_path);
     if (!script) throw Error("cannot write the gnuplot script " + script_path.string());
   }
   const int status = run_gnuplot(gnuplot, script_path, stderr_path);
@@ -132,12 +130,11 @@ void render_svg(const fs::path& gnuplot, const PlotSpec& spec, const fs::path& o
   std::error_code ignored;
   fs::remove(script_path, ignored);
   fs::remove(stderr_path, ignored);
-  if (status != 0 || !fs::exists(partial_path) || fs::file_size(partial_path) == 0) {
-    fs::remove(partial_path, ignored);
+  if (status != 0 || !fs::exists(svg_path, ignored) || fs::file_size(svg_path, ignored) == 0) {
+    fs::remove(svg_path, ignored);
     throw Error("gnuplot failed to draw " + spec.file_name + " (exit status " + std::to_string(status) +
                 "): " + messages);
   }
-  fs::rename(partial_path, final_path);
 }
 
 }  // namespace minigen::lab

@@ -36,8 +36,8 @@ std::filesystem::path find_gnuplot();
 // The gnuplot script that draws `spec` into `svg_path` (data inline as here-documents).
 std::string gnuplot_script(const PlotSpec& spec, const std::filesystem::path& svg_path);
 
-// Draws `spec` into out_directory / spec.file_name: gnuplot writes a temporary name that is renamed when gnuplot
-// succeeded. Throws minigen::Error with gnuplot's own message when it fails.
-void render_svg(const std::filesystem::path& gnuplot, const PlotSpec& spec, const std::filesystem::path& out_directory);
+// Draws `spec` into `svg_path` (the lab's OutputDirectory gives a temporary name, renamed with the report). Throws
+// minigen::Error with gnuplot's own message when it fails, leaving no file at `svg_path`.
+void render_svg(const std::filesystem::path& gnuplot, const PlotSpec& spec, const std::filesystem::path& svg_path);
 
 }  // namespace minigen::lab

@@ -9,7 +9,7 @@
 #include <variant>
 #include <vector>
 
-#include "core/file_io.h"  // write_file_atomically, with which the runner writes the report
+#include "core/file_io.h"  // OutputDirectory, with which the runner writes the report
 #include "lab/gnuplot_plot.h"
 
 namespace minigen::lab {

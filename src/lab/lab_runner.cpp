@@ -16,20 +16,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-void check_output_path(const fs::path& out_dir) {
-  if (out_dir.empty()) throw Error("--out: give a directory for the report");
-  std::error_code error;
-  if (fs::exists(out_dir, error) && !fs::is_directory(out_dir, error)) {
-    throw Error("--out: " + out_dir.string() + " exists and is not a directory");
-  }
-}
-
-void create_output_directory(const fs::path& out_dir) {
-  std::error_code error;
-  fs::create_directories(out_dir, error);
-  if (error) throw Error("--out: cannot create " + out_dir.string() + ": " + error.message());
-}
-
 std::string model_text(const LoadedModel& loaded) {
   const ModelConfig& c = loaded.model->config;
   std::string text = "`" + loaded.path.string() + "` (" + loaded.format + ", " + dtype_name(loaded.stored_dtype) +
@@ -112,9 +98,10 @@ LabOutcome run_lab(const LabOptions& options, std::ostream& progress) {
   const auto start = std::chrono::steady_clock::now();
   // Everything that can be wrong with the input is found before the output directory is touched.
   const fs::path gnuplot = find_gnuplot();
-  check_output_path(options.out_dir);
+  check_output_directory(options.out_dir, "--out");
   LabContext lab(options, progress);
-  create_output_directory(options.out_dir);
+  // Made once the models loaded; every file is renamed into it only when all are drawn and written.
+  OutputDirectory out(options.out_dir, "--out");
   lab.progress(std::string("loaded the models; the ") + (options.quick ? "quick" : "full") + " lab should take about " +
                duration_text(lab.estimate().estimated_seconds) +
                (lab.scale().cuts.empty() ? std::string()
@@ -182,7 +169,7 @@ LabOutcome run_lab(const LabOptions& options, std::ostream& progress) {
   for (const ReportSection& section : report.sections) {
     for (const ReportBlock& block : section.blocks) {
       if (const auto* plot = std::get_if<ReportPlot>(&block)) {
-        render_svg(gnuplot, plot->spec, options.out_dir);
+        out.write_with(plot->spec.file_name, [&](const fs::path& svg) { render_svg(gnuplot, plot->spec, svg); });
         outcome.plots.push_back(options.out_dir / plot->spec.file_name);
       }
     }
@@ -190,8 +177,9 @@ LabOutcome run_lab(const LabOptions& options, std::ostream& progress) {
   // report.md last: once it exists, everything it shows exists too.
   outcome.report_json = options.out_dir / "report.json";
   outcome.report_markdown = options.out_dir / "report.md";
-  write_file_atomically(outcome.report_json, to_json_text(report_json(report), 1) + "\n");
-  write_file_atomically(outcome.report_markdown, render_markdown(report));
+  out.write("report.json", to_json_text(report_json(report), 1) + "\n");
+  out.write("report.md", render_markdown(report));
+  out.commit();
   for (std::size_t i = 0; i < report.sections.size(); ++i) {
     for (const std::string& line : report.sections[i].summary) {
       outcome.summary.push_back(std::to_string(i + 1) + ". " + line);

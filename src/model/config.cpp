@@ -4,6 +4,7 @@
 #include <charconv>
 #include <climits>
 #include <cmath>
+#include <cstdio>
 #include <initializer_list>
 #include <nlohmann/json.hpp>
 #include <numbers>
@@ -11,6 +12,15 @@
 #include "core/error.h"
 
 namespace minigen {
+
+std::string number_text(double value) {
+  char buffer[32];
+  std::snprintf(buffer, sizeof(buffer), "%g", value);
+  return buffer;
+}
+
+std::string NumberRange::text() const { return "(" + number_text(above) + ", " + number_text(at_most) + "]"; }
+
 namespace {
 
 using nlohmann::json;
@@ -265,6 +275,12 @@ double shortest_double(float value) {
   return shortest;
 }
 
+void check_number(const char* field, double value, const NumberRange& range) {
+  if (!range.contains(value)) {
+    throw Error("model config: " + std::string(field) + " = " + number_text(value) + " is outside " + range.text());
+  }
+}
+
 void check_range(const char* field, long long value, long long minimum, long long maximum) {
   if (value < minimum || value > maximum) {
     throw Error("model config: " + std::string(field) + " = " + std::to_string(value) + " is outside [" +
@@ -318,12 +334,15 @@ void ModelConfig::validate() const {
   // Rotate-half RoPE pairs element i with i + head_dim/2.
   if (head_dim % 2 != 0) throw Error("model config: head_dim " + std::to_string(head_dim) + " is odd");
   // q_width may differ from hidden_size (Qwen3 allows an explicit head_dim: Wo maps q_width back to hidden).
-  if (!(rms_norm_eps > 0.0f) || !std::isfinite(rms_norm_eps)) throw Error("model config: rms_norm_eps must be > 0");
-  if (!(rope_theta > 0.0) || !std::isfinite(rope_theta)) throw Error("model config: rope_theta must be > 0");
+  check_number("rms_norm_eps", rms_norm_eps, kRmsNormEpsRange);
+  check_number("rope_theta", rope_theta, kRopeThetaRange);
   if (rope_scaling) {
-    if (!(rope_scaling->factor > 0.0)) throw Error("model config: rope_scaling factor must be > 0");
+    check_number("rope_scaling factor", rope_scaling->factor, kRopeScalingFactorRange);
     check_range("rope_scaling original_max_position_embeddings", rope_scaling->original_max_position_embeddings, 1,
                 INT_MAX);
+    check_number("rope_scaling beta_fast", rope_scaling->beta_fast, kYarnBetaRange);
+    check_number("rope_scaling beta_slow", rope_scaling->beta_slow, kYarnBetaRange);
+    check_number("rope_scaling attention_factor", rope_scaling->attention_factor, kAttentionFactorRange);
   }
   if (use_moe) {
     check_range("num_experts", num_experts, 1, kMaxExperts);

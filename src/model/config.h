@@ -11,6 +11,27 @@
 
 namespace minigen {
 
+// The range (above, at_most] a floating-point hyper-parameter must lie in (NaN lies in none). validate() checks each;
+// the GGUF loader checks its own key against the same range, so that its message names the key. Out of range, the
+// value loads but turns the first forward pass into NaN (YaRN takes log(beta) and divides by log(theta); q and k
+// are scaled by the attention factor squared), so it is refused at load.
+struct NumberRange {
+  double above;
+  double at_most;
+  bool contains(double value) const { return value > above && value <= at_most; }
+  std::string text() const;  // "(0, 1]"
+};
+inline constexpr double kLargestFloat = 3.4028234663852886e38;  // FLT_MAX: RoPE computes in float
+inline constexpr NumberRange kRmsNormEpsRange{0, 1};
+inline constexpr NumberRange kRopeThetaRange{1, kLargestFloat};
+inline constexpr NumberRange kRopeScalingFactorRange{0, kLargestFloat};
+inline constexpr NumberRange kYarnBetaRange{0, kLargestFloat};
+// Real models use about 1 (HF's default 0.1·ln(factor) + 1 is 2.4 for a factor of a million).
+inline constexpr NumberRange kAttentionFactorRange{0, 10};
+
+// "nan", "1e-06", "inf": how messages show a hyper-parameter.
+std::string number_text(double value);
+
 // YaRN rope scaling as minimind-3 configures it (off unless the config asks for it).
 struct RopeScaling {
   double factor = 16.0;

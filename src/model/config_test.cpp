@@ -219,6 +219,16 @@ TEST(ConfigTest, RejectsBadFields) {
       {"hidden_act", "gelu", "field 'hidden_act'"},
       {"rope_scaling", {{"type", "linear"}, {"factor", 2.0}}, "only yarn is supported"},
       {"rope_scaling", {{"type", "yarn"}, {"factor", -2.0}}, "field 'factor' must be a positive number"},
+      // Positive and finite, but each would make the first forward pass NaN: refused at load, named.
+      {"rms_norm_eps", 2.0, "model config: rms_norm_eps = 2 is outside (0, 1]"},
+      {"rope_theta", 1.0, "model config: rope_theta = 1 is outside (1, 3.40282e+38]"},
+      {"rope_theta", 1e39, "model config: rope_theta = 1e+39 is outside (1, 3.40282e+38]"},
+      {"rope_scaling",
+       {{"type", "yarn"}, {"factor", 4.0}, {"attention_factor", 1e6}},
+       "model config: rope_scaling attention_factor = 1e+06 is outside (0, 10]"},
+      {"rope_scaling",
+       {{"type", "yarn"}, {"factor", 4.0}, {"beta_fast", 1e300}},
+       "model config: rope_scaling beta_fast = 1e+300 is outside (0, 3.40282e+38]"},
       {"eos_token_id", 7000, "eos_token_id = 7000 is outside [0, 6399]"},
       {"max_position_embeddings", -1, "field 'max_position_embeddings'"},
   };

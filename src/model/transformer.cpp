@@ -70,6 +70,14 @@ void Transformer::rmsnorm_tokens(float* out, const float* in, const std::vector<
   });
 }
 
+void check_fits_context(const ModelConfig& config, int past_tokens, std::size_t new_tokens) {
+  const uint64_t end_position = static_cast<uint64_t>(past_tokens) + new_tokens;
+  if (end_position > static_cast<uint64_t>(config.max_position_embeddings)) {
+    throw Error("the sequence would reach " + std::to_string(end_position) + " tokens, beyond the model's context of " +
+                std::to_string(config.max_position_embeddings));
+  }
+}
+
 void Transformer::lay_out_tokens(std::span<const ForwardRow> rows) {
   const ModelConfig& config = model_.config;
   token_row_.clear();
@@ -81,11 +89,7 @@ void Transformer::lay_out_tokens(std::span<const ForwardRow> rows) {
     if (row.tokens.empty()) throw Error("forward: row " + std::to_string(r) + " feeds no tokens");
     if (!caches_seen.insert(row.cache).second) throw Error("forward: two rows share one KV cache");
     const int first_position = row.cache->length();
-    const int64_t end_position = static_cast<int64_t>(first_position) + static_cast<int64_t>(row.tokens.size());
-    if (end_position > config.max_position_embeddings) {
-      throw Error("the sequence would reach " + std::to_string(end_position) +
-                  " tokens, beyond the model's context of " + std::to_string(config.max_position_embeddings));
-    }
+    check_fits_context(config, first_position, row.tokens.size());
     for (std::size_t i = 0; i < row.tokens.size(); ++i) {
       const int token = row.tokens[i];
       if (token < 0 || token >= config.vocab_size) {

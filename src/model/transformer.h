@@ -26,6 +26,10 @@ struct ForwardRow {
   bool all_logits = false;      // logits for every fed position (tests, the oracle) or only for the last one
 };
 
+// Throws the minigen::Error forward() gives when `new_tokens` fed after `past_tokens` would pass the model's
+// context, for callers that allocate for the tokens before feeding them.
+void check_fits_context(const ModelConfig& config, int past_tokens, std::size_t new_tokens);
+
 class Transformer {
  public:
   // Packs the model's matrices for the kernels (fp32: exact; bf16: half the bytes, fp32 accumulation).

@@ -2,11 +2,17 @@
 
 #include <algorithm>
 #include <cmath>
+#include <random>
 #include <string>
 
 #include "sampling/shortest_decimal.h"
 
 namespace minigen {
+
+uint64_t draw_random_seed() {
+  std::random_device entropy;
+  return (static_cast<uint64_t>(entropy()) << 32) ^ entropy();  // random_device gives 32 bits at a time
+}
 
 std::string_view sampling_param_name(SamplingParam param) {
   switch (param) {

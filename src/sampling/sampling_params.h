@@ -28,6 +28,14 @@ struct LogitBias {
   float bias = 0.0f;
 };
 
+// llama.cpp's LLAMA_DEFAULT_SEED: a seed of −1 asks for a random one. Each frontend takes it where seeds are given
+// (the API's "seed", --seed, Python's seed=), draws the seed once per run and reports the one it used (the response's
+// "seed", --json's settings.seed and a stderr line, the summary's settings.seed), so that the run can be repeated.
+// Any other negative seed is an error.
+inline constexpr int64_t kRandomSeed = -1;
+// 64 bits from the system's entropy source (std::random_device).
+uint64_t draw_random_seed();
+
 struct SamplingParams {
   float temperature = 0.85f;
   int top_k = 50;                   // 0 turns top-k off

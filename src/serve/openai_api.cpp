@@ -130,13 +130,25 @@ std::vector<LogitBias> logit_bias_field(const json& body, const Tokenizer& token
 }
 
 // What every response and chunk carries around its choices.
-json envelope(const ResponseIdentity& identity, const char* object, json choices) {
+// "seed": the one the request's draws used — the request's own, or the one drawn for −1 — so that a random run can
+// be repeated.
+json envelope(const ApiRequest& request, const ResponseIdentity& identity, const char* object, json choices) {
   return {{"id", identity.id},
           {"object", object},
           {"created", unix_seconds()},
           {"model", identity.model},
           {"system_fingerprint", identity.system_fingerprint},
+          {"seed", request.job.settings.sampling.seed},
           {"choices", std::move(choices)}};
+}
+
+// Any integer in [0, 2^64 − 1] (nlohmann reads those above 2^63 − 1 as unsigned), or −1 for a random seed; absent: 0.
+uint64_t seed_field(const json& body) {
+  const json* seed = field(body, "seed");
+  if (seed == nullptr) return 0;
+  if (seed->is_number_unsigned()) return seed->get<uint64_t>();
+  if (seed->is_number_integer() && seed->get<int64_t>() == kRandomSeed) return draw_random_seed();
+  throw ApiError(400, "'seed' must be an integer in [0, 18446744073709551615], or -1 for a random seed", "seed");
 }
 
 // One streamed token's logprobs entry, or null when they were not asked for or the token is the ending eos.
@@ -226,9 +238,7 @@ ApiRequest parse_api_request(Endpoint endpoint, const std::string& body_text, co
   settings.sampling.presence_penalty = static_cast<float>(
       number_field(body, "presence_penalty", defaults.presence_penalty, -kMaxOpenAiPenalty, kMaxOpenAiPenalty));
   settings.sampling.logit_bias = logit_bias_field(body, tokenizer);
-  const json* seed = field(body, "seed");
-  if (seed != nullptr && !seed->is_number_integer()) throw ApiError(400, "'seed' must be an integer", "seed");
-  settings.sampling.seed = seed != nullptr ? static_cast<uint64_t>(seed->get<int64_t>()) : 0;
+  settings.sampling.seed = seed_field(body);
   settings.use_cache = bool_field(body, "use_cache", true);
   settings.ignore_eos = bool_field(body, "ignore_eos", false);
   job.choices = integer_field(body, "n", 1, 1, 16);
@@ -318,7 +328,7 @@ json completion_response(const ApiRequest& request, const ResponseIdentity& iden
     completion_tokens += static_cast<int>(result.tokens.size());
     out_choices.push_back(choice);
   }
-  json response = envelope(identity, chat ? "chat.completion" : "text_completion", std::move(out_choices));
+  json response = envelope(request, identity, chat ? "chat.completion" : "text_completion", std::move(out_choices));
   response["usage"] = usage(prompt_tokens, completion_tokens);
   return response;
 }
@@ -358,7 +368,7 @@ json chat_stream_chunk(const ApiRequest& request, const ResponseIdentity& identi
   }
   json choice = {{"index", event.choice}, {"delta", std::move(delta)}, {"finish_reason", std::move(finish_reason)}};
   choice["logprobs"] = token_logprobs(request, event, tokenizer);
-  return envelope(identity, "chat.completion.chunk", json::array({std::move(choice)}));
+  return envelope(request, identity, "chat.completion.chunk", json::array({std::move(choice)}));
 }
 
 json stream_chunk(const ApiRequest& request, const ResponseIdentity& identity, const JobEvent& event,
@@ -371,14 +381,15 @@ json stream_chunk(const ApiRequest& request, const ResponseIdentity& identity, c
     choice["text"] = event.text;
   }
   choice["logprobs"] = token_logprobs(request, event, tokenizer);
-  return envelope(identity, chat ? "chat.completion.chunk" : "text_completion", json::array({std::move(choice)}));
+  return envelope(request, identity, chat ? "chat.completion.chunk" : "text_completion",
+                  json::array({std::move(choice)}));
 }
 
 json usage_chunk(const ApiRequest& request, const ResponseIdentity& identity, int prompt_tokens,
                  int completion_tokens) {
-  json chunk =
-      envelope(identity, request.endpoint == Endpoint::kChatCompletions ? "chat.completion.chunk" : "text_completion",
-               json::array());
+  json chunk = envelope(request, identity,
+                        request.endpoint == Endpoint::kChatCompletions ? "chat.completion.chunk" : "text_completion",
+                        json::array());
   chunk["usage"] = usage(prompt_tokens, completion_tokens);
   return chunk;
 }

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -142,6 +143,43 @@ TEST(OpenAiFields, IncludeUsageSendsOneLastChunkAndEveryResponseHasAFingerprint)
                           {{"prompt", kPrompt}, {"max_tokens", 3}, {"ignore_eos", true}, {"stream", true}})
                 .size(),
             3u);
+}
+
+// "seed": -1 asks for a random seed (llama.cpp's LLAMA_DEFAULT_SEED): each request draws its own, the response
+// names it, and sending that seed again gives the same answer. Other negative seeds are a 400 naming "seed" (they
+// used to wrap silently to 2^64 − 1 …).
+TEST(OpenAiFields, SeedMinusOneIsRandomAndReportedOtherNegativeSeedsAre400) {
+  LiveServer server;
+  const json sampled = {{"prompt", kPrompt}, {"max_tokens", 12}, {"temperature", 1.0}, {"ignore_eos", true}};
+  json random = sampled;
+  random["seed"] = -1;
+  const json first = post(server, "/v1/completions", random, 200);
+  const json second = post(server, "/v1/completions", random, 200);
+  ASSERT_TRUE(first["seed"].is_number_unsigned()) << first.dump();
+  EXPECT_NE(first["seed"], second["seed"]);
+  json repeated = sampled;
+  repeated["seed"] = first["seed"];
+  const json again = post(server, "/v1/completions", repeated, 200);
+  EXPECT_EQ(again["seed"], first["seed"]);
+  EXPECT_EQ(again["choices"][0]["text"], first["choices"][0]["text"]);
+
+  json largest = sampled;
+  largest["seed"] = 18446744073709551615ULL;
+  EXPECT_EQ(post(server, "/v1/completions", largest, 200)["seed"], 18446744073709551615ULL);
+  json none = sampled;
+  EXPECT_EQ(post(server, "/v1/completions", none, 200)["seed"], 0);
+  largest["stream"] = true;
+  for (const json& chunk : stream_chunks(server, "/v1/completions", largest)) {
+    EXPECT_EQ(chunk["seed"], 18446744073709551615ULL);
+  }
+
+  for (const json& bad : {json(-2), json(INT64_MIN), json(1.5), json("7"), json(true)}) {
+    json body = sampled;
+    body["seed"] = bad;
+    const json error = post(server, "/v1/completions", body, 400)["error"];
+    EXPECT_EQ(error["param"], "seed") << bad.dump();
+    EXPECT_EQ(error["message"], "'seed' must be an integer in [0, 18446744073709551615], or -1 for a random seed");
+  }
 }
 
 }  // namespace

@@ -126,11 +126,10 @@ void write_tokenizer_files(const TrainedBpe& trained, const std::filesystem::pat
   // Render both before writing either, so a bad vocabulary leaves the directory untouched.
   const std::string tokenizer_json = tokenizer_json_text(trained);
   const std::string config_json = tokenizer_config_json_text();
-  std::error_code error;
-  std::filesystem::create_directories(directory, error);
-  if (error) throw Error("cannot create directory " + directory.string() + ": " + error.message());
-  write_file_atomically(directory / "tokenizer.json", tokenizer_json);
-  write_file_atomically(directory / "tokenizer_config.json", config_json);
+  OutputDirectory out(directory, "--out");
+  out.write("tokenizer.json", tokenizer_json);
+  out.write("tokenizer_config.json", config_json);
+  out.commit();
 }
 
 }  // namespace minigen

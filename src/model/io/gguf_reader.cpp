@@ -42,6 +42,14 @@ class Cursor {
     return text;
   }
 
+  // The next `size` bytes, inside the input.
+  std::span<const std::byte> bytes(uint64_t size, const std::string& what) {
+    need(size, what.c_str());
+    const std::span<const std::byte> out = bytes_.subspan(position_, size);
+    position_ += size;
+    return out;
+  }
+
   // A count of items that each take at least `min_item_bytes`: a count the remaining bytes cannot hold is a lie,
   // refused before anything is allocated for it.
   uint64_t count(const std::string& what, uint64_t min_item_bytes) {
@@ -67,78 +75,27 @@ class Cursor {
 
 bool known_value_type(uint32_t type) { return type <= static_cast<uint32_t>(GgufValueType::kFloat64); }
 
-// Bytes the smallest element of `type` takes (a string: its length field).
-uint64_t min_element_bytes(GgufValueType type) {
-  switch (type) {
-    case GgufValueType::kUint8:
-    case GgufValueType::kInt8:
-    case GgufValueType::kBool:
-      return 1;
-    case GgufValueType::kUint16:
-    case GgufValueType::kInt16:
-      return 2;
-    case GgufValueType::kUint32:
-    case GgufValueType::kInt32:
-    case GgufValueType::kFloat32:
-      return 4;
-    case GgufValueType::kString:
-    case GgufValueType::kArray:
-    case GgufValueType::kUint64:
-    case GgufValueType::kInt64:
-    case GgufValueType::kFloat64:
-      return 8;
+// Appends `count` elements of `type` to `value`: numbers as their bytes (each checked where a bit pattern is not a
+// value minigen holds), strings one by one.
+void read_elements(Cursor& cursor, GgufValueType type, uint64_t count, GgufValue& value, const std::string& where) {
+  if (type == GgufValueType::kArray) cursor.fail(where + ": arrays of arrays are not supported");
+  if (type == GgufValueType::kString) {
+    value.strings.reserve(count);
+    for (uint64_t i = 0; i < count; ++i) value.strings.push_back(cursor.string(where));
+    return;
   }
-  return 8;
-}
-
-void read_element(Cursor& cursor, GgufValueType type, GgufValue& value, const std::string& where) {
-  switch (type) {
-    case GgufValueType::kUint8:
-      value.integers.push_back(cursor.read<uint8_t>(where.c_str()));
-      return;
-    case GgufValueType::kInt8:
-      value.integers.push_back(cursor.read<int8_t>(where.c_str()));
-      return;
-    case GgufValueType::kUint16:
-      value.integers.push_back(cursor.read<uint16_t>(where.c_str()));
-      return;
-    case GgufValueType::kInt16:
-      value.integers.push_back(cursor.read<int16_t>(where.c_str()));
-      return;
-    case GgufValueType::kUint32:
-      value.integers.push_back(cursor.read<uint32_t>(where.c_str()));
-      return;
-    case GgufValueType::kInt32:
-      value.integers.push_back(cursor.read<int32_t>(where.c_str()));
-      return;
-    case GgufValueType::kInt64:
-      value.integers.push_back(cursor.read<int64_t>(where.c_str()));
-      return;
-    case GgufValueType::kUint64: {
-      const uint64_t raw = cursor.read<uint64_t>(where.c_str());
-      // Held as int64: no count or id minigen reads comes near 2^63.
-      if (raw > static_cast<uint64_t>(INT64_MAX))
-        cursor.fail(where + ": uint64 value " + std::to_string(raw) + " is too large");
-      value.integers.push_back(static_cast<int64_t>(raw));
-      return;
+  const std::size_t first = value.numbers.size();
+  const std::span<const std::byte> bytes = cursor.bytes(count * gguf_number_bytes(type), where);
+  value.numbers.append(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+  for (uint64_t i = first / gguf_number_bytes(type); i < value.size(); ++i) {
+    const int64_t element = value.integer(i);
+    // Held as int64: no count or id minigen reads comes near 2^63.
+    if (type == GgufValueType::kUint64 && element < 0) {
+      cursor.fail(where + ": uint64 value " + std::to_string(static_cast<uint64_t>(element)) + " is too large");
     }
-    case GgufValueType::kBool: {
-      const uint8_t raw = cursor.read<uint8_t>(where.c_str());
-      if (raw > 1) cursor.fail(where + ": bool value " + std::to_string(raw) + " is neither 0 nor 1");
-      value.integers.push_back(raw);
-      return;
+    if (type == GgufValueType::kBool && element > 1) {
+      cursor.fail(where + ": bool value " + std::to_string(element) + " is neither 0 nor 1");
     }
-    case GgufValueType::kFloat32:
-      value.floats.push_back(cursor.read<float>(where.c_str()));
-      return;
-    case GgufValueType::kFloat64:
-      value.floats.push_back(cursor.read<double>(where.c_str()));
-      return;
-    case GgufValueType::kString:
-      value.strings.push_back(cursor.string(where));
-      return;
-    case GgufValueType::kArray:
-      cursor.fail(where + ": arrays of arrays are not supported");
   }
 }
 
@@ -149,7 +106,7 @@ GgufValue read_value(Cursor& cursor, const std::string& key) {
   GgufValue value;
   value.type = static_cast<GgufValueType>(type);
   if (!value.is_array()) {
-    read_element(cursor, value.type, value, where);
+    read_elements(cursor, value.type, 1, value, where);
     return value;
   }
   const uint32_t element = cursor.read<uint32_t>(where.c_str());
@@ -157,8 +114,10 @@ GgufValue read_value(Cursor& cursor, const std::string& key) {
     cursor.fail(where + " is an array of the unknown value type " + std::to_string(element));
   value.element_type = static_cast<GgufValueType>(element);
   if (value.element_type == GgufValueType::kArray) cursor.fail(where + ": arrays of arrays are not supported");
-  const uint64_t count = cursor.count(where + "'s element count", min_element_bytes(value.element_type));
-  for (uint64_t i = 0; i < count; ++i) read_element(cursor, value.element_type, value, where);
+  // A string takes at least its 8-byte length, a number its own width.
+  const uint64_t min_bytes = value.element_type == GgufValueType::kString ? 8 : gguf_number_bytes(value.element_type);
+  const uint64_t count = cursor.count(where + "'s element count", min_bytes);
+  read_elements(cursor, value.element_type, count, value, where);
   return value;
 }
 
@@ -166,7 +125,7 @@ uint32_t read_alignment(const GgufMetadata& metadata, Cursor& cursor) {
   for (const auto& [key, value] : metadata) {
     if (key != "general.alignment") continue;
     if (value.type != GgufValueType::kUint32) cursor.fail("metadata 'general.alignment' must be a uint32");
-    const int64_t alignment = value.integers.front();
+    const int64_t alignment = value.integer(0);
     // ggml rounds offsets up with a mask, which needs a power of two.
     if (alignment == 0 || (alignment & (alignment - 1)) != 0 || alignment > kMaxAlignment) {
       cursor.fail("metadata 'general.alignment' is " + std::to_string(alignment) +

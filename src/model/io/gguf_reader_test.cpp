@@ -5,6 +5,7 @@
 #include <functional>
 
 #include "core/error.h"
+#include "core/memory_limit_test_util.h"
 #include "model/io/gguf_test_builder.h"
 #include "model/io/gguf_writer.h"
 
@@ -98,13 +99,36 @@ TEST(GgufReader, WhatTheWriterWritesReadsBack) {
   const std::string bytes =
       gguf_bytes(metadata, {tensor, GgufTensorToWrite{"u", {5}, GgufTensorType::kF32, std::string(20, '\x02')}});
   const GgufFile file = read_gguf(as_bytes(bytes), "written.gguf");
-  EXPECT_EQ(file.find("x.ids")->integers, (std::vector<int64_t>{-1, 5, 7}));
-  EXPECT_EQ(file.find("x.eps")->floats.at(0), static_cast<double>(1e-5f));
-  EXPECT_EQ(file.find("x.flag")->integers.at(0), 1);
+  const GgufValue& ids = *file.find("x.ids");
+  ASSERT_EQ(ids.size(), 3u);
+  EXPECT_EQ(ids.integer(0), -1);
+  EXPECT_EQ(ids.integer(2), 7);
+  EXPECT_EQ(file.find("x.eps")->number(0), static_cast<double>(1e-5f));
+  EXPECT_EQ(file.find("x.flag")->integer(0), 1);
   ASSERT_EQ(file.tensors.size(), 2u);
   EXPECT_EQ(file.tensors[1].offset, 32u);  // 24 bytes padded to the default alignment
   EXPECT_EQ(std::to_integer<int>(file.tensors[1].bytes[19]), 2);
   EXPECT_THROW(gguf_bytes(metadata, {GgufTensorToWrite{"t", {4, 3}, GgufTensorType::kF32, "short"}}), Error);
+}
+
+// Numbers are held at the width the file stores them: a 20 MB u8 array takes 20 MB, where int64 elements took 14×
+// that (289 MB) once the vector had grown to hold them.
+TEST(GgufReader, AByteArrayTakesItsOwnSizeInMemory) {
+  constexpr uint64_t kCount = uint64_t{20} << 20;
+  GgufBuilder b;
+  b.bytes = "GGUF";
+  b.u32(3).u64(0).u64(1);
+  b.str("x.bytes").u32(9).u32(0).u64(kCount);
+  b.bytes.resize(b.bytes.size() + kCount, '\x07');
+  const testing::LimitedRun run = testing::run_with_memory_limit(uint64_t{64} << 20, [&] {
+    const GgufFile file = read_gguf(as_bytes(b.bytes), "bytes.gguf");
+    const GgufValue& value = *file.find("x.bytes");
+    if (value.size() != kCount || value.integer(kCount - 1) != 7) throw Error("read wrong");
+    throw Error("read " + std::to_string(value.numbers.size()) + " bytes");
+  });
+  if (!testing::kAddressSpaceLimitWorks) GTEST_SKIP() << "no address-space limit under AddressSanitizer";
+  EXPECT_EQ(run.outcome, testing::LimitedRun::Outcome::kError);
+  EXPECT_EQ(run.message, "read 20971520 bytes");
 }
 
 // Every lying field gives one error that names it.

@@ -34,47 +34,13 @@ class GgufBuilder {
   // A scalar or array value as the file stores it after its key.
   GgufBuilder& value(const GgufValue& value) {
     u32(static_cast<uint32_t>(value.type));
-    if (!value.is_array()) return element(value.type, value, 0);
-    u32(static_cast<uint32_t>(value.element_type));
-    const std::size_t count =
-        value.element_type == GgufValueType::kString ? value.strings.size()
-        : (value.element_type == GgufValueType::kFloat32 || value.element_type == GgufValueType::kFloat64)
-            ? value.floats.size()
-            : value.integers.size();
-    u64(count);
-    for (std::size_t i = 0; i < count; ++i) element(value.element_type, value, i);
+    if (value.is_array()) u32(static_cast<uint32_t>(value.element_type)).u64(value.size());
+    bytes += value.numbers;
+    for (const std::string& text : value.strings) str(text);
     return *this;
   }
 
   std::string bytes;
-
- private:
-  GgufBuilder& element(GgufValueType type, const GgufValue& value, std::size_t i) {
-    switch (type) {
-      case GgufValueType::kUint8:
-      case GgufValueType::kInt8:
-      case GgufValueType::kBool:
-        return put(static_cast<uint8_t>(value.integers[i]));
-      case GgufValueType::kUint16:
-      case GgufValueType::kInt16:
-        return put(static_cast<uint16_t>(value.integers[i]));
-      case GgufValueType::kUint32:
-      case GgufValueType::kInt32:
-        return put(static_cast<uint32_t>(value.integers[i]));
-      case GgufValueType::kUint64:
-      case GgufValueType::kInt64:
-        return put(static_cast<uint64_t>(value.integers[i]));
-      case GgufValueType::kFloat32:
-        return put(static_cast<float>(value.floats[i]));
-      case GgufValueType::kFloat64:
-        return put(value.floats[i]);
-      case GgufValueType::kString:
-        return str(value.strings[i]);
-      case GgufValueType::kArray:
-        break;
-    }
-    return *this;
-  }
 };
 
 // `file` written again by hand: the metadata in reverse order with general.alignment = `alignment` last, the tensor

@@ -9,7 +9,9 @@
 //   padding   to the alignment (metadata "general.alignment", uint32, default 32), then the data section
 //
 // A PyTorch matrix [rows][cols] is stored with dims {cols, rows}: the same row-major bytes, dims reversed.
+#include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <utility>
@@ -33,31 +35,120 @@ enum class GgufValueType : uint32_t {
   kFloat64 = 12,
 };
 
-// A metadata value: a scalar holds one element, an array any number, in the vector that matches its element type
-// (integers and bools in `integers`, floats in `floats`, strings in `strings`). Arrays of arrays are valid GGUF but
-// no key minigen reads uses them; the reader refuses them.
+// Bytes of one element of a number type (integers, bool, floats); 0 for strings and arrays.
+inline std::size_t gguf_number_bytes(GgufValueType type) {
+  switch (type) {
+    case GgufValueType::kUint8:
+    case GgufValueType::kInt8:
+    case GgufValueType::kBool:
+      return 1;
+    case GgufValueType::kUint16:
+    case GgufValueType::kInt16:
+      return 2;
+    case GgufValueType::kUint32:
+    case GgufValueType::kInt32:
+    case GgufValueType::kFloat32:
+      return 4;
+    case GgufValueType::kUint64:
+    case GgufValueType::kInt64:
+    case GgufValueType::kFloat64:
+      return 8;
+    case GgufValueType::kString:
+    case GgufValueType::kArray:
+      return 0;
+  }
+  return 0;
+}
+
+inline bool gguf_is_float(GgufValueType type) {
+  return type == GgufValueType::kFloat32 || type == GgufValueType::kFloat64;
+}
+
+// A metadata value: a scalar holds one element, an array any number. Numbers (integers, bools, floats) are kept as
+// the file stores them, little-endian elements of scalar_type() one after another in `numbers`: a u8 array of 20 MB
+// takes 20 MB here, where widening each element to an int64 took 8 bytes per byte of file. Strings are in `strings`.
+// Arrays of arrays are valid GGUF but no key minigen reads uses them; the reader refuses them.
 struct GgufValue {
   GgufValueType type = GgufValueType::kUint32;
   GgufValueType element_type = GgufValueType::kUint32;  // arrays only
-  std::vector<int64_t> integers;
-  std::vector<double> floats;
+  std::string numbers;
   std::vector<std::string> strings;
 
   bool is_array() const { return type == GgufValueType::kArray; }
   GgufValueType scalar_type() const { return is_array() ? element_type : type; }
-
-  static GgufValue string(std::string text) { return {GgufValueType::kString, {}, {}, {}, {std::move(text)}}; }
-  static GgufValue uint32(uint32_t value) { return {GgufValueType::kUint32, {}, {value}, {}, {}}; }
-  static GgufValue int32(int32_t value) { return {GgufValueType::kInt32, {}, {value}, {}, {}}; }
-  static GgufValue float32(float value) { return {GgufValueType::kFloat32, {}, {}, {value}, {}}; }
-  static GgufValue boolean(bool value) { return {GgufValueType::kBool, {}, {value ? 1 : 0}, {}, {}}; }
-  static GgufValue strings_array(std::vector<std::string> texts) {
-    return {GgufValueType::kArray, GgufValueType::kString, {}, {}, std::move(texts)};
+  std::size_t size() const {
+    const std::size_t width = gguf_number_bytes(scalar_type());
+    return width == 0 ? strings.size() : numbers.size() / width;
   }
-  static GgufValue int32_array(std::vector<int64_t> values) {
-    return {GgufValueType::kArray, GgufValueType::kInt32, std::move(values), {}, {}};
+  // Element `index` of an integer or bool value (a uint64 above 2^63 − 1 comes out negative; the reader refuses
+  // those), or of a float value.
+  int64_t integer(std::size_t index) const;
+  double number(std::size_t index) const;
+
+  static GgufValue string(std::string text) { return {GgufValueType::kString, {}, {}, {std::move(text)}}; }
+  static GgufValue uint32(uint32_t value) { return {GgufValueType::kUint32, {}, raw(value), {}}; }
+  static GgufValue int32(int32_t value) { return {GgufValueType::kInt32, {}, raw(value), {}}; }
+  static GgufValue float32(float value) { return {GgufValueType::kFloat32, {}, raw(value), {}}; }
+  static GgufValue boolean(bool value) { return {GgufValueType::kBool, {}, raw(uint8_t{value}), {}}; }
+  static GgufValue strings_array(std::vector<std::string> texts) {
+    return {GgufValueType::kArray, GgufValueType::kString, {}, std::move(texts)};
+  }
+  static GgufValue int32_array(const std::vector<int32_t>& values) {
+    GgufValue value{GgufValueType::kArray, GgufValueType::kInt32, {}, {}};
+    for (const int32_t element : values) value.numbers += raw(element);
+    return value;
+  }
+
+ private:
+  template <typename T>
+  static std::string raw(T value) {  // x86-64 and aarch64 are little-endian, as GGUF is
+    std::string bytes(sizeof(T), '\0');
+    std::memcpy(bytes.data(), &value, sizeof(T));
+    return bytes;
   }
 };
+
+inline int64_t GgufValue::integer(std::size_t index) const {
+  const GgufValueType element = scalar_type();
+  const char* at = numbers.data() + index * gguf_number_bytes(element);
+  auto read = [at]<typename T>(T) {
+    T value;
+    std::memcpy(&value, at, sizeof(T));
+    return static_cast<int64_t>(value);
+  };
+  switch (element) {
+    case GgufValueType::kUint8:
+    case GgufValueType::kBool:
+      return read(uint8_t{});
+    case GgufValueType::kInt8:
+      return read(int8_t{});
+    case GgufValueType::kUint16:
+      return read(uint16_t{});
+    case GgufValueType::kInt16:
+      return read(int16_t{});
+    case GgufValueType::kUint32:
+      return read(uint32_t{});
+    case GgufValueType::kInt32:
+      return read(int32_t{});
+    case GgufValueType::kUint64:
+      return read(uint64_t{});
+    case GgufValueType::kInt64:
+      return read(int64_t{});
+    default:
+      return 0;
+  }
+}
+
+inline double GgufValue::number(std::size_t index) const {
+  if (scalar_type() == GgufValueType::kFloat64) {
+    double value;
+    std::memcpy(&value, numbers.data() + index * 8, 8);
+    return value;
+  }
+  float value;
+  std::memcpy(&value, numbers.data() + index * 4, 4);
+  return value;
+}
 
 // Metadata in file order (the format allows any order; the writer keeps the caller's).
 using GgufMetadata = std::vector<std::pair<std::string, GgufValue>>;

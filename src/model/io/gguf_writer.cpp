@@ -24,70 +24,27 @@ class ByteSink {
     put<uint64_t>(text.size());
     out_ += text;
   }
+  void bytes(const std::string& raw) { out_ += raw; }
 
  private:
   std::string& out_;
 };
 
-void put_element(ByteSink& sink, GgufValueType type, const GgufValue& value, std::size_t index) {
-  switch (type) {
-    case GgufValueType::kUint8:
-      sink.put<uint8_t>(static_cast<uint8_t>(value.integers.at(index)));
-      return;
-    case GgufValueType::kInt8:
-      sink.put<int8_t>(static_cast<int8_t>(value.integers.at(index)));
-      return;
-    case GgufValueType::kUint16:
-      sink.put<uint16_t>(static_cast<uint16_t>(value.integers.at(index)));
-      return;
-    case GgufValueType::kInt16:
-      sink.put<int16_t>(static_cast<int16_t>(value.integers.at(index)));
-      return;
-    case GgufValueType::kUint32:
-      sink.put<uint32_t>(static_cast<uint32_t>(value.integers.at(index)));
-      return;
-    case GgufValueType::kInt32:
-      sink.put<int32_t>(static_cast<int32_t>(value.integers.at(index)));
-      return;
-    case GgufValueType::kUint64:
-      sink.put<uint64_t>(static_cast<uint64_t>(value.integers.at(index)));
-      return;
-    case GgufValueType::kInt64:
-      sink.put<int64_t>(value.integers.at(index));
-      return;
-    case GgufValueType::kBool:
-      sink.put<uint8_t>(value.integers.at(index) != 0 ? 1 : 0);
-      return;
-    case GgufValueType::kFloat32:
-      sink.put<float>(static_cast<float>(value.floats.at(index)));
-      return;
-    case GgufValueType::kFloat64:
-      sink.put<double>(value.floats.at(index));
-      return;
-    case GgufValueType::kString:
-      sink.string(value.strings.at(index));
-      return;
-    case GgufValueType::kArray:
-      throw Error("GGUF writer: arrays of arrays are not supported");
+// A value's elements after its type (and, for an array, its element type and count): numbers as the bytes they are
+// held in, strings each with its length.
+void put_elements(ByteSink& sink, const GgufValue& value) {
+  if (value.scalar_type() == GgufValueType::kArray) throw Error("GGUF writer: arrays of arrays are not supported");
+  if (value.scalar_type() != GgufValueType::kString) {
+    sink.bytes(value.numbers);
+    return;
   }
-}
-
-std::size_t element_count(const GgufValue& value) {
-  switch (value.element_type) {
-    case GgufValueType::kFloat32:
-    case GgufValueType::kFloat64:
-      return value.floats.size();
-    case GgufValueType::kString:
-      return value.strings.size();
-    default:
-      return value.integers.size();
-  }
+  for (const std::string& text : value.strings) sink.string(text);
 }
 
 uint32_t alignment_of(const GgufMetadata& metadata) {
   for (const auto& [key, value] : metadata) {
-    if (key == "general.alignment" && value.type == GgufValueType::kUint32 && !value.integers.empty()) {
-      const int64_t alignment = value.integers.front();
+    if (key == "general.alignment" && value.type == GgufValueType::kUint32 && value.size() == 1) {
+      const int64_t alignment = value.integer(0);
       if (alignment <= 0 || (alignment & (alignment - 1)) != 0) {
         throw Error("GGUF writer: general.alignment must be a power of two");
       }
@@ -110,14 +67,11 @@ std::string header_bytes(const GgufMetadata& metadata, const std::vector<GgufTen
   for (const auto& [key, value] : metadata) {
     sink.string(key);
     sink.put<uint32_t>(static_cast<uint32_t>(value.type));
-    if (!value.is_array()) {
-      put_element(sink, value.type, value, 0);
-      continue;
+    if (value.is_array()) {
+      sink.put<uint32_t>(static_cast<uint32_t>(value.element_type));
+      sink.put<uint64_t>(value.size());
     }
-    sink.put<uint32_t>(static_cast<uint32_t>(value.element_type));
-    const std::size_t count = element_count(value);
-    sink.put<uint64_t>(count);
-    for (std::size_t i = 0; i < count; ++i) put_element(sink, value.element_type, value, i);
+    put_elements(sink, value);
   }
   uint64_t offset = 0;
   for (const GgufTensorToWrite& tensor : tensors) {
