@@ -21,8 +21,9 @@ CompiledGrammar::CompiledGrammar(Grammar grammar, std::shared_ptr<const TokenVoc
   if (!vocabulary_) throw Error("a compiled grammar needs a vocabulary");
   if (max_mask_steps < 0) throw Error("a mask's step budget cannot be negative");
   const int64_t trie_nodes = static_cast<int64_t>(vocabulary_->trie().size());
-  max_mask_steps_ = max_mask_steps > 0 ? max_mask_steps
-                                       : kMaskWalks * trie_nodes + kMaskStepsPerAlternative * GrammarBudget{}.max_alternatives;
+  max_mask_steps_ = max_mask_steps > 0
+                        ? max_mask_steps
+                        : kMaskWalks * trie_nodes + kMaskStepsPerAlternative * GrammarBudget{}.max_alternatives;
 }
 
 TokenMask CompiledGrammar::compute_allowed_tokens(const MatchState& state, int64_t* steps_used) const {

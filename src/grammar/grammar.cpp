@@ -173,9 +173,10 @@ int GrammarBuilder::any_of(std::vector<int> alternatives) {
   node.children = std::move(distinct);
   const int64_t live = live_stacks_of(node);
   if (live > budget_.max_live_stacks) {
-    throw GrammarTooLarge("at least " + std::to_string(live) +
-                          " parses may be alive at once (alternatives nested in alternatives multiply), more than the " +
-                          std::to_string(budget_.max_live_stacks) + " a grammar may keep");
+    throw GrammarTooLarge(
+        "at least " + std::to_string(live) +
+        " parses may be alive at once (alternatives nested in alternatives multiply), more than the " +
+        std::to_string(budget_.max_live_stacks) + " a grammar may keep");
   }
   return add(std::move(node));
 }

@@ -148,7 +148,8 @@ class SchemaCompiler {
       Alternatives literals(builder_);
       for (const json& value : values) {
         // Equal values give equal literals, which the builder keeps once.
-        if (!schema.contains("type") || type_allows(schema["type"], value)) literals.add(builder_.literal(value.dump()));
+        if (!schema.contains("type") || type_allows(schema["type"], value))
+          literals.add(builder_.literal(value.dump()));
       }
       if (literals.nodes.empty()) throw Error("JSON Schema enum/const: no value matches the schema's type");
       return builder_.any_of(std::move(literals.nodes));
@@ -162,7 +163,8 @@ class SchemaCompiler {
     void add(int node) {
       nodes.push_back(node);
       if (distinct.insert(node).second && static_cast<int>(distinct.size()) > limit) {
-        throw GrammarTooLarge("more than " + std::to_string(limit) + " distinct alternatives, the most one choice may have");
+        throw GrammarTooLarge("more than " + std::to_string(limit) +
+                              " distinct alternatives, the most one choice may have");
       }
     }
     int limit;
@@ -206,8 +208,8 @@ class SchemaCompiler {
     if (type == "boolean") return builder_.boolean();
     if (type == "null") return builder_.null();
     if (type == "array") {
-      const int item = schema.contains("items") ? at("items", [&] { return compile(schema["items"]); })
-                                                : builder_.any_value();
+      const int item =
+          schema.contains("items") ? at("items", [&] { return compile(schema["items"]); }) : builder_.any_value();
       return builder_.array(item, count_keyword(schema, "minItems", 0), count_keyword(schema, "maxItems", kUnbounded));
     }
     if (type == "object") return compile_object(schema);

@@ -80,8 +80,8 @@ std::shared_ptr<const CompiledGrammar> forced_tool_call_grammar(const std::vecto
     }
     try {
       calls.push_back(builder.sequence(
-          {builder.literal("<tool_call>\n{\"name\": " + json(function.name).dump() + ", \"arguments\": "),
-           arguments, builder.literal("}\n</tool_call>")}));
+          {builder.literal("<tool_call>\n{\"name\": " + json(function.name).dump() + ", \"arguments\": "), arguments,
+           builder.literal("}\n</tool_call>")}));
     } catch (const GrammarTooLarge& error) {
       throw ApiError(400, "the calls of tool '" + function.name + "': " + error.what(), "tools");
     }
