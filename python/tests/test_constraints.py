@@ -161,3 +161,18 @@ def test_bad_keywords_raise(sft):
         sft.generate("x", chat=True, tools=[{"type": "function"}])
     with pytest.raises(minigen.Error, match=r"logit_bias must be a dict of token id \(int\) to bias"):
         sft.generate("x", logit_bias={"17": 1.0})
+
+
+def test_schema_budgets_and_a_bias_that_bans_everything_raise(sft):
+    """Issue 25: repeats collapse; past the compile budget, over the mask's step budget, or with nothing left to
+    sample, generate() raises minigen.Error naming the part at fault instead of running for minutes."""
+    r = sft.generate("Give me JSON.", chat=True, max_new_tokens=8, json_schema={"type": ["string"] * 20000})
+    assert r.sequences[0]["text"].startswith('"')
+    values = [f"value-{i}" for i in range(20000)]
+    with pytest.raises(minigen.Error, match="json_schema: at /properties/a/enum: more than 1024 distinct alternatives"):
+        sft.generate("x", json_schema={"type": "object", "properties": {"a": {"enum": values}}})
+    strings = [{"type": "string", "maxLength": 100 + i} for i in range(1000)]
+    with pytest.raises(minigen.Error, match=r"matcher steps \(1000 parses alive at once\)"):
+        sft.generate("Give me JSON.", chat=True, max_new_tokens=8, json_schema={"anyOf": strings})
+    with pytest.raises(minigen.Error, match=f"logit_bias bans every token: all {sft.vocab_size} ids have -100"):
+        sft.generate("x", logit_bias={i: -100 for i in range(sft.vocab_size)})

@@ -366,5 +366,29 @@ TEST_F(CliHostileInput, PthWithSharedEntriesIsRefusedInSmallMemory) {
                "entries 'archive/data/0' and 'archive/data/1' overlap", memory_limited());
 }
 
+// Issue 25 through the binary (the shipped chat model): a schema past the compile budget, one whose mask is over
+// the step budget once generation reaches a string, and a --logit-bias that bans every token each end with one
+// error line naming what is wrong (it used to run for minutes, or die in the softmax).
+TEST_F(CliHostileInput, SchemasBeyondTheGrammarBudgetAndABiasThatBansEveryTokenAreOneErrorLine) {
+  nlohmann::ordered_json values = nlohmann::ordered_json::array();
+  nlohmann::ordered_json strings = nlohmann::ordered_json::array();
+  for (int i = 0; i < 20000; ++i) values.push_back("value-" + std::to_string(i));
+  for (int i = 0; i < 1000; ++i) strings.push_back({{"type", "string"}, {"maxLength", 100 + i}});
+  const fs::path too_many = work_dir() / "enum20000.json";
+  const fs::path too_ambiguous = work_dir() / "strings1000.json";
+  std::ofstream(too_many) << nlohmann::ordered_json{{"enum", values}}.dump();
+  std::ofstream(too_ambiguous) << nlohmann::ordered_json{{"anyOf", strings}}.dump();
+  expect_error("generate --chat x -n 4 --json-schema " + too_many.string(),
+               "--json-schema " + too_many.string() +
+                   ": at /enum: more than 1024 distinct alternatives, the most one choice may have",
+               {}, true);
+  expect_error("generate --chat x -n 8 --json-schema " + too_ambiguous.string(),
+               "matcher steps (1000 parses alive at once): the schema is too ambiguous at this point to generate from");
+  std::string bans = " --logit-bias";
+  for (int id = 0; id < 6400; ++id) bans += " " + std::to_string(id).append("=-100");
+  expect_error("generate --chat x -n 4" + bans,
+               "--logit-bias bans every token: all 6400 ids have -100, so nothing is left to sample", {}, true);
+}
+
 }  // namespace
 }  // namespace minigen

@@ -12,6 +12,7 @@
 
 #include "cli/commands.h"
 #include "cli/flag_checks.h"
+#include "cli/sampling_flags.h"
 #include "core/error.h"
 
 int main(int argc, char** argv) {
@@ -49,6 +50,10 @@ int main(int argc, char** argv) {
     for (auto& [command, action] : commands) {
       if (command->parsed()) return action();
     }
+  } catch (const minigen::InvalidSamplingParam& e) {  // found where the vocabulary is known: named as the flag
+    std::cout.flush();
+    std::cerr << "minigen: error: " << minigen::cli::sampling_flag_name(e.param()) << " " << e.problem() << "\n";
+    return 1;
   } catch (const minigen::Error& e) {
     std::cout.flush();
     std::cerr << "minigen: error: " << e.what() << "\n";

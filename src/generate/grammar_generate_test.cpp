@@ -2,9 +2,11 @@
 // and the grammar keeps the loop's contracts (batch = alone, KV cache and mask cache on = off, seed → output).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -252,6 +254,71 @@ TEST_F(GrammarGenerate, AGrammarForAnotherVocabularyIsRefused) {
       json_object_grammar(), std::make_shared<const TokenVocabulary>(std::move(tokens), 0))};
   const std::vector<std::vector<int>> prompts = {prompt("x")};
   EXPECT_THROW(run(prompts, options), Error);
+}
+
+// The mask's step budget (grammar/compiled_grammar.h) with a wide margin for real schemas: every test schema's
+// masks along random documents, and an enum of 1,000 values (OpenAI's most in a schema) at its costliest state.
+TEST_F(GrammarGenerate, TestSchemasAndAThousandValueEnumStayFarInsideTheMaskStepBudget) {
+  std::mt19937_64 random(7);
+  int64_t most = 0;
+  json thousand = json::array();
+  for (int i = 0; i < 1000; ++i) thousand.push_back("value " + std::to_string(i));
+  std::vector<json> all = schemas();
+  all.push_back({{"enum", thousand}});
+  for (const json& schema : all) {
+    const auto grammar = compiled(schema, false);
+    for (int document = 0; document < 3; ++document) {
+      MatchState state = MatchState::initial(grammar->grammar());
+      for (int step = 0; step < 80; ++step) {
+        int64_t steps = 0;
+        const TokenMask mask = grammar->compute_allowed_tokens(state, &steps);
+        most = std::max(most, steps);
+        std::vector<int> allowed;
+        for (int id = 0; id < grammar->vocab_size(); ++id) {
+          if (mask.allows(id) && id != grammar->vocabulary().eos()) allowed.push_back(id);
+        }
+        if (allowed.empty()) break;
+        const int token = allowed[std::uniform_int_distribution<std::size_t>(0, allowed.size() - 1)(random)];
+        ASSERT_TRUE(state.advance_bytes(grammar->grammar(), grammar->vocabulary().token_bytes(token)));
+      }
+    }
+  }
+  EXPECT_GT(most, 100000);  // the enum's first byte: every value alive
+  EXPECT_LT(most * 3 / 2, compiled(schemas()[0])->max_mask_steps()) << most;
+}
+
+// What only shows while generating ends the run with one error: a state whose mask is over its step budget (a
+// thousand strings of different bounds all alive inside the string), and a logit_bias that bans every token the
+// grammar allows at a step (here every token that can begin "true" or "false").
+TEST_F(GrammarGenerate, AMaskOverItsBudgetAndABiasThatBansEveryAllowedTokenEndTheRunWithAClearError) {
+  json strings = json::array();
+  for (int i = 0; i < 1000; ++i) strings.push_back({{"type", "string"}, {"maxLength", 100 + i}});
+  GenerateOptions options = sampling_at_temperature_one(8, 1);
+  options.grammars = {compiled({{"anyOf", strings}})};
+  const std::vector<std::vector<int>> prompts = {prompt("Answer in JSON.")};
+  try {
+    run(prompts, options);
+    ADD_FAILURE() << "no MaskWorkLimit";
+  } catch (const MaskWorkLimit& error) {
+    EXPECT_NE(std::string(error.what()).find("(1000 parses alive at once)"), std::string::npos) << error.what();
+  }
+
+  options = sampling_at_temperature_one(8, 1);
+  options.grammars = {compiled({{"type", "boolean"}})};
+  for (int id = 0; id < loaded_->model->config.vocab_size; ++id) {
+    const std::string& bytes = options.grammars[0]->vocabulary().token_bytes(id);
+    if (!bytes.empty() && (std::string("true").starts_with(bytes) || std::string("false").starts_with(bytes))) {
+      options.sampling.logit_bias.push_back({id, -100.0f});
+    }
+  }
+  ASSERT_GT(options.sampling.logit_bias.size(), 2u);
+  try {
+    run(prompts, options);
+    ADD_FAILURE() << "no error";
+  } catch (const InvalidSamplingParam& error) {
+    EXPECT_EQ(std::string(error.what()),
+              "logit_bias bans every token the grammar allows at this step: nothing is left to sample");
+  }
 }
 
 }  // namespace

@@ -1,7 +1,8 @@
 #include "grammar/byte_matcher.h"
 
-#include <algorithm>
-#include <cstring>
+#include <string>
+#include <unordered_set>
+#include <utility>
 
 namespace minigen {
 namespace {
@@ -333,10 +334,6 @@ Step step_array(const GrammarNode& node, MatchStack& stack, int c) {
 
 }  // namespace
 
-bool MatchStack::operator==(const MatchStack& other) const {
-  return depth == other.depth && std::memcmp(frames.data(), other.frames.data(), depth * sizeof(MatchFrame)) == 0;
-}
-
 void MatchStack::append_key(std::string& key) const {
   key.append(reinterpret_cast<const char*>(&depth), sizeof(depth));
   key.append(reinterpret_cast<const char*>(frames.data()), depth * sizeof(MatchFrame));
@@ -349,7 +346,13 @@ MatchStack initial_stack(const Grammar& grammar) {
 }
 
 void advance(const Grammar& grammar, MatchStack stack, int symbol, std::vector<MatchStack>& out) {
+  int64_t steps = 0;
+  advance(grammar, stack, symbol, out, steps);
+}
+
+void advance(const Grammar& grammar, MatchStack stack, int symbol, std::vector<MatchStack>& out, int64_t& steps) {
   while (true) {
+    ++steps;
     if (stack.depth == 0) {
       if (symbol == kEndOfInput) out.push_back(stack);  // the document is complete and nothing more may follow
       return;
@@ -363,7 +366,7 @@ void advance(const Grammar& grammar, MatchStack stack, int symbol, std::vector<M
         for (const int alternative : node.children) {
           MatchStack branch = stack;
           top(branch) = MatchFrame{static_cast<uint16_t>(alternative), 0, 0, 0, 0};
-          advance(grammar, branch, symbol, out);
+          advance(grammar, branch, symbol, out, steps);
         }
         return;
       case GrammarNodeKind::kSequence:
@@ -412,12 +415,19 @@ bool MatchState::advance_byte(const Grammar& grammar, uint8_t byte) {
   std::vector<MatchStack> next;
   for (const MatchStack& stack : stacks) advance(grammar, stack, byte, next);
   if (next.empty()) return false;
-  // Identical stacks (an enum listing a value twice) would double the work of every later step.
-  std::vector<MatchStack> unique;
-  for (const MatchStack& stack : next) {
-    if (std::find(unique.begin(), unique.end(), stack) == unique.end()) unique.push_back(stack);
+  // Identical stacks (two alternatives that read the byte the same way) would double the work of every later step.
+  // Found by their bytes in a hash set: comparing each with all the others took seconds with thousands alive.
+  if (next.size() > 1) {
+    std::vector<MatchStack> unique;
+    std::unordered_set<std::string> seen;
+    for (const MatchStack& stack : next) {
+      std::string key;
+      stack.append_key(key);
+      if (seen.insert(std::move(key)).second) unique.push_back(stack);
+    }
+    next = std::move(unique);
   }
-  stacks = std::move(unique);
+  stacks = std::move(next);
   return true;
 }
 

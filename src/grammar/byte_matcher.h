@@ -37,7 +37,6 @@ struct MatchStack {
   uint32_t depth = 0;
   std::array<MatchFrame, kMaxStackDepth> frames{};
 
-  bool operator==(const MatchStack& other) const;
   // The bytes that identify this stack (depth and live frames), for hashing and cache keys.
   void append_key(std::string& key) const;
 };
@@ -47,6 +46,9 @@ MatchStack initial_stack(const Grammar& grammar);
 
 // Feeds `symbol` (a byte 0–255 or kEndOfInput) to `stack`; appends the resulting stacks to `out`.
 void advance(const Grammar& grammar, MatchStack stack, int symbol, std::vector<MatchStack>& out);
+// The same, adding to `steps` the frames it visited (each anyOf branch counts its own): the matcher's unit of work,
+// which the mask's budget counts (grammar/compiled_grammar.h) instead of time, so that the limit is deterministic.
+void advance(const Grammar& grammar, MatchStack stack, int symbol, std::vector<MatchStack>& out, int64_t& steps);
 
 // A set of live stacks: what a matcher is in after some bytes.
 struct MatchState {

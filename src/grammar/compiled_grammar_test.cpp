@@ -123,5 +123,45 @@ TEST(CompiledGrammar, AFullCacheStartsOverAndStillAnswersRight) {
   }
 }
 
+// The mask's work budget counts matcher steps, so where a row is stopped is the same on every machine: a budget of
+// exactly the steps a state needs computes its mask, one step less refuses it, and the refusal is remembered.
+TEST(CompiledGrammar, AMaskJustInsideItsStepBudgetIsComputedAndOneStepOverIsRefusedAgainFromTheCache) {
+  using json = nlohmann::ordered_json;
+  json strings = json::array();
+  for (int i = 0; i < 3; ++i) strings.push_back({{"type", "string"}, {"maxLength", 10 + i}});
+  const Grammar grammar = compile_json_schema({{"anyOf", strings}});
+  MatchState state = MatchState::initial(grammar);
+  ASSERT_TRUE(state.advance_bytes(grammar, "\"a"));
+  ASSERT_EQ(state.stacks.size(), 3u);  // three strings of different bounds: three parses alive
+  int64_t needed = 0;
+  const TokenMask expected =
+      CompiledGrammar(grammar, small_vocabulary(), {false, 0}, int64_t{1} << 40).compute_allowed_tokens(state, &needed);
+  int64_t again = 0;
+  CompiledGrammar(grammar, small_vocabulary()).compute_allowed_tokens(state, &again);
+  EXPECT_EQ(again, needed);
+  EXPECT_GT(needed, 3 * static_cast<int64_t>(small_vocabulary()->trie().size()) / 2);
+
+  const CompiledGrammar inside(grammar, small_vocabulary(), {}, needed);
+  EXPECT_EQ(inside.allowed_tokens(state)->bits, expected.bits);
+  const CompiledGrammar over(grammar, small_vocabulary(), {}, needed - 1);
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    try {
+      over.allowed_tokens(state);
+      ADD_FAILURE() << "no MaskWorkLimit";
+    } catch (const MaskWorkLimit& error) {
+      EXPECT_EQ(std::string(error.what()), "the grammar's allowed-token mask here needs more than " +
+                                               std::to_string(needed - 1) +
+                                               " matcher steps (3 parses alive at once): the schema is too ambiguous "
+                                               "at this point to generate from");
+    }
+  }
+  EXPECT_EQ(over.cache_stats().misses, 1);
+  EXPECT_EQ(over.cache_stats().hits, 1);
+
+  const CompiledGrammar by_default(grammar, small_vocabulary());
+  EXPECT_EQ(by_default.max_mask_steps(), kMaskWalks * static_cast<int64_t>(small_vocabulary()->trie().size()) +
+                                             kMaskStepsPerAlternative * GrammarBudget{}.max_alternatives);
+}
+
 }  // namespace
 }  // namespace minigen

@@ -1,6 +1,8 @@
 #include "grammar/grammar.h"
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
+#include <set>
 #include <utility>
 
 #include "core/error.h"
@@ -14,13 +16,78 @@ constexpr int kMaxNodes = 65535;
 constexpr std::size_t kMaxProperties = 64;
 constexpr std::size_t kMaxEncodedKeyBytes = 255;
 
+template <typename T>
+void append_raw(std::string& out, const T& value) {
+  out.append(reinterpret_cast<const char*>(&value), sizeof(value));
+}
+
+// Every field of a node, as bytes: two nodes with the same shape match the same text.
+std::string shape_of(const GrammarNode& node) {
+  std::string shape;
+  append_raw(shape, node.kind);
+  append_raw(shape, node.integer_only);
+  append_raw(shape, node.min_count);
+  append_raw(shape, node.max_count);
+  append_raw(shape, node.map_key);
+  append_raw(shape, node.map_value);
+  append_raw(shape, node.literal.size());
+  shape += node.literal;
+  append_raw(shape, node.children.size());
+  for (const int child : node.children) append_raw(shape, child);
+  for (const GrammarProperty& property : node.properties) {
+    append_raw(shape, property.value);
+    append_raw(shape, property.required);
+    append_raw(shape, property.encoded_key.size());
+    shape += property.encoded_key;
+  }
+  return shape;
+}
+
 }  // namespace
 
 std::string json_string_literal(std::string_view text) { return nlohmann::json(std::string(text)).dump(); }
 
+int64_t GrammarBuilder::live_stacks_of(const GrammarNode& node) const {
+  int64_t most = 1;
+  // Saturating: a sum past the budget is refused anyway, and 20,000 nested sums must not overflow.
+  // (An invalid reference counts 1 here; build() refuses it.)
+  const auto count = [this](int index) {
+    return index < 0 || index >= node_count() ? 1 : std::min(live_stacks(index), budget_.max_live_stacks + 1);
+  };
+  switch (node.kind) {
+    case GrammarNodeKind::kAnyOf:  // each alternative's parses, side by side
+      most = 0;
+      for (const int child : node.children) most += count(child);
+      return most;
+    case GrammarNodeKind::kSequence:  // one part at a time, and one property value or array item at a time
+    case GrammarNodeKind::kArray:
+      for (const int child : node.children) most = std::max(most, count(child));
+      return most;
+    case GrammarNodeKind::kObject:
+      for (const GrammarProperty& property : node.properties) most = std::max(most, count(property.value));
+      if (node.map_value >= 0) most = std::max(most, count(node.map_value));
+      return most;
+    default:
+      return 1;
+  }
+}
+
+void GrammarBuilder::check_room_for_a_node() const {
+  if (static_cast<int>(nodes_.size()) >= budget_.max_nodes) {
+    throw GrammarTooLarge("the grammar needs more than " + std::to_string(budget_.max_nodes) +
+                          " distinct nodes (states)");
+  }
+}
+
 int GrammarBuilder::add(GrammarNode node) {
+  std::string shape = shape_of(node);
+  if (const auto found = index_by_shape_.find(shape); found != index_by_shape_.end()) return found->second;
+  check_room_for_a_node();
+  live_stacks_.push_back(live_stacks_of(node));
   nodes_.push_back(std::move(node));
-  return static_cast<int>(nodes_.size()) - 1;
+  const int index = static_cast<int>(nodes_.size()) - 1;
+  index_by_shape_.emplace(std::move(shape), index);
+  return index;
 }
 
 int GrammarBuilder::literal(std::string_view text) {
@@ -83,9 +150,34 @@ int GrammarBuilder::array(int item, int64_t min_items, int64_t max_items) {
 
 int GrammarBuilder::any_of(std::vector<int> alternatives) {
   if (alternatives.empty()) throw Error("anyOf needs at least one alternative");
+  // Equal alternatives are one node already (add() builds each shape once), so repeats are repeated indices.
+  std::vector<int> distinct;
+  std::set<int> seen;
+  for (const int alternative : alternatives) {
+    if (alternative < 0 || alternative >= node_count()) {
+      throw Error("grammar node reference " + std::to_string(alternative) + " is invalid");
+    }
+    const GrammarNode& node = nodes_[static_cast<std::size_t>(alternative)];
+    const bool nested = node.kind == GrammarNodeKind::kAnyOf && alternative != any_value_;
+    for (const int one : nested ? node.children : std::vector<int>{alternative}) {
+      if (seen.insert(one).second) distinct.push_back(one);
+    }
+  }
+  if (distinct.size() == 1) return distinct.front();
+  if (distinct.size() > static_cast<std::size_t>(budget_.max_alternatives)) {
+    throw GrammarTooLarge(std::to_string(distinct.size()) + " alternatives (after duplicates are removed), more than " +
+                          "the " + std::to_string(budget_.max_alternatives) + " one choice may have");
+  }
   GrammarNode node;
   node.kind = GrammarNodeKind::kAnyOf;
-  node.children = std::move(alternatives);
+  node.children = std::move(distinct);
+  const int64_t live = live_stacks_of(node);
+  if (live > budget_.max_live_stacks) {
+    throw GrammarTooLarge(
+        "at least " + std::to_string(live) +
+        " parses may be alive at once (alternatives nested in alternatives multiply), more than the " +
+        std::to_string(budget_.max_live_stacks) + " a grammar may keep");
+  }
   return add(std::move(node));
 }
 
@@ -98,11 +190,17 @@ int GrammarBuilder::sequence(std::vector<int> parts) {
 
 int GrammarBuilder::any_value() {
   if (any_value_ >= 0) return any_value_;
-  // The alternatives refer back to the anyOf itself, so it is added first and filled in afterwards.
-  any_value_ = add(GrammarNode{});
+  // The alternatives refer back to the anyOf itself, so it is added first and filled in afterwards (outside the
+  // shapes: its placeholder must not stand for an empty literal).
+  check_room_for_a_node();
+  any_value_ = static_cast<int>(nodes_.size());
+  nodes_.emplace_back();
+  live_stacks_.push_back(1);
   std::vector<int> alternatives = {map(any_value_), array(any_value_), string(), number(), boolean(), null()};
-  nodes_[static_cast<std::size_t>(any_value_)].kind = GrammarNodeKind::kAnyOf;
-  nodes_[static_cast<std::size_t>(any_value_)].children = std::move(alternatives);
+  GrammarNode& node = nodes_[static_cast<std::size_t>(any_value_)];
+  node.kind = GrammarNodeKind::kAnyOf;
+  node.children = std::move(alternatives);
+  live_stacks_[static_cast<std::size_t>(any_value_)] = live_stacks_of(node);
   return any_value_;
 }
 

@@ -41,6 +41,11 @@ void collect_unsupported(const json& schema, std::set<std::string>& unsupported)
   }
 }
 
+const std::set<std::string>& type_names() {
+  static const std::set<std::string> names = {"object", "array", "string", "number", "integer", "boolean", "null"};
+  return names;
+}
+
 bool matches_type(const json& value, const std::string& type) {
   if (type == "object") return value.is_object();
   if (type == "array") return value.is_array();
@@ -62,6 +67,13 @@ int64_t count_keyword(const json& schema, const char* keyword, int64_t fallback)
   return value.get<int64_t>();
 }
 
+// RFC 6901: "~" and "/" inside a key are written "~0" and "~1".
+std::string pointer_segment(std::string_view key) {
+  std::string segment;
+  for (const char c : key) segment += c == '~' ? "~0" : c == '/' ? "~1" : std::string(1, c);
+  return segment;
+}
+
 class SchemaCompiler {
  public:
   explicit SchemaCompiler(GrammarBuilder& builder) : builder_(builder) {}
@@ -78,15 +90,45 @@ class SchemaCompiler {
     const json& type = schema["type"];
     if (type.is_string()) return compile_type(schema, type.get<std::string>());
     if (!type.is_array() || type.empty()) throw Error("JSON Schema \"type\" must be a string or a non-empty array");
-    std::vector<int> alternatives;
+    // Each name once, in the order first listed: ["string"] × 20,000 is "string" (and "array" with a large
+    // "items" is compiled once, not once per repeat).
+    std::vector<std::string> names;
     for (const json& one : type) {
       if (!one.is_string()) throw Error("JSON Schema \"type\" lists a non-string: " + one.dump());
-      alternatives.push_back(compile_type(schema, one.get<std::string>()));
+      if (!type_names().count(one.get<std::string>())) {
+        throw Error("unknown JSON Schema type \"" + one.get<std::string>() + "\"");
+      }
+      if (std::find(names.begin(), names.end(), one.get<std::string>()) == names.end()) names.push_back(one);
     }
-    return alternatives.size() == 1 ? alternatives[0] : builder_.any_of(std::move(alternatives));
+    std::vector<int> alternatives;
+    for (const std::string& name : names) alternatives.push_back(compile_type(schema, name));
+    return at("type", [&] { return builder_.any_of(std::move(alternatives)); });
   }
 
  private:
+  // Runs `build` one level deeper in the schema, at `segment`: a GrammarTooLarge thrown there becomes an Error
+  // that says where ("at /properties/a/anyOf: 20000 alternatives …"), once, at the deepest level.
+  template <typename Build>
+  int at(std::string_view segment, Build&& build) {
+    path_.push_back(pointer_segment(segment));
+    struct Pop {
+      std::vector<std::string>& path;
+      ~Pop() { path.pop_back(); }
+    } pop{path_};
+    try {
+      return build();
+    } catch (const GrammarTooLarge& error) {
+      throw Error("at " + pointer() + ": " + error.what());
+    }
+  }
+
+  // Where in the schema the compiler is, as a JSON pointer ("/properties/a/anyOf"; "" is the root).
+  std::string pointer() const {
+    std::string out;
+    for (const std::string& segment : path_) out += "/" + segment;
+    return out;
+  }
+
   // enum and const: each allowed value as literal JSON text (values of another type than "type" left out).
   int compile_values(const json& schema) {
     std::vector<json> values;
@@ -102,14 +144,33 @@ class SchemaCompiler {
     } else {
       values.assign(schema["enum"].begin(), schema["enum"].end());
     }
-    std::vector<int> literals;
-    for (const json& value : values) {
-      if (schema.contains("type") && !type_allows(schema["type"], value)) continue;
-      literals.push_back(builder_.literal(value.dump()));
-    }
-    if (literals.empty()) throw Error("JSON Schema enum/const: no value matches the schema's type");
-    return literals.size() == 1 ? literals[0] : builder_.any_of(std::move(literals));
+    return at(schema.contains("const") ? "const" : "enum", [&] {
+      Alternatives literals(builder_);
+      for (const json& value : values) {
+        // Equal values give equal literals, which the builder keeps once.
+        if (!schema.contains("type") || type_allows(schema["type"], value))
+          literals.add(builder_.literal(value.dump()));
+      }
+      if (literals.nodes.empty()) throw Error("JSON Schema enum/const: no value matches the schema's type");
+      return builder_.any_of(std::move(literals.nodes));
+    });
   }
+
+  // The alternatives of one choice as they are compiled, refused as soon as there are more distinct ones than the
+  // budget allows (20,000 of them are not all compiled first).
+  struct Alternatives {
+    explicit Alternatives(const GrammarBuilder& builder) : limit(builder.budget().max_alternatives) {}
+    void add(int node) {
+      nodes.push_back(node);
+      if (distinct.insert(node).second && static_cast<int>(distinct.size()) > limit) {
+        throw GrammarTooLarge("more than " + std::to_string(limit) +
+                              " distinct alternatives, the most one choice may have");
+      }
+    }
+    int limit;
+    std::vector<int> nodes;
+    std::set<int> distinct;
+  };
 
   static bool type_allows(const json& type, const json& value) {
     if (type.is_string()) return matches_type(value, type.get<std::string>());
@@ -129,9 +190,13 @@ class SchemaCompiler {
     }
     const json& alternatives = schema["anyOf"];
     if (!alternatives.is_array() || alternatives.empty()) throw Error("JSON Schema anyOf must be a non-empty array");
-    std::vector<int> nodes;
-    for (const json& alternative : alternatives) nodes.push_back(compile(alternative));
-    return nodes.size() == 1 ? nodes[0] : builder_.any_of(std::move(nodes));
+    return at("anyOf", [&] {
+      Alternatives nodes(builder_);
+      for (std::size_t i = 0; i < alternatives.size(); ++i) {
+        nodes.add(at(std::to_string(i), [&] { return compile(alternatives[i]); }));
+      }
+      return builder_.any_of(std::move(nodes.nodes));  // repeated alternatives are one node, kept once
+    });
   }
 
   int compile_type(const json& schema, const std::string& type) {
@@ -143,7 +208,8 @@ class SchemaCompiler {
     if (type == "boolean") return builder_.boolean();
     if (type == "null") return builder_.null();
     if (type == "array") {
-      const int item = schema.contains("items") ? compile(schema["items"]) : builder_.any_value();
+      const int item =
+          schema.contains("items") ? at("items", [&] { return compile(schema["items"]); }) : builder_.any_value();
       return builder_.array(item, count_keyword(schema, "minItems", 0), count_keyword(schema, "maxItems", kUnbounded));
     }
     if (type == "object") return compile_object(schema);
@@ -171,16 +237,19 @@ class SchemaCompiler {
     }
     if (properties.empty() && additional != json(false)) {
       // No property listed: a map, any keys, each value matching additionalProperties.
-      return builder_.map(additional.is_object() ? compile(additional) : builder_.any_value());
+      return builder_.map(additional.is_object() ? at("additionalProperties", [&] { return compile(additional); })
+                                                 : builder_.any_value());
     }
     std::vector<GrammarProperty> compiled;
     for (const auto& [name, property] : properties.items()) {
-      compiled.push_back(GrammarProperty{json_string_literal(name), compile(property), required.count(name) > 0});
+      const int value = at("properties", [&] { return at(name, [&] { return compile(property); }); });
+      compiled.push_back(GrammarProperty{json_string_literal(name), value, required.count(name) > 0});
     }
     return builder_.object(std::move(compiled));
   }
 
   GrammarBuilder& builder_;
+  std::vector<std::string> path_;  // the pointer's segments, escaped
 };
 
 }  // namespace
@@ -193,7 +262,12 @@ int add_json_schema(GrammarBuilder& builder, const json& schema) {
     for (const std::string& name : unsupported) names += (names.empty() ? "" : ", ") + name;
     throw Error("unsupported JSON Schema keyword(s): " + names);
   }
-  return SchemaCompiler(builder).compile(schema);
+  SchemaCompiler compiler(builder);
+  try {
+    return compiler.compile(schema);
+  } catch (const GrammarTooLarge& error) {  // at the root itself: the deeper levels say where
+    throw Error(std::string("at the root: ") + error.what());
+  }
 }
 
 Grammar compile_json_schema(const json& schema) {

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "core/error.h"
 #include "grammar/byte_matcher.h"
@@ -11,18 +12,35 @@
 namespace minigen {
 namespace {
 
-std::string compile_error(const char* schema) {
+using json = nlohmann::ordered_json;
+
+std::string compile_error(const json& schema, GrammarBudget budget = {}) {
   try {
-    compile_json_schema(nlohmann::json::parse(schema));
+    GrammarBuilder builder(budget);
+    add_json_schema(builder, schema);
   } catch (const Error& error) {
     return error.what();
   }
   return "";
 }
 
+std::string compile_error(const char* schema) { return compile_error(json::parse(schema)); }
+
 bool accepts(const Grammar& grammar, std::string_view text) {
   MatchState state = MatchState::initial(grammar);
   return state.advance_bytes(grammar, text) && state.accepts_end(grammar);
+}
+
+json repeated(const json& values, int times) {
+  json out = json::array();
+  for (int i = 0; i < times; ++i) out.insert(out.end(), values.begin(), values.end());
+  return out;
+}
+
+json numbered(const std::string& prefix, int count) {
+  json out = json::array();
+  for (int i = 0; i < count; ++i) out.push_back(prefix + std::to_string(i));
+  return out;
 }
 
 TEST(JsonSchemaCompiler, NamesEveryUnsupportedKeywordAtOnce) {
@@ -71,6 +89,84 @@ TEST(JsonSchemaCompiler, ObjectsWithoutPropertiesAreMapsUnlessClosed) {
       compile_json_schema(nlohmann::json::parse(R"({"type": "object", "additionalProperties": false})"));
   EXPECT_TRUE(accepts(closed, "{}"));
   EXPECT_FALSE(accepts(closed, R"({"x": 1})"));
+}
+
+// Normalisation and the complexity budget (grammar/grammar.h): repeated alternatives collapse to the grammar of the
+// distinct ones, accepting the same documents, and a schema just inside each limit compiles while one just past it
+// is refused with the JSON pointer of the part that is too large.
+TEST(GrammarNormalisation, RepeatedTypesEnumValuesAndAlternativesCollapseToTheSameLanguage) {
+  struct Case {
+    json distinct, with_repeats;
+    std::vector<std::string> documents;
+  };
+  const json int_or_null = json::array({{{"type", "integer"}}, {{"type", "null"}}});
+  const std::vector<Case> cases = {
+      {{{"type", "string"}}, {{"type", repeated({"string"}, 20000)}}, {"\"\"", "\"abc\"", "1", "null", "\"a"}},
+      {{{"enum", {"a", "b"}}}, {{"enum", repeated({"a", "b"}, 10000)}}, {"\"a\"", "\"b\"", "\"c\"", "\"ab\""}},
+      {{{"anyOf", int_or_null}}, {{"anyOf", repeated(int_or_null, 5000)}}, {"1", "-20", "null", "1.5", "\"x\""}},
+      // An anyOf among the alternatives is taken in: one choice of two, not a choice of choices.
+      {{{"anyOf", int_or_null}},
+       {{"anyOf", {{{"anyOf", int_or_null}}, {{"type", "null"}}, {{"type", {"integer", "null"}}}}}},
+       {"7", "null", "true"}},
+  };
+  for (const Case& one : cases) {
+    const Grammar distinct = compile_json_schema(one.distinct);
+    const Grammar collapsed = compile_json_schema(one.with_repeats);
+    EXPECT_EQ(collapsed.node_count(), distinct.node_count()) << one.distinct.dump();
+    for (const std::string& document : one.documents) {
+      EXPECT_EQ(accepts(collapsed, document), accepts(distinct, document)) << one.distinct.dump() << " " << document;
+    }
+  }
+  // Why 20,000 repeats cost 19 s a token before: each was its own node, so after the opening quote 20,000 parses
+  // were alive and every mask walked the vocabulary with each. Now one is.
+  const Grammar strings = compile_json_schema({{"type", repeated({"string"}, 20000)}});
+  MatchState state = MatchState::initial(strings);
+  ASSERT_TRUE(state.advance_bytes(strings, "\"a"));
+  EXPECT_EQ(state.stacks.size(), 1u);
+}
+
+TEST(GrammarBudget, AChoiceOf1024DistinctAlternativesCompilesAnd1025AreRefusedWithItsPointer) {
+  const auto enum_of = [](int count) {
+    return json{{"type", "object"}, {"properties", {{"a", {{"enum", numbered("v", count)}}}}}};
+  };
+  EXPECT_EQ(compile_error(enum_of(1024)), "");
+  EXPECT_EQ(compile_error(enum_of(1025)),
+            "at /properties/a/enum: more than 1024 distinct alternatives, the most one choice may have");
+  // Repeats do not count: 20,480 values of which 1,024 are distinct.
+  EXPECT_EQ(compile_error({{"enum", repeated(numbered("v", 1024), 20)}}), "");
+
+  json consts = json::array();
+  for (const json& value : numbered("k", 1025)) consts.push_back({{"const", value}});
+  EXPECT_EQ(compile_error({{"type", "object"}, {"properties", {{"a/b~c", {{"anyOf", consts}}}}}}),
+            "at /properties/a~1b~0c/anyOf: more than 1024 distinct alternatives, the most one choice may have");
+  consts.erase(consts.end() - 1);
+  EXPECT_EQ(compile_error({{"anyOf", consts}}), "");
+}
+
+TEST(GrammarBudget, NestedAlternativesMultiplyAndMoreThan2048LiveParsesAreRefused) {
+  // Two objects whose only property is an enum of 1,024: after {"x": " every value of both is alive (2,048).
+  const auto object_with_enum = [](const std::string& prefix, int values) {
+    return json{{"type", "object"}, {"properties", {{"x", {{"enum", numbered(prefix, values)}}}}}};
+  };
+  json alternatives = {object_with_enum("a", 1024), object_with_enum("b", 1024)};
+  EXPECT_EQ(compile_error({{"anyOf", alternatives}}), "");
+  alternatives.push_back({{"type", "null"}});
+  EXPECT_EQ(compile_error({{"type", "object"}, {"properties", {{"p", {{"anyOf", alternatives}}}}}}),
+            "at /properties/p/anyOf: at least 2049 parses may be alive at once (alternatives nested in alternatives "
+            "multiply), more than the 2048 a grammar may keep");
+  // 50 × 50 = 2,500: each choice is small, their product is not.
+  json objects = json::array();
+  for (int i = 0; i < 50; ++i) objects.push_back(object_with_enum(std::to_string(i) + "-", 50));
+  EXPECT_NE(compile_error({{"anyOf", objects}}).find("at /anyOf: at least 2500 parses"), std::string::npos);
+}
+
+TEST(GrammarBudget, NodesBeyondTheBudgetAreRefusedWhereTheyAreAdded) {
+  // An enum of 8 values: 8 literals and the anyOf.
+  EXPECT_EQ(compile_error({{"enum", numbered("v", 8)}}, GrammarBudget{9, 1024, 2048}), "");
+  EXPECT_EQ(compile_error({{"type", "array"}, {"items", {{"enum", numbered("v", 8)}}}}, GrammarBudget{8, 1024, 2048}),
+            "at /items/enum: the grammar needs more than 8 distinct nodes (states)");
+  EXPECT_EQ(compile_error({{"type", "string"}}, GrammarBudget{0, 1024, 2048}),
+            "at the root: the grammar needs more than 0 distinct nodes (states)");
 }
 
 }  // namespace

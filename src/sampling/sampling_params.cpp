@@ -121,12 +121,19 @@ void SamplingParams::validate() const {
 }
 
 void SamplingParams::check_vocabulary(int vocab_size) const {
+  int64_t banned = 0;
   for (const LogitBias& entry : logit_bias) {
     if (entry.token >= vocab_size) {
       throw InvalidSamplingParam(SamplingParam::kLogitBias, "names token " + std::to_string(entry.token) +
                                                                 ", outside the vocabulary [0, " +
                                                                 std::to_string(vocab_size) + ")");
     }
+    if (bans_token(entry)) ++banned;
+  }
+  // Ids are distinct (check_logit_bias) and inside the vocabulary, so this many bans are all of its ids.
+  if (banned == vocab_size) {
+    throw InvalidSamplingParam(SamplingParam::kLogitBias, "bans every token: all " + std::to_string(vocab_size) +
+                                                              " ids have -100, so nothing is left to sample");
   }
 }
 

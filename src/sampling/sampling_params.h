@@ -36,6 +36,9 @@ inline constexpr int64_t kRandomSeed = -1;
 // 64 bits from the system's entropy source (std::random_device).
 uint64_t draw_random_seed();
 
+// Whether the entry removes its token (its logit becomes −inf whatever it was).
+inline bool bans_token(const LogitBias& entry) { return entry.bias <= -kMaxLogitBias; }
+
 struct SamplingParams {
   float temperature = 0.85f;
   int top_k = 50;                   // 0 turns top-k off
@@ -53,7 +56,8 @@ struct SamplingParams {
   // temperature ≤ 0 is accepted and ignored; a positive one is still applied, because MiniMind divides by the
   // temperature even when it then takes the argmax.
   void validate() const;
-  // The part only the model can check: every logit_bias id inside [0, vocab_size). Throws InvalidSamplingParam.
+  // The part only the model can check: every logit_bias id inside [0, vocab_size), and not every id banned (then
+  // every logit is −inf and no token can be drawn). Throws InvalidSamplingParam.
   void check_vocabulary(int vocab_size) const;
 
   // Whether the chain divides by the temperature: always when sampling, only for a positive one when greedy.

@@ -206,6 +206,9 @@ void ApiServer::generate(Endpoint endpoint, const http::Request& http_request, h
     return fail(error(failure.status, failure.what(), failure.param));
   } catch (const EngineBusy& failure) {
     return fail(error(429, failure.what()));
+  } catch (const InvalidSamplingParam& invalid) {  // what only the model's vocabulary shows (logit_bias ids, bans)
+    const ApiError failure = sampling_param_error(invalid);
+    return fail(error(failure.status, failure.what(), failure.param));
   } catch (const Error& failure) {  // the scheduler's own checks: context, pool size
     return fail(error(400, failure.what()));
   }

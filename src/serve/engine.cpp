@@ -107,7 +107,7 @@ EngineStatus Engine::status() const {
 
 bool Engine::emit(Choice& choice, const SequenceToken& token) {
   if (token.finish_reason == "error") {  // this draw failed; the rest of the batch carries on
-    choice.stream->push(failed_event(choice.index, token.error, 500));
+    choice.stream->push(failed_event(choice.index, token.error, token.error_status));
     return true;
   }
   JobEvent event;

@@ -294,11 +294,15 @@ ApiRequest parse_api_request(Endpoint endpoint, const std::string& body_text, co
   try {
     settings.sampling.validate();
   } catch (const InvalidSamplingParam& invalid) {
-    const std::string name(sampling_param_name(invalid.param()));
-    const bool temperature = invalid.param() == SamplingParam::kTemperature;
-    throw ApiError(400, "'" + name + "' " + invalid.problem() + (temperature ? " (0 means greedy)" : ""), name);
+    throw sampling_param_error(invalid);
   }
   return request;
+}
+
+ApiError sampling_param_error(const InvalidSamplingParam& invalid) {
+  const std::string name(sampling_param_name(invalid.param()));
+  const bool temperature = invalid.param() == SamplingParam::kTemperature;
+  return ApiError(400, "'" + name + "' " + invalid.problem() + (temperature ? " (0 means greedy)" : ""), name);
 }
 
 json completion_response(const ApiRequest& request, const ResponseIdentity& identity,

@@ -9,6 +9,7 @@
 
 #include "chat/reply_parser.h"
 #include "grammar/token_vocabulary.h"
+#include "sampling/sampling_params.h"
 #include "serve/job.h"
 #include "tokenizer/bpe_tokenizer.h"
 
@@ -49,6 +50,9 @@ ApiRequest parse_api_request(Endpoint endpoint, const std::string& body, const T
                              const std::shared_ptr<const TokenVocabulary>& vocabulary = nullptr);
 
 nlohmann::json error_body(const std::string& message, const std::string& type, const std::string& param);
+
+// A sampling parameter out of range as the API says it: 400 naming the JSON field ("'logit_bias' bans every …").
+ApiError sampling_param_error(const InvalidSamplingParam& invalid);
 
 // Everything a finished (non-streaming) response needs, gathered from the job's events.
 struct ChoiceResult {

@@ -190,11 +190,11 @@ std::vector<SequenceToken> Scheduler::step() {
   transformer_.pool().parallel_for(static_cast<int64_t>(ready.size()), [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
       const std::size_t row = static_cast<std::size_t>(ready[i] - plan.data());
-      try {
-        produced[i] = sample(*ready[i]->sequence, logits.data() + row * vocab);
-      } catch (const std::exception& error) {
-        // A draw that cannot be made (requests are validated, so this is a defence, not a path) ends this sequence
-        // alone; its neighbours in the batch carry on.
+      // A draw that cannot be made ends this sequence alone; its neighbours in the batch carry on. Two causes
+      // are the request's own and show only at this step: a grammar state whose mask is over its work budget
+      // (instead of holding the whole batch while it is computed), and a logit_bias that bans every token the
+      // grammar allows here. Anything else is a defence (requests are validated), not a path.
+      const auto fail = [&](const std::exception& error, int status) {
         SequenceToken failed;
         failed.sequence = ready[i]->sequence->id;
         failed.token = -1;
@@ -202,7 +202,17 @@ std::vector<SequenceToken> Scheduler::step() {
         failed.finished = true;
         failed.finish_reason = "error";
         failed.error = error.what();
+        failed.error_status = status;
         produced[i] = std::move(failed);
+      };
+      try {
+        produced[i] = sample(*ready[i]->sequence, logits.data() + row * vocab);
+      } catch (const MaskWorkLimit& error) {
+        fail(error, 400);
+      } catch (const InvalidSamplingParam& error) {
+        fail(error, 400);
+      } catch (const std::exception& error) {
+        fail(error, 500);
       }
     }
   });

@@ -38,6 +38,9 @@ struct SequenceToken {
   bool finished = false;
   std::string finish_reason;  // "stop" (eos) or "length" once finished; "error" when drawing failed (token −1)
   std::string error;          // why, for "error"
+  // For "error": 400 when the request's own settings made the draw impossible (its logit_bias bans every token its
+  // grammar allows, its schema's mask is over the work budget), 500 otherwise.
+  int error_status = 500;
 };
 
 struct SchedulerOptions {

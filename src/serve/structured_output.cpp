@@ -78,12 +78,22 @@ std::shared_ptr<const CompiledGrammar> forced_tool_call_grammar(const std::vecto
     } catch (const Error& error) {
       throw ApiError(400, "the parameters of tool '" + function.name + "': " + error.what(), "tools");
     }
-    calls.push_back(builder.sequence(
-        {builder.literal("<tool_call>\n{\"name\": " + json(function.name).dump() + ", \"arguments\": "), arguments,
-         builder.literal("}\n</tool_call>")}));
+    try {
+      calls.push_back(builder.sequence(
+          {builder.literal("<tool_call>\n{\"name\": " + json(function.name).dump() + ", \"arguments\": "), arguments,
+           builder.literal("}\n</tool_call>")}));
+    } catch (const GrammarTooLarge& error) {
+      throw ApiError(400, "the calls of tool '" + function.name + "': " + error.what(), "tools");
+    }
   }
-  int root = calls.size() == 1 ? calls.front() : builder.any_of(calls);
-  if (close_think_first) root = builder.sequence({builder.literal("</think>\n\n"), root});
+  int root = -1;
+  try {
+    root = builder.any_of(calls);  // every call opens with the same bytes: each one's parse stays alive till its name
+    if (close_think_first) root = builder.sequence({builder.literal("</think>\n\n"), root});
+  } catch (const GrammarTooLarge& error) {
+    throw ApiError(400, std::string("the calls of the ") + std::to_string(functions.size()) + " tools: " + error.what(),
+                   "tools");
+  }
   return compiled(std::move(builder).build(root), std::move(vocabulary));
 }
 
