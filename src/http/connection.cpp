@@ -5,7 +5,6 @@
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
 #include <boost/beast/http/read.hpp>
-#include <thread>
 
 #include "http/request_rules.h"
 
@@ -238,20 +237,19 @@ void Connection::start_worker(Request request, Handler handler, bool keep_alive)
   phase_ = Phase::kWorking;
   ++core_.workers_busy;
   core_.worker_thread_started();
-  try {
-    std::thread([self = shared_from_this(), request = std::move(request), handler = std::move(handler),
-                 keep_alive]() mutable {
-      const bool reusable = self->run_handler(request, handler, keep_alive);
-      // Hand the last reference to the loop (a socket is destroyed where it lives), then let go of the server.
-      ServerCore& core = self->core_;
-      net::post(core.loop(), [self = std::move(self), reusable] { self->worker_done(reusable); });
-      core.worker_thread_finished();
-    }).detach();
-  } catch (const std::system_error&) {
+  const bool started = core_.workers().try_run(
+      [self = shared_from_this(), request = std::move(request), handler = std::move(handler), keep_alive]() mutable {
+        const bool reusable = self->run_handler(request, handler, keep_alive);
+        // Hand the last reference to the loop (a socket is destroyed where it lives), then let go of the server.
+        ServerCore& core = self->core_;
+        net::post(core.loop(), [self = std::move(self), reusable] { self->worker_done(reusable); });
+        core.worker_thread_finished();
+      });
+  if (!started) {
     core_.worker_thread_finished();
     --core_.workers_busy;
     ++core_.rejected;
-    return answer(core_.error_response(503, "no thread could be started for the request; retry later"), false);
+    return answer(core_.error_response(503, "no worker thread is free for the request; retry later"), false);
   }
   watch_for_hang_up();
 }

@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "http/server.h"
+#include "http/worker_pool.h"
 
 namespace minigen::http {
 
@@ -36,13 +37,14 @@ class ServerCore {
   // After any change that may end a drain or a stop: returns from serve() once nothing is left.
   void maybe_finish();
 
-  // For worker threads: counted from the moment a handler is given a thread until that thread touches nothing of
-  // the server any more, so that ~Server can wait for the last one.
+  // For handlers: counted from the moment a handler is given a thread until that thread touches nothing of the
+  // server any more, so that ~Server can wait for the last one.
   void worker_thread_started();
   void worker_thread_finished();
   void wait_for_worker_threads();
 
   net::io_context& loop() { return loop_; }
+  WorkerPool& workers() { return workers_; }
   const Router& router() const { return router_; }
   const ServerOptions& options() const { return options_; }
   Response error_response(int status, const std::string& message) const { return errors_(status, message); }
@@ -65,6 +67,7 @@ class ServerCore {
   ErrorResponder errors_;
   ServerOptions options_;
   ConnectionList connections_;
+  WorkerPool workers_{options_.max_workers};  // after options_, which sizes it
 
   std::mutex threads_mutex_;
   std::condition_variable threads_done_;
