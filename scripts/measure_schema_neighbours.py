@@ -57,6 +57,9 @@ SCHEMAS = {
     "type: [string] x 20000": {"type": ["string"] * 20000},
     "anyOf of 20000 distinct consts": {"anyOf": [{"const": f"k{i}"} for i in range(20000)]},
     "enum of 20000 distinct strings": {"enum": [f"value-{i}" for i in range(20000)]},
+    # Inside both budgets: after the opening quote all 1,000 values are alive, so a mask that misses the cache
+    # costs about 336,000 matcher steps (10-20 ms), and each value's states are new ones.
+    "enum of 1000 distinct strings": {"enum": [f"value-{i}" for i in range(1000)]},
     "anyOf of 2000 strings, distinct maxLength": {"anyOf": [{"type": "string", "maxLength": 100 + i}
                                                             for i in range(2000)]},
     # Inside the compile budget, but 1,000 unbounded-ish strings stay alive: over the mask's step budget.
