@@ -3,7 +3,9 @@
 inter-token time of a plain streamed completion alone and while schema requests run beside it.
 
     build/minigen serve --port 8091 &
-    python3 scripts/measure_schema_neighbours.py 8091
+    python3 scripts/measure_schema_neighbours.py 8091 ["enum of 1000" ...]
+
+Names after the port keep only the schemas whose name contains one of them.
 """
 import http.client
 import json
@@ -69,6 +71,9 @@ SCHEMAS = {
 
 
 def main():
+    if len(sys.argv) > 2:
+        for name in [name for name in SCHEMAS if not any(part in name for part in sys.argv[2:])]:
+            del SCHEMAS[name]
     post({"messages": [{"role": "user", "content": "hi"}], "max_tokens": 2})  # warm up
     print("schema requests alone (max_tokens 8):")
     for name, schema in SCHEMAS.items():
