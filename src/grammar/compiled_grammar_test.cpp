@@ -124,6 +124,19 @@ TEST(CompiledGrammar, AFullCacheStartsOverAndStillAnswersRight) {
   }
 }
 
+// Three strings of different bounds: one byte inside them, three parses are alive.
+Grammar three_bounded_strings() {
+  nlohmann::ordered_json strings = nlohmann::ordered_json::array();
+  for (int i = 0; i < 3; ++i) strings.push_back({{"type", "string"}, {"maxLength", 10 + i}});
+  return compile_json_schema({{"anyOf", strings}});
+}
+
+MatchState inside_the_strings(const Grammar& grammar) {
+  MatchState state = MatchState::initial(grammar);
+  EXPECT_TRUE(state.advance_bytes(grammar, "\"a"));
+  return state;
+}
+
 // Runs a job to the end in slices of `allowance` steps; returns the mask and counts the slices.
 std::shared_ptr<const TokenMask> sliced_mask(const CompiledGrammar& grammar, const MatchState& state, int64_t allowance,
                                              int& slices, int64_t& steps) {
@@ -182,12 +195,8 @@ TEST(CompiledGrammar, AMaskComputedInSlicesEqualsTheWholeMaskBitForBit) {
 // A sliced mask is counted against the same budget as a whole one, and what it ends with goes into the cache: the
 // finished mask for the next row that reaches the state, the refusal for every later attempt.
 TEST(CompiledGrammar, AMaskJobFillsTheCacheAndIsRefusedAtTheSameBudget) {
-  using json = nlohmann::ordered_json;
-  json strings = json::array();
-  for (int i = 0; i < 3; ++i) strings.push_back({{"type", "string"}, {"maxLength", 10 + i}});
-  const Grammar grammar = compile_json_schema({{"anyOf", strings}});
-  MatchState state = MatchState::initial(grammar);
-  ASSERT_TRUE(state.advance_bytes(grammar, "\"a"));
+  const Grammar grammar = three_bounded_strings();
+  const MatchState state = inside_the_strings(grammar);
   int64_t needed = 0;
   const TokenMask expected = CompiledGrammar(grammar, small_vocabulary()).compute_allowed_tokens(state, &needed);
 
@@ -219,12 +228,8 @@ TEST(CompiledGrammar, AMaskJobFillsTheCacheAndIsRefusedAtTheSameBudget) {
 // The mask's work budget counts matcher steps, so where a row is stopped is the same on every machine: a budget of
 // exactly the steps a state needs computes its mask, one step less refuses it, and the refusal is remembered.
 TEST(CompiledGrammar, AMaskJustInsideItsStepBudgetIsComputedAndOneStepOverIsRefusedAgainFromTheCache) {
-  using json = nlohmann::ordered_json;
-  json strings = json::array();
-  for (int i = 0; i < 3; ++i) strings.push_back({{"type", "string"}, {"maxLength", 10 + i}});
-  const Grammar grammar = compile_json_schema({{"anyOf", strings}});
-  MatchState state = MatchState::initial(grammar);
-  ASSERT_TRUE(state.advance_bytes(grammar, "\"a"));
+  const Grammar grammar = three_bounded_strings();
+  const MatchState state = inside_the_strings(grammar);
   ASSERT_EQ(state.stacks.size(), 3u);  // three strings of different bounds: three parses alive
   int64_t needed = 0;
   const TokenMask expected =

@@ -46,14 +46,15 @@ struct SequenceToken {
 };
 
 // Matcher steps of grammar masks per scheduler step, shared by every row whose mask misses the cache (a mask is
-// computed in slices, grammar/compiled_grammar.h). 24,000 steps are two walks of the shipped vocabulary's trie
-// (10,949 nodes) with one parse alive, 0.5–1 ms at 20–50 ns a step: about one decode step of the shipped model, so
-// a row's mask at most about doubles its neighbours' inter-token time. The tests' and examples' schemas need at
-// most 11,000 steps a mask and finish in the step they are asked in; a 1,000-value enum's 336,000 take 14 steps.
-inline constexpr int64_t kMaskStepsPerStep = 24'000;
-// The smallest share of that allowance a row gets; more rows than the allowance has shares for take turns, the
-// longest-waiting first. About one trie walk: smaller slices would spread every mask over many steps.
-inline constexpr int64_t kMinimumMaskSlice = 12'000;
+// computed in slices, grammar/compiled_grammar.h). 12,000 steps are about one walk of the shipped vocabulary's trie
+// (10,949 nodes) with one parse alive, 0.25–0.6 ms at 20–50 ns a step (about 38 measured under load): about one
+// decode step of the shipped model (0.5 ms), so a costly mask at most about doubles its neighbours' inter-token
+// time. The tests' and examples' schemas need at most 11,000 steps a mask and finish in the step they are asked
+// in; a 1,000-value enum's 336,000 take 28 steps.
+inline constexpr int64_t kMaskStepsPerStep = 12'000;
+// The smallest share of that allowance a row gets: up to three rows' masks advance each step; more rows take
+// turns, the one waiting longest first. Smaller slices would spread every mask over more steps.
+inline constexpr int64_t kMinimumMaskSlice = 4'000;
 
 struct SchedulerOptions {
   int max_running = 32;    // sequences in the batch at once
