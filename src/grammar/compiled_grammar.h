@@ -13,6 +13,9 @@
 // A mask has a work budget (matcher steps, MaskWorkLimit below): it runs inside a generation step that every row of
 // the batch waits for, so a state whose walk would take longer ends its row with an error instead of holding the
 // others. Steps, not time, so that whether a row is ended does not depend on the machine or its load.
+//
+// Within that budget a mask can still cost a batch tens of milliseconds, so it can also be computed in slices
+// (MaskJob) that a scheduler spreads over several steps while the other rows keep decoding.
 #include <cstdint>
 #include <memory>
 #include <mutex>
@@ -55,6 +58,44 @@ class MaskWorkLimit : public Error {
   using Error::Error;
 };
 
+class CompiledGrammar;
+
+// One state's mask, computed a slice at a time: the depth-first walk of the vocabulary trie, paused between trie
+// nodes. It pauses between nodes rather than between the state's stacks because one stack can fan out (before an
+// enum's opening quote there is one parse; after it, 1,000), so a stack's share of a walk has no useful bound while
+// a node's is one matcher advance per live parse. The walk and its step count are those of an unsliced mask, so
+// the result is the same bit for bit and max_mask_steps() applies to the job's total. A finished mask (or a
+// refusal) goes into the grammar's cache, as allowed_tokens() does.
+class MaskJob {
+ public:
+  // The grammar must outlive the job.
+  MaskJob(const CompiledGrammar& grammar, MatchState state);
+
+  // Walks trie nodes until `step_allowance` matcher steps have been used in this call or the mask is done. At
+  // least one node is walked, so every call makes progress. Throws MaskWorkLimit once the job's total passes the
+  // grammar's budget.
+  void advance(int64_t step_allowance);
+  bool done() const;
+  int64_t steps() const { return steps_; }
+  // The finished mask (done() must hold); the job is spent.
+  std::shared_ptr<const TokenMask> take();
+
+ private:
+  friend class CompiledGrammar;
+  bool walk(int64_t step_allowance);  // the walk alone, without the cache; returns done()
+
+  const CompiledGrammar* grammar_;
+  MatchState state_;
+  // Depth-first over the trie in pre-order. The stacks reached after the first d bytes of the current path are
+  // arena_[level_begin_[d], level_begin_[d + 1]); moving to a node of depth d drops every deeper level first.
+  std::vector<MatchStack> arena_;
+  std::vector<std::size_t> level_begin_;
+  std::size_t next_node_ = 0;
+  int64_t steps_ = 0;
+  TokenMask mask_;                             // the tokens allowed so far
+  std::shared_ptr<const TokenMask> finished_;  // once done, until taken
+};
+
 class CompiledGrammar {
  public:
   // `max_mask_steps` 0: the budget above for this vocabulary.
@@ -69,6 +110,9 @@ class CompiledGrammar {
   // document may end. Throws MaskWorkLimit when computing them would take more than max_mask_steps() (a state
   // that failed once fails again at once, from the cache).
   std::shared_ptr<const TokenMask> allowed_tokens(const MatchState& state) const;
+  // The cached mask of `state`, or nullptr when it is not cached (a miss; a MaskJob computes it). Throws
+  // MaskWorkLimit for a state already found over the budget.
+  std::shared_ptr<const TokenMask> cached_tokens(const MatchState& state) const;
 
   // The same without the cache (for tests and the benchmark); `steps`, if given, receives the matcher steps used.
   TokenMask compute_allowed_tokens(const MatchState& state, int64_t* steps = nullptr) const;
@@ -81,6 +125,7 @@ class CompiledGrammar {
   CacheStats cache_stats() const;
 
  private:
+  friend class MaskJob;
   void remember(std::string key, std::shared_ptr<const TokenMask> mask) const;
 
   Grammar grammar_;

@@ -5,6 +5,7 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "grammar/json_schema_compiler.h"
@@ -123,15 +124,112 @@ TEST(CompiledGrammar, AFullCacheStartsOverAndStillAnswersRight) {
   }
 }
 
+// Three strings of different bounds: one byte inside them, three parses are alive.
+Grammar three_bounded_strings() {
+  nlohmann::ordered_json strings = nlohmann::ordered_json::array();
+  for (int i = 0; i < 3; ++i) strings.push_back({{"type", "string"}, {"maxLength", 10 + i}});
+  return compile_json_schema({{"anyOf", strings}});
+}
+
+MatchState inside_the_strings(const Grammar& grammar) {
+  MatchState state = MatchState::initial(grammar);
+  EXPECT_TRUE(state.advance_bytes(grammar, "\"a"));
+  return state;
+}
+
+// Runs a job to the end in slices of `allowance` steps; returns the mask and counts the slices.
+std::shared_ptr<const TokenMask> sliced_mask(const CompiledGrammar& grammar, const MatchState& state, int64_t allowance,
+                                             int& slices, int64_t& steps) {
+  MaskJob job(grammar, state);
+  for (slices = 0; !job.done(); ++slices) job.advance(allowance);
+  steps = job.steps();
+  return job.take();
+}
+
+// A mask in slices is the same walk paused between trie nodes: the same bits, count and steps as the whole walk,
+// whatever the slice, in states with one parse, with many (an enum's values right after its quote, strings of
+// different bounds) and where eos is allowed (a top-level number may end).
+TEST(CompiledGrammar, AMaskComputedInSlicesEqualsTheWholeMaskBitForBit) {
+  using json = nlohmann::json;  // kSchema as the other tests read it
+  json values = json::array();
+  for (int i = 0; i < 40; ++i) values.push_back("name" + std::to_string(i));
+  json strings = json::array();
+  for (int i = 0; i < 5; ++i) strings.push_back({{"type", "string"}, {"maxLength", 3 + i}});
+  const std::vector<std::pair<json, std::vector<std::string>>> cases = {
+      {json::parse(kSchema), kPrefixes},
+      {{{"enum", values}}, {"", "\"", "\"name", "\"name1", "\"name12\""}},
+      {{{"anyOf", strings}}, {"\"", "\"ab", "\"abc\xC3"}},
+      {{{"type", "number"}}, {"", "1", "-1.5", "2e"}}};
+  int many_stacks = 0;
+  int with_eos = 0;
+  for (const auto& [schema, prefixes] : cases) {
+    const CompiledGrammar grammar(compile_json_schema(schema), small_vocabulary(), {false, 0});
+    for (const std::string& prefix : prefixes) {
+      MatchState state = MatchState::initial(grammar.grammar());
+      ASSERT_TRUE(state.advance_bytes(grammar.grammar(), prefix)) << prefix;
+      many_stacks += state.stacks.size() >= 5;
+      int64_t whole_steps = 0;
+      const TokenMask whole = grammar.compute_allowed_tokens(state, &whole_steps);
+      with_eos += whole.allows(0);
+      EXPECT_EQ(whole.bits, brute_force_mask(grammar, state).bits) << prefix;
+      for (const int64_t allowance : {int64_t{1}, int64_t{7}, int64_t{100}, int64_t{1} << 40}) {
+        int slices = 0;
+        int64_t steps = 0;
+        const std::shared_ptr<const TokenMask> mask = sliced_mask(grammar, state, allowance, slices, steps);
+        EXPECT_EQ(mask->bits, whole.bits) << schema.dump() << " after '" << prefix << "' in slices of " << allowance;
+        EXPECT_EQ(mask->allowed_count, whole.allowed_count) << prefix;
+        EXPECT_EQ(steps, whole_steps) << prefix;
+        // Each call walks at least one node and stops once it has used its allowance.
+        if (allowance == 1) {
+          EXPECT_GT(slices, 1) << prefix;
+        } else if (allowance == int64_t{1} << 40) {
+          EXPECT_EQ(slices, 1) << prefix;
+        }
+      }
+    }
+  }
+  EXPECT_GE(many_stacks, 3);  // the enum after its quote and the strings
+  EXPECT_GE(with_eos, 3);     // numbers that may end
+}
+
+// A sliced mask is counted against the same budget as a whole one, and what it ends with goes into the cache: the
+// finished mask for the next row that reaches the state, the refusal for every later attempt.
+TEST(CompiledGrammar, AMaskJobFillsTheCacheAndIsRefusedAtTheSameBudget) {
+  const Grammar grammar = three_bounded_strings();
+  const MatchState state = inside_the_strings(grammar);
+  int64_t needed = 0;
+  const TokenMask expected = CompiledGrammar(grammar, small_vocabulary()).compute_allowed_tokens(state, &needed);
+
+  const CompiledGrammar inside(grammar, small_vocabulary(), {}, needed);
+  EXPECT_EQ(inside.cached_tokens(state), nullptr);
+  int slices = 0;
+  int64_t steps = 0;
+  const std::shared_ptr<const TokenMask> mask = sliced_mask(inside, state, 50, slices, steps);
+  EXPECT_GT(slices, 3);
+  EXPECT_EQ(mask->bits, expected.bits);
+  EXPECT_EQ(inside.cached_tokens(state), mask);  // the same mask, not a copy
+  EXPECT_EQ(inside.cache_stats().hits, 1);
+  EXPECT_EQ(inside.cache_stats().misses, 1);
+
+  const CompiledGrammar over(grammar, small_vocabulary(), {}, needed - 1);
+  MaskJob job(over, state);
+  int advanced = 0;
+  EXPECT_THROW(
+      while (true) {
+        job.advance(50);
+        ++advanced;
+      },
+      MaskWorkLimit);
+  EXPECT_GT(advanced, 3);  // refused only once the total passed the budget
+  EXPECT_THROW(over.cached_tokens(state), MaskWorkLimit);
+  EXPECT_THROW(over.allowed_tokens(state), MaskWorkLimit);
+}
+
 // The mask's work budget counts matcher steps, so where a row is stopped is the same on every machine: a budget of
 // exactly the steps a state needs computes its mask, one step less refuses it, and the refusal is remembered.
 TEST(CompiledGrammar, AMaskJustInsideItsStepBudgetIsComputedAndOneStepOverIsRefusedAgainFromTheCache) {
-  using json = nlohmann::ordered_json;
-  json strings = json::array();
-  for (int i = 0; i < 3; ++i) strings.push_back({{"type", "string"}, {"maxLength", 10 + i}});
-  const Grammar grammar = compile_json_schema({{"anyOf", strings}});
-  MatchState state = MatchState::initial(grammar);
-  ASSERT_TRUE(state.advance_bytes(grammar, "\"a"));
+  const Grammar grammar = three_bounded_strings();
+  const MatchState state = inside_the_strings(grammar);
   ASSERT_EQ(state.stacks.size(), 3u);  // three strings of different bounds: three parses alive
   int64_t needed = 0;
   const TokenMask expected =

@@ -22,10 +22,35 @@ const TokenMask& GrammarMatcher::allowed_tokens() {
     only_eos->bits[static_cast<std::size_t>(eos) / 64] |= uint64_t{1} << (eos % 64);
     only_eos->allowed_count = 1;
     mask_ = std::move(only_eos);
+  } else if (job_) {
+    job_->advance(std::numeric_limits<int64_t>::max());
+    mask_ = job_->take();
+    job_.reset();
   } else {
     mask_ = grammar_->allowed_tokens(state_);
   }
   return *mask_;
+}
+
+bool GrammarMatcher::mask_needs_work() {
+  if (mask_ || finished_) return false;
+  if (job_) return true;
+  try {
+    mask_ = grammar_->cached_tokens(state_);
+  } catch (const MaskWorkLimit&) {
+    return false;
+  }
+  return !mask_;
+}
+
+bool GrammarMatcher::work_on_mask(int64_t step_allowance) {
+  if (!mask_needs_work()) return true;
+  if (!job_) job_ = std::make_unique<MaskJob>(*grammar_, state_);
+  job_->advance(step_allowance);
+  if (!job_->done()) return false;
+  mask_ = job_->take();
+  job_.reset();
+  return true;
 }
 
 int GrammarMatcher::mask(std::span<float> logits) {
@@ -55,6 +80,7 @@ void GrammarMatcher::accept(int token) {
     }
   }
   mask_.reset();
+  job_.reset();
 }
 
 bool GrammarMatcher::is_complete() const { return finished_ || state_.accepts_end(grammar_->grammar()); }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
 #include <span>
 
 #include "core/error.h"
@@ -13,6 +14,7 @@ Scheduler::Scheduler(Transformer& transformer, BlockPool& pool, SchedulerOptions
     : transformer_(transformer), pool_(pool), options_(options) {
   if (options_.max_running < 1) throw Error("max_running must be at least 1");
   if (options_.token_budget < 1) throw Error("the per-step token budget must be at least 1");
+  if (options_.mask_steps_per_step < 1) throw Error("the per-step mask allowance must be at least 1");
 }
 
 uint64_t Scheduler::add(SequenceRequest request) {
@@ -62,7 +64,9 @@ void Scheduler::preempt(uint64_t id) {
   auto found = running_.find(id);
   std::unique_ptr<Sequence> sequence = std::move(found->second);
   running_.erase(found);
-  sequence->kv->release();  // recomputed later from its tokens: prompt + what it generated so far
+  sequence->kv->release();        // recomputed later from its tokens: prompt + what it generated so far
+  sequence->held_logits.clear();  // the recomputation gives them again
+  if (sequence->grammar) sequence->grammar->drop_mask_work();
   waiting_.push_front(std::move(sequence));
   ++counters_.preemptions;
 }
@@ -132,7 +136,87 @@ SequenceToken Scheduler::sample(Sequence& sequence, const float* logits) {
   return out;
 }
 
+// Each ready grammar row whose mask is not known gets a share of the step's mask allowance, the longest-waiting
+// first: > 0 matcher steps, 0 when it needs none, −1 when it must wait for its turn.
+std::vector<int64_t> Scheduler::share_mask_steps(const std::vector<Ready>& ready) {
+  std::vector<int64_t> shares(ready.size(), 0);
+  std::vector<std::size_t> needing;
+  for (std::size_t i = 0; i < ready.size(); ++i) {
+    const Sequence& sequence = *ready[i].sequence;
+    if (sequence.grammar && sequence.grammar->mask_needs_work()) needing.push_back(i);
+  }
+  if (needing.empty()) return shares;
+  std::stable_sort(needing.begin(), needing.end(), [&](std::size_t a, std::size_t b) {
+    return ready[a].sequence->mask_turn < ready[b].sequence->mask_turn;  // ties: ready is in sequence order
+  });
+  const int64_t allowance = options_.mask_steps_per_step;
+  const std::size_t turns =
+      std::clamp<std::size_t>(static_cast<std::size_t>(allowance / kMinimumMaskSlice), 1, needing.size());
+  const int64_t share = allowance / static_cast<int64_t>(turns);
+  for (std::size_t k = 0; k < needing.size(); ++k) {
+    if (k >= turns) {
+      shares[needing[k]] = -1;
+      continue;
+    }
+    shares[needing[k]] = share;
+    ready[needing[k]].sequence->mask_turn = steps_taken_;
+  }
+  return shares;
+}
+
+// The mask phase and the draws, side by side on the pool: each depends only on its own sequence (counter-based
+// randomness, its own matcher). Returns one token per ready sequence that drew, in the order of `ready`; the
+// others keep their logits for a later step.
+std::vector<SequenceToken> Scheduler::draw(const std::vector<Ready>& ready) {
+  const std::vector<int64_t> shares = share_mask_steps(ready);
+  std::vector<std::optional<SequenceToken>> produced(ready.size());
+  transformer_.pool().parallel_for(static_cast<int64_t>(ready.size()), [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i) {
+      Sequence& sequence = *ready[i].sequence;
+      // A draw that cannot be made ends this sequence alone; its neighbours in the batch carry on. Two causes
+      // are the request's own and show only at this step: a grammar state whose mask is over its work budget,
+      // and a logit_bias that bans every token the grammar allows here. Anything else is a defence (requests are
+      // validated), not a path.
+      const auto fail = [&](const std::exception& error, int status) {
+        SequenceToken failed;
+        failed.sequence = sequence.id;
+        failed.token = -1;
+        failed.step = sequence.generated;
+        failed.finished = true;
+        failed.finish_reason = "error";
+        failed.error = error.what();
+        failed.error_status = status;
+        produced[i] = std::move(failed);
+      };
+      try {
+        if (shares[i] < 0 || (shares[i] > 0 && !sequence.grammar->work_on_mask(shares[i]))) continue;
+        produced[i] = sample(sequence, ready[i].logits);
+      } catch (const MaskWorkLimit& error) {
+        fail(error, 400);
+      } catch (const InvalidSamplingParam& error) {
+        fail(error, 400);
+      } catch (const std::exception& error) {
+        fail(error, 500);
+      }
+    }
+  });
+  const int vocab = transformer_.model().config.vocab_size;
+  std::vector<SequenceToken> drawn;
+  for (std::size_t i = 0; i < ready.size(); ++i) {
+    Sequence& sequence = *ready[i].sequence;
+    if (!produced[i]) {
+      if (sequence.held_logits.empty()) sequence.held_logits.assign(ready[i].logits, ready[i].logits + vocab);
+      continue;
+    }
+    sequence.held_logits.clear();
+    sequence.mask_turn = steps_taken_;  // its next mask, if it needs one, queues behind those already waiting
+    drawn.push_back(std::move(*produced[i]));
+  }
+  return drawn;
+}
+
 std::vector<SequenceToken> Scheduler::step() {
+  ++steps_taken_;
   struct Planned {
     Sequence* sequence;
     int count;
@@ -164,62 +248,41 @@ std::vector<SequenceToken> Scheduler::step() {
     waiting_.pop_front();
     plan.push_back({running_.at(id).get(), before - budget});
   }
-  if (plan.empty()) return {};
-
-  std::vector<ForwardRow> rows;
-  for (const Planned& p : plan) {
-    const int start = p.sequence->kv->length();
-    rows.push_back(
-        ForwardRow{p.sequence->kv.get(), std::span<const int>(p.sequence->tokens).subspan(start, p.count), false});
-    const bool decode =
-        p.count == 1 && start + 1 == static_cast<int>(p.sequence->tokens.size()) && p.sequence->generated > 0;
-    if (!decode) counters_.prefill_tokens += p.count;
+  std::vector<Ready> ready;  // rows still waiting for their mask, then the rows this forward call completes
+  for (const auto& [id, sequence] : running_) {
+    if (!sequence->held_logits.empty()) ready.push_back({sequence.get(), sequence->held_logits.data()});
   }
-  const std::vector<float>& logits = transformer_.forward(rows);
-  ++counters_.steps;
+  if (plan.empty() && ready.empty()) return {};
 
-  // Sequences whose every known token is now cached draw their next token. Each draw depends only on its own
-  // sequence (counter-based randomness), so they run side by side on the pool.
-  std::vector<Planned*> ready;
-  for (Planned& p : plan) {
-    if (p.sequence->request.use_cache) p.sequence->kv->publish_full_blocks(p.sequence->tokens);
-    if (p.sequence->kv->length() == static_cast<int>(p.sequence->tokens.size())) ready.push_back(&p);
-  }
-  std::vector<SequenceToken> produced(ready.size());
-  const int vocab = transformer_.model().config.vocab_size;
-  transformer_.pool().parallel_for(static_cast<int64_t>(ready.size()), [&](int64_t begin, int64_t end) {
-    for (int64_t i = begin; i < end; ++i) {
-      const std::size_t row = static_cast<std::size_t>(ready[i] - plan.data());
-      // A draw that cannot be made ends this sequence alone; its neighbours in the batch carry on. Two causes
-      // are the request's own and show only at this step: a grammar state whose mask is over its work budget
-      // (instead of holding the whole batch while it is computed), and a logit_bias that bans every token the
-      // grammar allows here. Anything else is a defence (requests are validated), not a path.
-      const auto fail = [&](const std::exception& error, int status) {
-        SequenceToken failed;
-        failed.sequence = ready[i]->sequence->id;
-        failed.token = -1;
-        failed.step = ready[i]->sequence->generated;
-        failed.finished = true;
-        failed.finish_reason = "error";
-        failed.error = error.what();
-        failed.error_status = status;
-        produced[i] = std::move(failed);
-      };
-      try {
-        produced[i] = sample(*ready[i]->sequence, logits.data() + row * vocab);
-      } catch (const MaskWorkLimit& error) {
-        fail(error, 400);
-      } catch (const InvalidSamplingParam& error) {
-        fail(error, 400);
-      } catch (const std::exception& error) {
-        fail(error, 500);
+  if (!plan.empty()) {
+    std::vector<ForwardRow> rows;
+    for (const Planned& p : plan) {
+      const int start = p.sequence->kv->length();
+      rows.push_back(
+          ForwardRow{p.sequence->kv.get(), std::span<const int>(p.sequence->tokens).subspan(start, p.count), false});
+      const bool decode =
+          p.count == 1 && start + 1 == static_cast<int>(p.sequence->tokens.size()) && p.sequence->generated > 0;
+      if (!decode) counters_.prefill_tokens += p.count;
+    }
+    const float* logits = transformer_.forward(rows).data();
+    ++counters_.steps;
+    // Sequences whose every known token is now cached draw their next token.
+    const int vocab = transformer_.model().config.vocab_size;
+    for (std::size_t row = 0; row < plan.size(); ++row) {
+      Sequence& sequence = *plan[row].sequence;
+      if (sequence.request.use_cache) sequence.kv->publish_full_blocks(sequence.tokens);
+      if (sequence.kv->length() == static_cast<int>(sequence.tokens.size())) {
+        ready.push_back({&sequence, logits + row * vocab});
       }
     }
-  });
-  for (std::size_t i = 0; i < ready.size(); ++i) {
-    Sequence& sequence = *ready[i]->sequence;
-    if (produced[i].token >= 0) ++counters_.generated_tokens;
-    if (produced[i].finished) {
+  }
+  std::sort(ready.begin(), ready.end(), [](const Ready& a, const Ready& b) { return a.sequence->id < b.sequence->id; });
+
+  std::vector<SequenceToken> produced = draw(ready);
+  for (const SequenceToken& token : produced) {
+    Sequence& sequence = *running_.at(token.sequence);
+    if (token.token >= 0) ++counters_.generated_tokens;
+    if (token.finished) {
       running_.erase(sequence.id);
     } else if (!sequence.request.use_cache) {
       sequence.kv->release();  // no cache: the next step feeds every token again, as MiniMind with use_cache=False

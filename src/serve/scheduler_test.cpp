@@ -5,9 +5,12 @@
 #include <gtest/gtest.h>
 
 #include <map>
+#include <nlohmann/json.hpp>
+#include <string>
 #include <vector>
 
 #include "generate/generate.h"
+#include "grammar/json_schema_compiler.h"
 #include "model/test_models.h"
 
 namespace minigen {
@@ -31,19 +34,26 @@ std::vector<int> generated_alone(Transformer& transformer, const SequenceRequest
   options.sampling = request.sampling;
   options.ignore_eos = request.ignore_eos;
   options.rng_rows = {request.rng_row};
+  if (request.grammar) options.grammars = {request.grammar};
   const std::vector<std::vector<int>> prompts = {request.prompt};
   return generate(transformer, prompts, options).sequences[0].token_ids;
 }
 
-// Runs every request through one scheduler; returns the tokens of each, in the order added.
-std::vector<std::vector<int>> serve_all(Scheduler& scheduler, const std::vector<SequenceRequest>& requests) {
+// Runs every request through one scheduler; returns the tokens of each, in the order added. `finished_at`, if
+// given, receives the step() call (counting from 1) that gave each request its last token.
+std::vector<std::vector<int>> serve_all(Scheduler& scheduler, const std::vector<SequenceRequest>& requests,
+                                        std::vector<int>* finished_at = nullptr) {
   std::map<uint64_t, std::size_t> index;
   for (std::size_t i = 0; i < requests.size(); ++i) index[scheduler.add(requests[i])] = i;
   std::vector<std::vector<int>> tokens(requests.size());
+  if (finished_at != nullptr) finished_at->assign(requests.size(), 0);
   for (int steps = 0; !scheduler.idle(); ++steps) {
     EXPECT_LT(steps, 100000) << "the scheduler stopped making progress";
     if (steps >= 100000) break;
-    for (const SequenceToken& out : scheduler.step()) tokens[index.at(out.sequence)].push_back(out.token);
+    for (const SequenceToken& out : scheduler.step()) {
+      tokens[index.at(out.sequence)].push_back(out.token);
+      if (out.finished && finished_at != nullptr) (*finished_at)[index.at(out.sequence)] = steps + 1;
+    }
   }
   return tokens;
 }
@@ -119,6 +129,91 @@ TEST(Scheduler, RejectsWhatCanNeverFitAndCancelFreesBlocksAtOnce) {
   scheduler.cancel(id);
   EXPECT_EQ(pool.referenced_blocks(), 0);
   EXPECT_TRUE(scheduler.idle());
+}
+
+// The test model's 6,400 ids as text (eos 2): every byte, then pieces of the enum's values below.
+std::shared_ptr<const TokenVocabulary> enum_vocabulary(const ModelConfig& config) {
+  std::vector<std::string> tokens(3);  // ids 0, 1 and eos are never text
+  for (int byte = 0; byte < 256; ++byte) tokens.emplace_back(1, static_cast<char>(byte));
+  const std::string alphabet = "\"value-0123456789";
+  const int letters = static_cast<int>(alphabet.size());
+  for (int i = letters; static_cast<int>(tokens.size()) < config.vocab_size; ++i) {
+    std::string piece;
+    for (int rest = i; rest > 0; rest /= letters) piece += alphabet[static_cast<std::size_t>(rest % letters)];
+    tokens.push_back(piece);
+  }
+  return std::make_shared<const TokenVocabulary>(std::move(tokens), config.eos_token_id);
+}
+
+// A request for one of 300 strings: right after the opening quote all 300 are alive, so its masks take thousands
+// of matcher steps. Each call compiles a new grammar, so no run finds another's masks in the cache.
+SequenceRequest enum_request(const ModelConfig& config, uint64_t seed) {
+  nlohmann::ordered_json values = nlohmann::ordered_json::array();
+  for (int i = 0; i < 300; ++i) values.push_back("value-" + std::to_string(i));
+  SequenceRequest request = make_request(testing::test_prompt(9, 2), 24, seed, false);
+  request.ignore_eos = false;  // the document ends with eos
+  request.grammar =
+      std::make_shared<const CompiledGrammar>(compile_json_schema({{"enum", values}}), enum_vocabulary(config));
+  return request;
+}
+
+// With an allowance far below one mask the schema row waits for its masks over many steps; it draws the tokens it
+// draws with no limit and alone (generate()), and the plain row beside it gets its token on every step.
+TEST(Scheduler, ARowWaitingForItsMaskDrawsTheSameTokensAndThePlainRowBesideItIsNeverHeld) {
+  Fixture f;
+  BlockPool pool(f.model->config.kv_layout(), 32);
+  const SequenceRequest plain = make_request(testing::test_prompt(12, 1), 30, 7, false);
+  const std::vector<int> schema_alone = generated_alone(f.transformer, enum_request(f.model->config, 8));
+  ASSERT_EQ(schema_alone.back(), f.model->config.eos_token_id);
+  ASSERT_GE(schema_alone.size(), 4u);
+
+  std::vector<int> finished_alone;
+  Scheduler alone(f.transformer, pool, {4, 64});
+  EXPECT_EQ(serve_all(alone, {plain}, &finished_alone)[0], generated_alone(f.transformer, plain));
+  EXPECT_EQ(finished_alone[0], 30);  // one prefill step, then a token every step
+
+  std::vector<int> finished_unlimited;
+  Scheduler unlimited(f.transformer, pool, {4, 64, int64_t{1} << 40});
+  const auto served_unlimited = serve_all(unlimited, {plain, enum_request(f.model->config, 8)}, &finished_unlimited);
+  EXPECT_EQ(served_unlimited[1], schema_alone);
+
+  std::vector<int> finished_sliced;
+  Scheduler sliced(f.transformer, pool, {4, 64, 200});
+  const auto served = serve_all(sliced, {plain, enum_request(f.model->config, 8)}, &finished_sliced);
+  EXPECT_EQ(served[0], served_unlimited[0]);
+  EXPECT_EQ(served[1], schema_alone);
+  EXPECT_EQ(finished_sliced[0], 30);                          // never held back by its neighbour's masks
+  EXPECT_GT(finished_sliced[1], finished_unlimited[1] + 10);  // the masks did take many steps
+  EXPECT_EQ(sliced.counters().generated_tokens, static_cast<int64_t>(30 + schema_alone.size()));
+  EXPECT_EQ(pool.referenced_blocks(), 0);
+}
+
+// A waiting row is an ordinary running row: cancelled, its blocks return at once; preempted, its kept logits and
+// mask work are dropped and its recomputation draws the same tokens.
+TEST(Scheduler, ARowWaitingForItsMaskIsCancelledOrPreemptedLikeAnyOther) {
+  Fixture f;
+  BlockPool pool(f.model->config.kv_layout(), 4);  // 64 positions
+  {
+    Scheduler scheduler(f.transformer, pool, {4, 64, 1});
+    const uint64_t id = scheduler.add(enum_request(f.model->config, 3));
+    EXPECT_TRUE(scheduler.step().empty());  // the prompt is read, the first mask is not done
+    EXPECT_TRUE(scheduler.step().empty());
+    EXPECT_EQ(scheduler.running(), 1);
+    EXPECT_EQ(pool.referenced_blocks(), 1);
+    scheduler.cancel(id);
+    EXPECT_EQ(pool.referenced_blocks(), 0);
+    EXPECT_TRUE(scheduler.idle());
+  }
+  // The plain row, older, needs the schema row's block when it reaches 48 positions.
+  const SequenceRequest plain = make_request(testing::test_prompt(20, 4), 40, 9, false);
+  const SequenceRequest schema = enum_request(f.model->config, 5);
+  const std::vector<int> schema_alone = generated_alone(f.transformer, enum_request(f.model->config, 5));
+  Scheduler scheduler(f.transformer, pool, {4, 64, 100});
+  const auto served = serve_all(scheduler, {plain, schema});
+  EXPECT_GT(scheduler.counters().preemptions, 0);
+  EXPECT_EQ(served[0], generated_alone(f.transformer, plain));
+  EXPECT_EQ(served[1], schema_alone);
+  EXPECT_EQ(pool.referenced_blocks(), 0);
 }
 
 }  // namespace

@@ -4,7 +4,9 @@
 // sample is the client's 400, not the server's 500.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <thread>
@@ -31,6 +33,27 @@ json thousand_strings() {
   json strings = json::array();
   for (int i = 0; i < 1000; ++i) strings.push_back({{"type", "string"}, {"maxLength", 100 + i}});
   return {{"anyOf", strings}};
+}
+
+// Runs `heavy` in a loop on another thread (at least once) while a plain completion is posted three times beside
+// it; expects the plain text to be what it is alone. Returns how many times `heavy` ran.
+int run_beside_a_plain_request(LiveServer& server, const std::function<void()>& heavy) {
+  const json plain = {{"prompt", "In the beginning"}, {"max_tokens", 60}, {"ignore_eos", true}, {"seed", 5}};
+  const std::string alone = post(server, "/v1/completions", plain, 200)["choices"][0]["text"];
+  std::atomic<bool> done{false};
+  std::atomic<int> runs{0};
+  std::thread looping([&] {
+    while (!done || runs == 0) {
+      heavy();
+      ++runs;
+    }
+  });
+  std::string beside;
+  for (int i = 0; i < 3; ++i) beside = post(server, "/v1/completions", plain, 200)["choices"][0]["text"];
+  done = true;
+  looping.join();
+  EXPECT_EQ(beside, alone);
+  return runs;
 }
 
 // It used to take 151 s (19 s a token) and hold every other request; the 20,000 repeats are one string now.
@@ -80,26 +103,13 @@ TEST(StructuredOutputLimits, TwentyThousandDistinctAlternativesAre400NamingThePa
 // budget, and a plain request running beside it all the while gets exactly the tokens it gets alone.
 TEST(StructuredOutputLimits, AMaskOverBudgetEndsItsOwnRequestAndTheRequestBesideItFinishesWithItsTokens) {
   LiveServer server;
-  const json plain = {{"prompt", "In the beginning"}, {"max_tokens", 60}, {"ignore_eos", true}, {"seed", 5}};
-  const std::string alone = post(server, "/v1/completions", plain, 200)["choices"][0]["text"];
-
-  std::atomic<bool> done{false};
-  std::atomic<int> heavy_requests{0};
-  std::thread heavy([&] {
-    while (!done) {
-      const json failed = post(server, "/v1/chat/completions", schema_request(thousand_strings(), 16), 400);
-      EXPECT_NE(failed["error"]["message"].get<std::string>().find("(1000 parses alive at once)"), std::string::npos)
-          << failed.dump();
-      EXPECT_EQ(failed["error"]["type"], "invalid_request_error");
-      ++heavy_requests;
-    }
+  const int heavy_requests = run_beside_a_plain_request(server, [&] {
+    const json failed = post(server, "/v1/chat/completions", schema_request(thousand_strings(), 16), 400);
+    EXPECT_NE(failed["error"]["message"].get<std::string>().find("(1000 parses alive at once)"), std::string::npos)
+        << failed.dump();
+    EXPECT_EQ(failed["error"]["type"], "invalid_request_error");
   });
-  std::string beside;
-  for (int i = 0; i < 3; ++i) beside = post(server, "/v1/completions", plain, 200)["choices"][0]["text"];
-  done = true;
-  heavy.join();
-  EXPECT_EQ(beside, alone);
-  EXPECT_GE(heavy_requests.load(), 1);
+  EXPECT_GE(heavy_requests, 1);
 
   json streamed = schema_request(thousand_strings(), 16);
   streamed["stream"] = true;
@@ -110,6 +120,23 @@ TEST(StructuredOutputLimits, AMaskOverBudgetEndsItsOwnRequestAndTheRequestBeside
   });
   EXPECT_NE(received.find("\"type\":\"invalid_request_error\""), std::string::npos) << received;
   EXPECT_NE(received.find("matcher steps"), std::string::npos) << received;
+  EXPECT_EQ(server.settled().kv_blocks_used, 0);
+}
+
+// Inside both budgets, a 1,000-value enum's first masks take 336,000 matcher steps, the allowance of 28 scheduler
+// steps: they are computed in slices between its neighbours' tokens. The answer is still one of the values, and
+// the plain request beside them gets its tokens.
+TEST(StructuredOutputLimits, AThousandValueEnumIsAnsweredInSlicesWithOneOfItsValuesAndItsNeighbourKeepsItsTokens) {
+  LiveServer server;
+  json values = json::array();
+  for (int i = 0; i < 1000; ++i) values.push_back("value-" + std::to_string(i));
+  const int answered = run_beside_a_plain_request(server, [&] {
+    const json answer = post(server, "/v1/chat/completions", schema_request({{"enum", values}}, 40), 200);
+    const std::string content = answer["choices"][0]["message"]["content"];
+    EXPECT_NE(std::find(values.begin(), values.end(), json::parse(content)), values.end()) << content;
+    EXPECT_EQ(answer["choices"][0]["finish_reason"], "stop");
+  });
+  EXPECT_GE(answered, 1);
   EXPECT_EQ(server.settled().kv_blocks_used, 0);
 }
 
