@@ -241,7 +241,10 @@ class SchemaCompiler {
                                                  : builder_.any_value());
     }
     std::vector<GrammarProperty> compiled;
-    for (const auto& [name, property] : properties.items()) {
+    for (const auto& item : properties.items()) {
+      // Named, not a structured binding: clang 14 (the fuzz build) cannot capture a binding in a lambda.
+      const std::string& name = item.key();
+      const auto& property = item.value();
       const int value = at("properties", [&] { return at(name, [&] { return compile(property); }); });
       compiled.push_back(GrammarProperty{json_string_literal(name), value, required.count(name) > 0});
     }
