@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 
+#include "core/ascii.h"
+
 namespace minigen::http {
 namespace {
 
@@ -10,12 +12,6 @@ std::string_view trim(std::string_view text) {
   while (!text.empty() && (text.front() == ' ' || text.front() == '\t')) text.remove_prefix(1);
   while (!text.empty() && (text.back() == ' ' || text.back() == '\t')) text.remove_suffix(1);
   return text;
-}
-
-bool equals_ignoring_case(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return std::tolower(static_cast<unsigned char>(x)) == std::tolower(static_cast<unsigned char>(y));
-         });
 }
 
 }  // namespace
@@ -35,7 +31,7 @@ bool Request::keep_alive() const {
     std::string_view rest = *connection;
     while (!rest.empty()) {
       const std::size_t comma = rest.find(',');
-      if (equals_ignoring_case(trim(rest.substr(0, comma)), option)) return true;
+      if (equals_ignoring_ascii_case(trim(rest.substr(0, comma)), option)) return true;
       if (comma == std::string_view::npos) break;
       rest.remove_prefix(comma + 1);
     }

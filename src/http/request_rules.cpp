@@ -6,17 +6,13 @@
 #include <boost/beast/http/error.hpp>
 #include <cctype>
 
+#include "core/ascii.h"
+
 namespace minigen::http {
 namespace {
 
 namespace beast = boost::beast;
 using beast::http::field;
-
-std::string lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
 
 std::size_t count_fields(const BeastRequest& header, field name) {
   const auto [first, last] = header.equal_range(name);
@@ -115,7 +111,7 @@ Request to_request(BeastRequest&& message, std::string remote_address) {
   if (question != std::string::npos) request.query = request.target.substr(question + 1);
   request.version_minor = message.version() % 10;
   for (const auto& entry : message) {
-    request.headers.emplace_back(lower(std::string_view(entry.name_string().data(), entry.name_string().size())),
+    request.headers.emplace_back(ascii_lower(std::string_view(entry.name_string().data(), entry.name_string().size())),
                                  std::string(entry.value()));
   }
   request.body = std::move(message.body());

@@ -5,6 +5,7 @@
 #include <cctype>
 #include <chrono>
 
+#include "core/ascii.h"
 #include "core/error.h"
 #include "core/json_text.h"
 #include "serve/loopback_host.h"
@@ -20,12 +21,6 @@ using std::chrono::milliseconds;
 std::string next_request_id(const char* prefix) {
   static std::atomic<uint64_t> counter{0};
   return std::string(prefix) + std::to_string(++counter);
-}
-
-std::string lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
 }
 
 // Compares every byte whatever the first difference, so the time taken does not tell how much of a key was right.
@@ -45,7 +40,7 @@ bool is_json_content_type(const std::string* value) {
   std::string_view media_type = *value;
   media_type = media_type.substr(0, media_type.find(';'));
   while (!media_type.empty() && media_type.back() == ' ') media_type.remove_suffix(1);
-  return lower(media_type) == "application/json";
+  return ascii_lower(media_type) == "application/json";
 }
 
 const http::Headers kSseHeaders = {{"Content-Type", "text/event-stream"},
@@ -98,7 +93,7 @@ bool ApiServer::host_allowed(const http::Request& request) const {
 bool ApiServer::authorized(const http::Request& request) const {
   if (options_.api_key.empty()) return true;
   const std::string* header = request.header("authorization");
-  if (header == nullptr || header->size() < 7 || lower(header->substr(0, 7)) != "bearer ") return false;
+  if (header == nullptr || header->size() < 7 || ascii_lower(header->substr(0, 7)) != "bearer ") return false;
   return constant_time_equal(std::string_view(*header).substr(7), options_.api_key);
 }
 

@@ -4,6 +4,8 @@
 #include <cctype>
 #include <string>
 
+#include "core/ascii.h"
+
 namespace minigen {
 namespace {
 
@@ -26,16 +28,10 @@ bool is_loopback_ipv4(std::string_view text) {
   return parts == 4;
 }
 
-std::string lower(std::string_view text) {
-  std::string out(text);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
 }  // namespace
 
 bool is_loopback_address(std::string_view address) {
-  const std::string name = lower(address);
+  const std::string name = ascii_lower(address);
   return name == "localhost" || name == "::1" || is_loopback_ipv4(name);
 }
 
@@ -61,7 +57,7 @@ bool is_loopback_host_header(std::string_view host) {
       name = host.substr(0, colon);
       port = host.substr(colon + 1);
     }
-    if (lower(name) != "localhost" && !is_loopback_ipv4(name)) return false;
+    if (ascii_lower(name) != "localhost" && !is_loopback_ipv4(name)) return false;
   }
   return !has_port || (all_digits(port) && port.size() <= 5);
 }
