@@ -10,10 +10,15 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+#include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -81,7 +86,10 @@ struct Outcome {
 };
 
 // `requests` streaming completions through `url`, `clients` at a time; returns when all have finished.
-std::vector<Outcome> run_load(const std::string& url, int requests, int clients, uint64_t seed) {
+// `before_send(i)` runs on the client's thread just before request i is sent (the test's events are placed by
+// request, not by clock: a fast machine finishes 60 requests in less time than any fixed delay).
+std::vector<Outcome> run_load(const std::string& url, int requests, int clients, uint64_t seed,
+                              const std::function<void(std::size_t)>& before_send) {
   load_test::RequestMix mix;
   mix.count = requests;
   mix.max_tokens = 32;
@@ -94,6 +102,7 @@ std::vector<Outcome> run_load(const std::string& url, int requests, int clients,
   for (int c = 0; c < clients; ++c) {
     threads.emplace_back([&] {
       for (std::size_t i = next++; i < mixed.size(); i = next++) {
+        before_send(i);
         outcomes[i].sent = Clock::now();
         outcomes[i].result = load_test::run_request(url, mixed[i]);
       }
@@ -118,28 +127,35 @@ TEST(ReplicasBehindNginx, DrainingOneLosesNothingAndKillingOneBreaksOnlyItsOwnSt
   Nginx nginx(ports, dir);
   const std::string url = "http://127.0.0.1:" + std::to_string(nginx.port);
 
-  // A rolling restart: replica 0 is drained while requests stream through nginx.
-  std::thread drain([&] {
-    std::this_thread::sleep_for(700ms);
-    replicas[0]->signal(SIGTERM);
+  // A rolling restart: replica 0 is drained while requests stream through nginx (a third of them sent).
+  const std::vector<Outcome> rolling = run_load(url, kRequests, kClients, 1, [&](std::size_t i) {
+    if (i == kRequests / 3) replicas[0]->signal(SIGTERM);
   });
-  const std::vector<Outcome> rolling = run_load(url, kRequests, kClients, 1);
-  drain.join();
   for (const Outcome& outcome : rolling) {
     EXPECT_EQ(outcome.result.error, "");
     EXPECT_TRUE(outcome.result.done);
   }
   EXPECT_EQ(replicas[0]->wait_for_exit(60s), 0) << replicas[0]->log();
 
-  // A crash: replica 1 is killed while requests stream through nginx to replicas 1 and 2.
-  Clock::time_point killed;
-  std::thread kill([&] {
-    std::this_thread::sleep_for(700ms);
-    killed = Clock::now();
-    replicas[1]->signal(SIGKILL);
-  });
-  const std::vector<Outcome> crash = run_load(url, kRequests, kClients, 2);  // it returns: no request hung
-  kill.join();
+  // A crash: replica 1 is killed while requests stream through nginx to replicas 1 and 2 (a third of them sent);
+  // the last third is held until the crash has been visible for 250 ms, so that some requests surely come after it.
+  std::mutex kill_mutex;
+  std::condition_variable kill_seen;
+  std::optional<Clock::time_point> killed_at;
+  const std::vector<Outcome> crash = run_load(url, kRequests, kClients, 2, [&](std::size_t i) {
+    std::unique_lock lock(kill_mutex);
+    if (i == kRequests / 3) {
+      replicas[1]->signal(SIGKILL);
+      killed_at = Clock::now();
+      kill_seen.notify_all();
+    } else if (i >= 2 * kRequests / 3) {
+      kill_seen.wait(lock, [&] { return killed_at.has_value(); });
+      const Clock::time_point visible = *killed_at + 250ms;
+      lock.unlock();
+      std::this_thread::sleep_until(visible);
+    }
+  });  // it returns: no request hung
+  const Clock::time_point killed = *killed_at;
   int completed = 0, failed = 0, after_kill = 0;
   for (const Outcome& outcome : crash) {
     // Either the whole answer or a clean failure (a broken stream, an error status) — never a silent half.
