@@ -78,8 +78,8 @@ class Transformer {
   std::vector<float> gate_up_, activated_;
   std::vector<float> expert_input_, expert_output_, router_probabilities_, mixture_;
   std::vector<float> logits_;
-  std::vector<std::vector<const std::byte*>> row_blocks_;
-  std::vector<int64_t> expert_token_counts_;  // per row: the KV blocks of the current layer
+  std::vector<std::vector<const std::byte*>> row_blocks_;  // per row: the KV blocks of the current layer
+  std::vector<int64_t> expert_token_counts_;
 };
 
 }  // namespace minigen

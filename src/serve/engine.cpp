@@ -4,7 +4,6 @@
 #include <utility>
 
 #include "core/error.h"
-#include "tokenizer/stream_decoder.h"
 
 namespace minigen {
 
@@ -44,7 +43,8 @@ Engine::Engine(Transformer& transformer, BlockPool& pool, const Tokenizer& token
                int max_waiting_jobs)
     : transformer_(transformer),
       tokenizer_(tokenizer),
-      scheduler_(transformer, pool, options),
+      scheduler_(transformer.model().config, pool, options),
+      runner_(transformer),
       pool_(pool),
       max_waiting_jobs_(max_waiting_jobs) {
   status_.kv_blocks_total = pool.total_blocks();
@@ -117,39 +117,9 @@ bool Engine::emit(Choice& choice, const SequenceToken& token) {
   event.kept_candidates = token.kept_candidates;
   event.grammar_allowed = token.grammar_allowed;
   event.top = token.top;
-  std::string text = choice.decoder->push(token.token);
-  if (token.finished) text += choice.decoder->finish();
-  bool stopped = false;
-  if (choice.stop.empty()) {
-    event.text = std::move(text);
-  } else {
-    // Stop strings may span tokens: keep the text, send only what can no longer be the start of a stop string.
-    choice.text += text;
-    std::size_t cut = std::string::npos;
-    for (const std::string& stop : choice.stop) {
-      const std::size_t from = choice.emitted > stop.size() ? choice.emitted - stop.size() : 0;
-      const std::size_t found = choice.text.find(stop, from);
-      if (found != std::string::npos) cut = std::min(cut, found);
-    }
-    std::size_t send_until = choice.text.size();
-    if (cut != std::string::npos) {
-      send_until = cut;
-      stopped = true;
-    } else if (!token.finished) {
-      std::size_t hold = 0;
-      for (const std::string& stop : choice.stop) hold = std::max(hold, stop.size() - 1);
-      send_until = choice.text.size() > hold ? choice.text.size() - hold : 0;
-      // Never split a UTF-8 character: back up to the start of one.
-      while (send_until > choice.emitted && send_until < choice.text.size() &&
-             (static_cast<unsigned char>(choice.text[send_until]) & 0xC0) == 0x80) {
-        --send_until;
-      }
-    }
-    send_until = std::max(send_until, choice.emitted);
-    event.text = choice.text.substr(choice.emitted, send_until - choice.emitted);
-    choice.emitted = send_until;
-  }
-  if (stopped) {
+  SequenceOutput::Text text = choice.output.push(token.token, token.finished);
+  event.text = std::move(text.text);
+  if (text.stopped) {
     event.finished = true;
     event.finish_reason = "stop";
     scheduler_.cancel(token.sequence);
@@ -202,7 +172,7 @@ void Engine::run() {
         SequenceRequest request = job.settings;
         request.prompt = job.prompt;
         request.rng_row = static_cast<uint64_t>(i);
-        Choice choice{stream, i, job.stop, {}, 0, std::make_unique<StreamDecoder>(tokenizer_, true)};
+        Choice choice{stream, i, SequenceOutput(tokenizer_, job.stop)};
         try {
           choices_.emplace_back(scheduler_.add(std::move(request)), std::move(choice));
         } catch (const std::exception& error) {
@@ -213,7 +183,7 @@ void Engine::run() {
 
     std::vector<SequenceToken> produced;
     try {
-      produced = scheduler_.step();
+      produced = serve_step(scheduler_, runner_);
     } catch (const std::exception& error) {
       // Should not happen (requests are checked on submit); fail every open choice rather than the server.
       for (auto& [sequence, choice] : choices_) {

@@ -1,5 +1,6 @@
 #pragma once
-// The serving engine: one thread that owns the scheduler and runs step() while there is work, and a thread-safe
+// The serving engine: one thread that owns the scheduler and the model runner and runs serving steps (plan, run,
+// apply) while there is work, and a thread-safe
 // front door for the HTTP handlers — submit a job, read its events as they come, cancel it.
 //
 // A job is one API request: a prompt and n choices. Each choice is one scheduler sequence with rng row = its
@@ -17,7 +18,9 @@
 #include <vector>
 
 #include "serve/job.h"
+#include "serve/model_runner.h"
 #include "serve/scheduler.h"
+#include "serve/sequence_output.h"
 #include "tokenizer/bpe_tokenizer.h"
 
 namespace minigen {
@@ -61,8 +64,6 @@ struct EngineBusy : std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-class StreamDecoder;
-
 class Engine {
  public:
   Engine(Transformer& transformer, BlockPool& pool, const Tokenizer& tokenizer, SchedulerOptions options,
@@ -86,10 +87,7 @@ class Engine {
   struct Choice {
     std::shared_ptr<JobStream> stream;
     int index;
-    std::vector<std::string> stop;
-    std::string text;         // decoded so far (kept only when there are stop strings)
-    std::size_t emitted = 0;  // bytes of `text` already sent
-    std::unique_ptr<StreamDecoder> decoder;
+    SequenceOutput output;  // its text: decoded, cut at a stop string
   };
   void run();
   // Sends a token's text to its stream; true when the choice is finished.
@@ -98,6 +96,7 @@ class Engine {
   Transformer& transformer_;
   const Tokenizer& tokenizer_;
   Scheduler scheduler_;
+  ModelRunner runner_;
   BlockPool& pool_;
   const int max_waiting_jobs_;
 

@@ -1,7 +1,12 @@
 #pragma once
-// Continuous batching over the paged KV cache (vLLM's scheduling, in miniature).
+// Continuous batching over the paged KV cache (vLLM's scheduling, in miniature), as three steps:
+//   schedule()  plans one step (serve/schedule_plan.h): which sequences feed which tokens, who draws, who waits;
+//               admits waiting sequences and reserves their blocks, preempting the newest when the pool is short
+//   run         the model runner executes the plan: one forward call, then the draws (serve/model_runner.h)
+//   apply()     appends the drawn tokens, publishes full blocks to the prefix cache, ends finished sequences
+// The scheduler holds no model: it is tested on plans alone.
 //
-// Every step() is at most one forward call. It carries one token for every running sequence that is decoding, plus
+// Every step is at most one forward call. It carries one token for every running sequence that is decoding, plus
 // prefill chunks of sequences still reading their prompt, under a per-step token budget; waiting sequences join
 // between steps, first come first served, borrowing whatever prefix the prefix cache already holds. When a
 // sequence needs a block and the pool has none, the newest running sequence is preempted: its blocks go back to
@@ -20,11 +25,11 @@
 
 #include "cache/block_pool.h"
 #include "cache/paged_sequence.h"
-#include "grammar/grammar_matcher.h"
-#include "model/transformer.h"
+#include "generate/sequence_state.h"
+#include "model/config.h"
 #include "sampling/candidates.h"
-#include "sampling/sampler_chain.h"
 #include "serve/job.h"
+#include "serve/schedule_plan.h"
 
 namespace minigen {
 
@@ -70,9 +75,23 @@ struct SchedulerCounters {
   int64_t generated_tokens = 0;
 };
 
+// A sequence the scheduler holds: the request, its generation state and its KV blocks.
+struct ScheduledSequence {
+  uint64_t id;
+  SequenceRequest request;
+  SequenceState state;  // prompt + generated tokens, sampler chain, grammar matcher, end rules
+  std::unique_ptr<PagedKvSequence> kv;
+  // The logits of its next draw, kept while its grammar's mask is computed over later steps (empty otherwise).
+  // Meanwhile it is not fed (it has nothing new to feed); once the mask is done it draws from them, the same
+  // token it would have drawn at once.
+  std::vector<float> held_logits = {};
+  int64_t mask_turn = 0;  // the step it last drew or got mask steps in: the one waiting longest goes first
+};
+
 class Scheduler {
  public:
-  Scheduler(Transformer& transformer, BlockPool& pool, SchedulerOptions options);
+  // `config`: the model's shape, for the checks (vocabulary, context, eos).
+  Scheduler(const ModelConfig& config, BlockPool& pool, SchedulerOptions options);
 
   // Queues a sequence. Throws minigen::Error (with a message for the client) when it can never fit: prompt plus
   // max_new_tokens beyond the model's context or beyond the whole pool.
@@ -82,51 +101,37 @@ class Scheduler {
   // Drops a sequence (finished by a stop string, or its client went away); its blocks return at once.
   void cancel(uint64_t sequence);
 
-  // One forward call; returns the tokens it produced, in sequence order.
-  std::vector<SequenceToken> step();
+  // Plans the next step. Admits and preempts as it goes: the blocks of every planned feed are reserved.
+  SchedulePlan schedule();
+  // Applies what the runner did with `plan`; returns the tokens it produced (and the failed draws), in sequence
+  // order. Finished sequences leave the batch and their blocks return to the pool.
+  std::vector<SequenceToken> apply(const SchedulePlan& plan, const StepOutcome& outcome);
+
+  // A running sequence (the runner reads its tokens and KV, and draws for it).
+  ScheduledSequence& running_sequence(uint64_t id);
 
   bool idle() const { return running_.empty() && waiting_.empty(); }
   int running() const { return static_cast<int>(running_.size()); }
   int waiting() const { return static_cast<int>(waiting_.size()); }
   const SchedulerCounters& counters() const { return counters_; }
   const BlockPool& pool() const { return pool_; }
+  int vocab_size() const { return config_.vocab_size; }
 
  private:
-  struct Sequence {
-    uint64_t id;
-    SequenceRequest request;
-    SamplerChain sampler;
-    std::vector<int> tokens;  // prompt, then generated tokens
-    int generated = 0;
-    std::unique_ptr<PagedKvSequence> kv;
-    std::unique_ptr<GrammarMatcher> grammar = nullptr;  // the sequence's place in request.grammar, if it has one
-    // The logits of its next draw, kept while its grammar's mask is computed over later steps (empty otherwise).
-    // Meanwhile it is not fed (it has nothing new to feed); once the mask is done it draws from them, the same
-    // token it would have drawn at once.
-    std::vector<float> held_logits = {};
-    int64_t mask_turn = 0;  // the step it last drew or got mask steps in: the one waiting longest goes first
-  };
-  // A sequence that draws this step, if its mask allows, and the logits it draws from.
-  struct Ready {
-    Sequence* sequence;
-    const float* logits;
-  };
+  bool try_admit(ScheduledSequence& sequence, int budget, int& count, int64_t& borrowed);
+  bool make_room(ScheduledSequence& sequence, int count, SchedulePlan& plan);
+  void preempt(uint64_t id, SchedulePlan& plan);
+  void share_mask_steps(SchedulePlan& plan);
+  SequenceToken accept(ScheduledSequence& sequence, const DrawOutcome& drawn);
 
-  bool try_admit(Sequence& sequence, int& budget);
-  bool make_room(Sequence& sequence, int count);
-  void preempt(uint64_t id);
-  std::vector<int64_t> share_mask_steps(const std::vector<Ready>& ready);
-  std::vector<SequenceToken> draw(const std::vector<Ready>& ready);
-  SequenceToken sample(Sequence& sequence, const float* logits);
-
-  Transformer& transformer_;
+  ModelConfig config_;
   BlockPool& pool_;
   SchedulerOptions options_;
   uint64_t next_id_ = 1;
-  std::map<uint64_t, std::unique_ptr<Sequence>> running_;  // ordered by arrival: the newest is preempted first
-  std::deque<std::unique_ptr<Sequence>> waiting_;
+  std::map<uint64_t, std::unique_ptr<ScheduledSequence>> running_;  // by arrival: the newest is preempted first
+  std::deque<std::unique_ptr<ScheduledSequence>> waiting_;
   SchedulerCounters counters_;
-  int64_t steps_taken_ = 0;  // step() calls, with or without a forward
+  int64_t steps_taken_ = 0;  // schedule() calls, with or without a forward
 };
 
 }  // namespace minigen

@@ -1,219 +1,247 @@
-// The serving promise: a request's tokens are the same whether it ran alone (as `minigen generate`), among 31
-// others, with prefix-cache hits, or after being preempted and recomputed — and no KV block is ever leaked.
+// The scheduler on plans alone, without a model: token budgets and chunked prefill, decodes first, admission,
+// preemption of the newest, prefix-cache hits and the sharing of the mask allowance. The runner's side — the tokens
+// a plan produces — is tested in model_runner_test.cpp.
 #include "serve/scheduler.h"
 
 #include <gtest/gtest.h>
 
-#include <map>
-#include <nlohmann/json.hpp>
-#include <string>
 #include <vector>
 
-#include "generate/generate.h"
-#include "grammar/json_schema_compiler.h"
 #include "model/test_models.h"
+#include "serve/enum_grammar_test_util.h"
 
 namespace minigen {
 namespace {
 
-SequenceRequest make_request(std::vector<int> prompt, int max_new, uint64_t seed, bool greedy) {
+SequenceRequest request_of(std::vector<int> prompt, int max_new_tokens) {
   SequenceRequest request;
   request.prompt = std::move(prompt);
-  request.max_new_tokens = max_new;
-  request.sampling.greedy = greedy;
-  request.sampling.seed = seed;
-  request.sampling.temperature = 1.2f;  // wide distributions: a wrong draw would show at once
+  request.max_new_tokens = max_new_tokens;
+  request.sampling.greedy = true;
   request.ignore_eos = true;
   return request;
 }
 
-// What `minigen generate` produces for the request alone (contiguous KvCache, no server involved).
-std::vector<int> generated_alone(Transformer& transformer, const SequenceRequest& request) {
-  GenerateOptions options;
-  options.max_new_tokens = request.max_new_tokens;
-  options.sampling = request.sampling;
-  options.ignore_eos = request.ignore_eos;
-  options.rng_rows = {request.rng_row};
-  if (request.grammar) options.grammars = {request.grammar};
-  const std::vector<std::vector<int>> prompts = {request.prompt};
-  return generate(transformer, prompts, options).sequences[0].token_ids;
-}
-
-// Runs every request through one scheduler; returns the tokens of each, in the order added. `finished_at`, if
-// given, receives the step() call (counting from 1) that gave each request its last token.
-std::vector<std::vector<int>> serve_all(Scheduler& scheduler, const std::vector<SequenceRequest>& requests,
-                                        std::vector<int>* finished_at = nullptr) {
-  std::map<uint64_t, std::size_t> index;
-  for (std::size_t i = 0; i < requests.size(); ++i) index[scheduler.add(requests[i])] = i;
-  std::vector<std::vector<int>> tokens(requests.size());
-  if (finished_at != nullptr) finished_at->assign(requests.size(), 0);
-  for (int steps = 0; !scheduler.idle(); ++steps) {
-    EXPECT_LT(steps, 100000) << "the scheduler stopped making progress";
-    if (steps >= 100000) break;
-    for (const SequenceToken& out : scheduler.step()) {
-      tokens[index.at(out.sequence)].push_back(out.token);
-      if (out.finished && finished_at != nullptr) (*finished_at)[index.at(out.sequence)] = steps + 1;
-    }
-  }
-  return tokens;
-}
-
-struct Fixture {
-  std::unique_ptr<Model> model = testing::random_test_model("tiny");
-  ThreadPool threads{2};
-  Transformer transformer{*model, threads};
+// What a runner would do with the plan, without a model: every feed's positions are cached (their K/V left as
+// zeros), every draw is made with the token 100 + the sequence's id, and draws told to wait (mask_steps −1) wait,
+// with logits of zeros.
+struct FakeRun {
+  std::vector<float> logits;
+  StepOutcome outcome;
 };
-
-std::vector<SequenceRequest> mixed_requests(int count, const std::vector<int>& shared_prefix) {
-  std::vector<SequenceRequest> requests;
-  for (int i = 0; i < count; ++i) {
-    std::vector<int> prompt = shared_prefix;
-    const std::vector<int> own = testing::test_prompt(1 + (i * 7) % 30, 50 + i);
-    prompt.insert(prompt.end(), own.begin(), own.end());
-    requests.push_back(make_request(prompt, 4 + (i * 5) % 20, 1000 + i, i % 3 == 0));
+FakeRun fake_run(Scheduler& scheduler, const SchedulePlan& plan, int vocab) {
+  FakeRun run;
+  for (const PlannedFeed& feed : plan.feeds) scheduler.running_sequence(feed.sequence).kv->advance(feed.count);
+  run.logits.assign(plan.feeds.size() * static_cast<std::size_t>(vocab), 0.0f);
+  run.outcome.logits = run.logits;
+  for (const PlannedDraw& draw : plan.draws) {
+    DrawOutcome drawn;
+    if (draw.mask_steps >= 0) {
+      drawn.kind = DrawOutcome::Kind::kDrawn;
+      drawn.choice.token = 100 + static_cast<int>(draw.sequence);
+    }
+    run.outcome.draws.push_back(drawn);
   }
-  return requests;
+  return run;
 }
 
-TEST(Scheduler, ThirtyTwoRequestsTogetherMatchEachAlone) {
-  Fixture f;
-  BlockPool pool(f.model->config.kv_layout(), 512);
-  Scheduler scheduler(f.transformer, pool, {32, 64});
-  const auto requests = mixed_requests(32, {});
-  const auto served = serve_all(scheduler, requests);
-  for (std::size_t i = 0; i < requests.size(); ++i) {
-    EXPECT_EQ(served[i], generated_alone(f.transformer, requests[i])) << "request " << i;
-  }
-  EXPECT_EQ(pool.referenced_blocks(), 0);
-  EXPECT_GT(scheduler.counters().steps, 0);
+std::vector<SequenceToken> apply_fake(Scheduler& scheduler, const SchedulePlan& plan) {
+  const FakeRun run = fake_run(scheduler, plan, scheduler.vocab_size());
+  return scheduler.apply(plan, run.outcome);
 }
 
-TEST(Scheduler, PrefixCacheHitsGiveTheSameTokens) {
-  Fixture f;
-  BlockPool pool(f.model->config.kv_layout(), 512);
-  Scheduler scheduler(f.transformer, pool, {8, 64});
-  const auto requests = mixed_requests(24, testing::test_prompt(40, 9));  // a shared 40-token "system prompt"
-  const auto served = serve_all(scheduler, requests);
-  for (std::size_t i = 0; i < requests.size(); ++i) {
-    EXPECT_EQ(served[i], generated_alone(f.transformer, requests[i])) << "request " << i;
-  }
-  // After the first wave, later requests borrow the two full blocks (32 tokens) of the shared prefix.
-  EXPECT_GE(scheduler.counters().prefix_cached_tokens, 32 * 8);
-  EXPECT_GT(pool.hits(), 0);
-  EXPECT_EQ(pool.referenced_blocks(), 0);
+struct Feed {
+  uint64_t sequence;
+  int start;
+  int count;
+  bool prefill;
+  bool operator==(const Feed&) const = default;
+};
+std::vector<Feed> feeds_of(const SchedulePlan& plan) {
+  std::vector<Feed> feeds;
+  for (const PlannedFeed& feed : plan.feeds) feeds.push_back({feed.sequence, feed.start, feed.count, feed.prefill});
+  return feeds;
+}
+std::vector<uint64_t> drawing(const SchedulePlan& plan) {
+  std::vector<uint64_t> ids;
+  for (const PlannedDraw& draw : plan.draws) ids.push_back(draw.sequence);
+  return ids;
 }
 
-TEST(Scheduler, PreemptedRequestsAreRecomputedToTheSameTokens) {
-  Fixture f;
-  BlockPool pool(f.model->config.kv_layout(), 10);  // 160 positions for 12 requests of up to ~70: preemption is certain
-  Scheduler scheduler(f.transformer, pool, {12, 48});
-  const auto requests = mixed_requests(12, testing::test_prompt(20, 3));
-  const auto served = serve_all(scheduler, requests);
-  EXPECT_GT(scheduler.counters().preemptions, 0);
-  for (std::size_t i = 0; i < requests.size(); ++i) {
-    EXPECT_EQ(served[i], generated_alone(f.transformer, requests[i])) << "request " << i;
-  }
-  EXPECT_EQ(pool.referenced_blocks(), 0);
-}
+TEST(SchedulerPlan, ALongPromptIsReadInChunksOfTheBudgetAndDrawsOnceItIsRead) {
+  const ModelConfig config = testing::test_config("tiny");
+  BlockPool pool(config.kv_layout(), 8);
+  Scheduler scheduler(config, pool, {4, 8});
+  const uint64_t id = scheduler.add(request_of(testing::test_prompt(20, 1), 2));
 
-TEST(Scheduler, RejectsWhatCanNeverFitAndCancelFreesBlocksAtOnce) {
-  Fixture f;
-  BlockPool pool(f.model->config.kv_layout(), 4);  // 64 positions
-  Scheduler scheduler(f.transformer, pool, {4, 64});
-  EXPECT_THROW(scheduler.add(make_request(testing::test_prompt(60, 1), 10, 0, true)), std::exception);
-  EXPECT_THROW(scheduler.add(make_request({}, 10, 0, true)), std::exception);
-  EXPECT_THROW(scheduler.add(make_request({f.model->config.vocab_size}, 10, 0, true)), std::exception);
-  const uint64_t id = scheduler.add(make_request(testing::test_prompt(40, 1), 20, 0, true));
-  scheduler.step();
-  EXPECT_EQ(pool.referenced_blocks(), 3);
-  scheduler.cancel(id);
-  EXPECT_EQ(pool.referenced_blocks(), 0);
+  SchedulePlan plan = scheduler.schedule();
+  EXPECT_EQ(feeds_of(plan), (std::vector<Feed>{{id, 0, 8, true}}));
+  EXPECT_EQ(plan.admitted, std::vector<uint64_t>{id});
+  EXPECT_TRUE(plan.draws.empty());
+  EXPECT_TRUE(apply_fake(scheduler, plan).empty());
+
+  plan = scheduler.schedule();
+  EXPECT_EQ(feeds_of(plan), (std::vector<Feed>{{id, 8, 8, true}}));
+  EXPECT_TRUE(plan.draws.empty());
+  apply_fake(scheduler, plan);
+
+  plan = scheduler.schedule();
+  EXPECT_EQ(feeds_of(plan), (std::vector<Feed>{{id, 16, 4, true}}));
+  ASSERT_EQ(plan.draws.size(), 1u);
+  EXPECT_EQ(plan.draws[0].feed, 0);
+  std::vector<SequenceToken> produced = apply_fake(scheduler, plan);
+  ASSERT_EQ(produced.size(), 1u);
+  EXPECT_EQ(produced[0].token, 100 + static_cast<int>(id));
+  EXPECT_EQ(produced[0].step, 0);
+  EXPECT_FALSE(produced[0].finished);
+
+  plan = scheduler.schedule();  // the decode of the token just drawn
+  EXPECT_EQ(feeds_of(plan), (std::vector<Feed>{{id, 20, 1, false}}));
+  produced = apply_fake(scheduler, plan);
+  ASSERT_EQ(produced.size(), 1u);
+  EXPECT_TRUE(produced[0].finished);
+  EXPECT_EQ(produced[0].finish_reason, "length");
   EXPECT_TRUE(scheduler.idle());
-}
-
-// The test model's 6,400 ids as text (eos 2): every byte, then pieces of the enum's values below.
-std::shared_ptr<const TokenVocabulary> enum_vocabulary(const ModelConfig& config) {
-  std::vector<std::string> tokens(3);  // ids 0, 1 and eos are never text
-  for (int byte = 0; byte < 256; ++byte) tokens.emplace_back(1, static_cast<char>(byte));
-  const std::string alphabet = "\"value-0123456789";
-  const int letters = static_cast<int>(alphabet.size());
-  for (int i = letters; static_cast<int>(tokens.size()) < config.vocab_size; ++i) {
-    std::string piece;
-    for (int rest = i; rest > 0; rest /= letters) piece += alphabet[static_cast<std::size_t>(rest % letters)];
-    tokens.push_back(piece);
-  }
-  return std::make_shared<const TokenVocabulary>(std::move(tokens), config.eos_token_id);
-}
-
-// A request for one of 300 strings: right after the opening quote all 300 are alive, so its masks take thousands
-// of matcher steps. Each call compiles a new grammar, so no run finds another's masks in the cache.
-SequenceRequest enum_request(const ModelConfig& config, uint64_t seed) {
-  nlohmann::ordered_json values = nlohmann::ordered_json::array();
-  for (int i = 0; i < 300; ++i) values.push_back("value-" + std::to_string(i));
-  SequenceRequest request = make_request(testing::test_prompt(9, 2), 24, seed, false);
-  request.ignore_eos = false;  // the document ends with eos
-  request.grammar =
-      std::make_shared<const CompiledGrammar>(compile_json_schema({{"enum", values}}), enum_vocabulary(config));
-  return request;
-}
-
-// With an allowance far below one mask the schema row waits for its masks over many steps; it draws the tokens it
-// draws with no limit and alone (generate()), and the plain row beside it gets its token on every step.
-TEST(Scheduler, ARowWaitingForItsMaskDrawsTheSameTokensAndThePlainRowBesideItIsNeverHeld) {
-  Fixture f;
-  BlockPool pool(f.model->config.kv_layout(), 32);
-  const SequenceRequest plain = make_request(testing::test_prompt(12, 1), 30, 7, false);
-  const std::vector<int> schema_alone = generated_alone(f.transformer, enum_request(f.model->config, 8));
-  ASSERT_EQ(schema_alone.back(), f.model->config.eos_token_id);
-  ASSERT_GE(schema_alone.size(), 4u);
-
-  std::vector<int> finished_alone;
-  Scheduler alone(f.transformer, pool, {4, 64});
-  EXPECT_EQ(serve_all(alone, {plain}, &finished_alone)[0], generated_alone(f.transformer, plain));
-  EXPECT_EQ(finished_alone[0], 30);  // one prefill step, then a token every step
-
-  std::vector<int> finished_unlimited;
-  Scheduler unlimited(f.transformer, pool, {4, 64, int64_t{1} << 40});
-  const auto served_unlimited = serve_all(unlimited, {plain, enum_request(f.model->config, 8)}, &finished_unlimited);
-  EXPECT_EQ(served_unlimited[1], schema_alone);
-
-  std::vector<int> finished_sliced;
-  Scheduler sliced(f.transformer, pool, {4, 64, 200});
-  const auto served = serve_all(sliced, {plain, enum_request(f.model->config, 8)}, &finished_sliced);
-  EXPECT_EQ(served[0], served_unlimited[0]);
-  EXPECT_EQ(served[1], schema_alone);
-  EXPECT_EQ(finished_sliced[0], 30);                          // never held back by its neighbour's masks
-  EXPECT_GT(finished_sliced[1], finished_unlimited[1] + 10);  // the masks did take many steps
-  EXPECT_EQ(sliced.counters().generated_tokens, static_cast<int64_t>(30 + schema_alone.size()));
+  EXPECT_EQ(scheduler.counters().prefill_tokens, 20);
+  EXPECT_EQ(scheduler.counters().generated_tokens, 2);
+  EXPECT_EQ(scheduler.counters().steps, 4);
   EXPECT_EQ(pool.referenced_blocks(), 0);
 }
 
-// A waiting row is an ordinary running row: cancelled, its blocks return at once; preempted, its kept logits and
-// mask work are dropped and its recomputation draws the same tokens.
-TEST(Scheduler, ARowWaitingForItsMaskIsCancelledOrPreemptedLikeAnyOther) {
-  Fixture f;
-  BlockPool pool(f.model->config.kv_layout(), 4);  // 64 positions
-  {
-    Scheduler scheduler(f.transformer, pool, {4, 64, 1});
-    const uint64_t id = scheduler.add(enum_request(f.model->config, 3));
-    EXPECT_TRUE(scheduler.step().empty());  // the prompt is read, the first mask is not done
-    EXPECT_TRUE(scheduler.step().empty());
-    EXPECT_EQ(scheduler.running(), 1);
-    EXPECT_EQ(pool.referenced_blocks(), 1);
-    scheduler.cancel(id);
-    EXPECT_EQ(pool.referenced_blocks(), 0);
-    EXPECT_TRUE(scheduler.idle());
+// Decodes go first and always go, even past the budget; a waiting sequence joins only with budget left.
+TEST(SchedulerPlan, DecodesAreNeverHeldBackAndAdmissionWaitsForBudget) {
+  const ModelConfig config = testing::test_config("tiny");
+  BlockPool pool(config.kv_layout(), 8);
+  Scheduler scheduler(config, pool, {4, 2});
+  const uint64_t a = scheduler.add(request_of({5}, 2));
+  const uint64_t b = scheduler.add(request_of({6}, 3));
+  const uint64_t c = scheduler.add(request_of({7, 8, 9}, 2));
+
+  SchedulePlan plan = scheduler.schedule();
+  EXPECT_EQ(feeds_of(plan), (std::vector<Feed>{{a, 0, 1, true}, {b, 0, 1, true}}));
+  EXPECT_EQ(drawing(plan), (std::vector<uint64_t>{a, b}));
+  EXPECT_EQ(scheduler.waiting(), 1);
+  apply_fake(scheduler, plan);
+
+  plan = scheduler.schedule();  // two decodes take the whole budget of 2: c waits
+  EXPECT_EQ(feeds_of(plan), (std::vector<Feed>{{a, 1, 1, false}, {b, 1, 1, false}}));
+  EXPECT_TRUE(plan.admitted.empty());
+  apply_fake(scheduler, plan);  // a is finished (2 tokens)
+
+  plan = scheduler.schedule();  // b decodes first, c gets the one token of budget left
+  EXPECT_EQ(feeds_of(plan), (std::vector<Feed>{{b, 2, 1, false}, {c, 0, 1, true}}));
+  EXPECT_EQ(plan.admitted, std::vector<uint64_t>{c});
+  EXPECT_EQ(drawing(plan), std::vector<uint64_t>{b});
+}
+
+TEST(SchedulerPlan, AdmitsNoMoreThanMaxRunning) {
+  const ModelConfig config = testing::test_config("tiny");
+  BlockPool pool(config.kv_layout(), 8);
+  Scheduler scheduler(config, pool, {2, 64});
+  for (int i = 0; i < 3; ++i) scheduler.add(request_of(testing::test_prompt(4, i), 4));
+  const SchedulePlan plan = scheduler.schedule();
+  EXPECT_EQ(plan.admitted, (std::vector<uint64_t>{1, 2}));
+  EXPECT_EQ(scheduler.running(), 2);
+  EXPECT_EQ(scheduler.waiting(), 1);
+}
+
+// Two sequences fill the pool's two blocks; when the older needs a third block, the newer is preempted: its block
+// goes to the older one and it waits at the head of the queue, to be recomputed from its tokens.
+TEST(SchedulerPlan, ThePoolRunningShortPreemptsTheNewestAndItIsRecomputedLater) {
+  const ModelConfig config = testing::test_config("tiny");
+  BlockPool pool(config.kv_layout(), 2);
+  Scheduler scheduler(config, pool, {4, 64});
+  const uint64_t older = scheduler.add(request_of(testing::test_prompt(15, 1), 4));
+  const uint64_t newer = scheduler.add(request_of(testing::test_prompt(15, 2), 4));
+  SchedulePlan plan = scheduler.schedule();
+  EXPECT_EQ(plan.admitted, (std::vector<uint64_t>{older, newer}));
+  apply_fake(scheduler, plan);  // each has drawn one token: 16 tokens, one full block each
+  plan = scheduler.schedule();  // position 15 still fits each one's block
+  EXPECT_TRUE(plan.preempted.empty());
+  apply_fake(scheduler, plan);
+
+  plan = scheduler.schedule();  // position 16 needs a second block each, and the pool has none
+  EXPECT_EQ(plan.preempted, std::vector<uint64_t>{newer});
+  EXPECT_EQ(feeds_of(plan), (std::vector<Feed>{{older, 16, 1, false}}));
+  EXPECT_EQ(scheduler.waiting(), 1);
+  apply_fake(scheduler, plan);
+  EXPECT_EQ(scheduler.counters().preemptions, 1);
+
+  plan = scheduler.schedule();  // the older finishes with its fourth token
+  const std::vector<SequenceToken> produced = apply_fake(scheduler, plan);
+  ASSERT_EQ(produced.size(), 1u);
+  EXPECT_TRUE(produced[0].finished);
+
+  // The newer joins again: prompt + its two tokens are fed (any of it still in the prefix cache is borrowed).
+  plan = scheduler.schedule();
+  EXPECT_EQ(plan.admitted, std::vector<uint64_t>{newer});
+  ASSERT_EQ(plan.feeds.size(), 1u);
+  EXPECT_EQ(plan.feeds[0].start, plan.prefix_cached_tokens);
+  EXPECT_EQ(plan.feeds[0].start + plan.feeds[0].count, 17);
+  EXPECT_EQ(drawing(plan), std::vector<uint64_t>{newer});
+  const std::vector<SequenceToken> redrawn = apply_fake(scheduler, plan);
+  ASSERT_EQ(redrawn.size(), 1u);
+  EXPECT_EQ(redrawn[0].step, 2);  // it continues where it was, it does not start over
+}
+
+TEST(SchedulerPlan, ASecondSequenceBorrowsTheCachedFullBlocksOfASharedPrefix) {
+  const ModelConfig config = testing::test_config("tiny");
+  BlockPool pool(config.kv_layout(), 8);
+  Scheduler scheduler(config, pool, {4, 64});
+  std::vector<int> first = testing::test_prompt(40, 7);
+  std::vector<int> second(first.begin(), first.begin() + 35);
+  second.push_back(9);
+  scheduler.add(request_of(first, 1));
+  apply_fake(scheduler, scheduler.schedule());  // reads 40 tokens, publishes its two full blocks, finishes
+  const uint64_t id = scheduler.add(request_of(second, 1));
+  const SchedulePlan plan = scheduler.schedule();
+  EXPECT_EQ(plan.prefix_cached_tokens, 32);
+  EXPECT_EQ(feeds_of(plan), (std::vector<Feed>{{id, 32, 4, true}}));
+  apply_fake(scheduler, plan);
+  EXPECT_EQ(scheduler.counters().prefix_cached_tokens, 32);
+  EXPECT_EQ(scheduler.counters().prefill_tokens, 44);
+}
+
+// Rows whose masks need work share the step's allowance: up to allowance / kMinimumMaskSlice rows get an equal
+// share, the rest wait (−1) and keep their logits; the next step serves the one waiting longest first.
+TEST(SchedulerPlan, RowsNeedingMaskWorkShareTheAllowanceAndTheRestWaitTheirTurn) {
+  const ModelConfig config = testing::test_config("tiny");
+  BlockPool pool(config.kv_layout(), 8);
+  Scheduler scheduler(config, pool, {4, 64, 2 * kMinimumMaskSlice});
+  std::vector<uint64_t> ids;
+  for (int i = 0; i < 3; ++i) {
+    SequenceRequest request = request_of(testing::test_prompt(3, i), 4);
+    request.grammar = testing::fresh_enum_grammar(config);
+    ids.push_back(scheduler.add(request));
   }
-  // The plain row, older, needs the schema row's block when it reaches 48 positions.
-  const SequenceRequest plain = make_request(testing::test_prompt(20, 4), 40, 9, false);
-  const SequenceRequest schema = enum_request(f.model->config, 5);
-  const std::vector<int> schema_alone = generated_alone(f.transformer, enum_request(f.model->config, 5));
-  Scheduler scheduler(f.transformer, pool, {4, 64, 100});
-  const auto served = serve_all(scheduler, {plain, schema});
-  EXPECT_GT(scheduler.counters().preemptions, 0);
-  EXPECT_EQ(served[0], generated_alone(f.transformer, plain));
-  EXPECT_EQ(served[1], schema_alone);
-  EXPECT_EQ(pool.referenced_blocks(), 0);
+  SchedulePlan plan = scheduler.schedule();
+  ASSERT_EQ(plan.draws.size(), 3u);
+  EXPECT_EQ(plan.draws[0].mask_steps, kMinimumMaskSlice);
+  EXPECT_EQ(plan.draws[1].mask_steps, kMinimumMaskSlice);
+  EXPECT_EQ(plan.draws[2].mask_steps, -1);
+  FakeRun run = fake_run(scheduler, plan, config.vocab_size);
+  const int quote = 3 + '"';  // the enum vocabulary's byte tokens start at id 3; every value opens with a quote
+  for (int i = 0; i < 2; ++i) run.outcome.draws[i].choice.token = quote;
+  const std::vector<SequenceToken> produced = scheduler.apply(plan, run.outcome);
+  EXPECT_EQ(produced.size(), 2u);
+  EXPECT_EQ(scheduler.running_sequence(ids[2]).held_logits.size(), static_cast<std::size_t>(config.vocab_size));
+
+  plan = scheduler.schedule();  // the third is not fed again, draws from its kept logits and goes first
+  EXPECT_EQ(feeds_of(plan), (std::vector<Feed>{{ids[0], 3, 1, false}, {ids[1], 3, 1, false}}));
+  ASSERT_EQ(plan.draws.size(), 3u);
+  EXPECT_EQ(plan.draws[2].sequence, ids[2]);
+  EXPECT_EQ(plan.draws[2].feed, -1);
+  EXPECT_EQ(plan.draws[2].mask_steps, kMinimumMaskSlice);
+}
+
+TEST(SchedulerPlan, AnOutcomeThatDoesNotMatchThePlanIsRefused) {
+  const ModelConfig config = testing::test_config("tiny");
+  BlockPool pool(config.kv_layout(), 8);
+  Scheduler scheduler(config, pool, {4, 64});
+  scheduler.add(request_of({5}, 2));
+  const SchedulePlan plan = scheduler.schedule();
+  EXPECT_THROW(scheduler.apply(plan, StepOutcome{}), Error);
+  EXPECT_THROW(scheduler.running_sequence(99), Error);
 }
 
 }  // namespace

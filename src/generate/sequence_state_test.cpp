@@ -1,0 +1,107 @@
+#include "generate/sequence_state.h"
+
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "grammar/json_schema_compiler.h"
+#include "grammar/token_vocabulary.h"
+
+namespace minigen {
+namespace {
+
+constexpr int kVocab = 8;
+constexpr int kEos = 2;
+
+SamplingParams greedy() {
+  SamplingParams params;
+  params.greedy = true;
+  return params;
+}
+
+// Logits of kVocab ids where `best` is the argmax.
+std::vector<float> logits_favouring(int best) {
+  std::vector<float> logits(kVocab, 0.0f);
+  logits[static_cast<std::size_t>(best)] = 5.0f;
+  return logits;
+}
+
+TEST(SequenceState, AcceptAppendsAfterThePromptAndMaxNewTokensEndsWithLength) {
+  SequenceState state({4, 5}, greedy(), 0, nullptr, {3, false, kEos});
+  for (int token : {6, 7}) {
+    std::vector<float> logits = logits_favouring(token);
+    const TokenChoice choice = state.choose(logits);
+    EXPECT_EQ(choice.token, token);
+    EXPECT_EQ(choice.grammar_allowed, -1);
+    EXPECT_EQ(choice.kept_candidates, 1);  // the default top-p 0.85 keeps only the favoured id
+    state.accept(choice.token);
+    EXPECT_FALSE(state.finished());
+  }
+  state.accept(3);
+  EXPECT_EQ(state.tokens(), (std::vector<int>{4, 5, 6, 7, 3}));
+  EXPECT_EQ(state.prompt_tokens(), 2);
+  EXPECT_EQ(state.generated(), 3);
+  EXPECT_EQ(state.finish_reason(), "length");
+}
+
+TEST(SequenceState, EosStopsTheRowUnlessIgnoreEosAndPaddingIsNotGenerated) {
+  SequenceState stops({4}, greedy(), 0, nullptr, {10, false, kEos});
+  stops.accept(kEos);
+  EXPECT_EQ(stops.finish_reason(), "stop");
+  stops.pad_with_eos();
+  EXPECT_EQ(stops.tokens(), (std::vector<int>{4, kEos, kEos}));
+  EXPECT_EQ(stops.generated(), 1);
+
+  SequenceState forced({4}, greedy(), 0, nullptr, {2, true, kEos});
+  forced.accept(kEos);
+  EXPECT_FALSE(forced.finished());
+  forced.accept(kEos);
+  EXPECT_EQ(forced.finish_reason(), "length");
+}
+
+// The grammar masks before the chain: the favoured "a" is not allowed before the opening quote.
+TEST(SequenceState, TheGrammarMaskComesFirstAndAcceptMovesTheMatcherOn) {
+  const std::vector<std::string> texts = {"", "", "", "a", "\"", "b", "\"a", "x"};
+  auto vocabulary = std::make_shared<const TokenVocabulary>(texts, kEos);
+  auto grammar = std::make_shared<const CompiledGrammar>(compile_json_schema({{"enum", {"a"}}}), vocabulary);
+  SequenceState state({4}, greedy(), 0, grammar, {8, false, kEos});
+
+  std::vector<float> logits = logits_favouring(3);
+  TokenChoice choice = state.choose(logits);
+  EXPECT_EQ(choice.grammar_allowed, 2);  // `"` and `"a`
+  EXPECT_TRUE(choice.token == 4 || choice.token == 6);
+  state.accept(6);
+  logits = logits_favouring(3);
+  choice = state.choose(logits);
+  EXPECT_EQ(choice.grammar_allowed, 1);  // only the closing quote
+  EXPECT_EQ(choice.token, 4);
+  state.accept(4);
+  logits = logits_favouring(5);
+  EXPECT_EQ(state.choose(logits).token, kEos);  // the document is complete: only eos
+  state.accept(kEos);
+  EXPECT_EQ(state.finish_reason(), "stop");
+}
+
+// A seeded draw is keyed by (seed, rng_row, step): the same row and step draw the same, another row need not.
+TEST(SequenceState, DrawsAreKeyedByTheRowAndTheStep) {
+  SamplingParams params;
+  params.temperature = 5.0f;  // a nearly flat distribution
+  params.seed = 42;
+  const auto draws_of = [&](uint64_t row) {
+    SequenceState state({4}, params, row, nullptr, {16, true, kEos});
+    std::vector<int> tokens;
+    for (int step = 0; step < 16; ++step) {
+      std::vector<float> logits(kVocab, 0.0f);
+      tokens.push_back(state.choose(logits).token);
+      state.accept(tokens.back());
+    }
+    return tokens;
+  };
+  EXPECT_EQ(draws_of(0), draws_of(0));
+  EXPECT_NE(draws_of(0), draws_of(1));
+}
+
+}  // namespace
+}  // namespace minigen
