@@ -22,7 +22,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     fuzz::check(static_cast<uint64_t>(tensor.element_count()) == tensor.values.size(), "values match the shape");
   }
 
-  const std::string written = safetensors_bytes(tensors, DType::F32, metadata);
+  const std::string written = safetensors_bytes(tensors, DType::kF32, metadata);
   const auto written_bytes = std::as_bytes(std::span(written.data(), written.size()));
   const TensorMap again = read_safetensors(written_bytes, "round-trip.safetensors");
   fuzz::check(read_safetensors_metadata(written_bytes, "round-trip.safetensors") == metadata, "metadata round trip");

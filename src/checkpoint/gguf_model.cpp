@@ -73,15 +73,15 @@ void permute_for_llama(TensorMap& tensors, const ModelConfig& config, bool to_gg
 DType float_dtype(GgufTensorType type) {
   switch (type) {
     case GgufTensorType::kF16:
-      return DType::F16;
+      return DType::kF16;
     case GgufTensorType::kBF16:
-      return DType::BF16;
+      return DType::kBF16;
     case GgufTensorType::kF32:
     case GgufTensorType::kQ8_0:
     case GgufTensorType::kQ4_0:
-      return DType::F32;
+      return DType::kF32;
   }
-  return DType::F32;
+  return DType::kF32;
 }
 
 // The GGUF bytes of one minigen tensor: floats in `float_type` (norms always F32), or q8/q4 codes with their scales
@@ -95,7 +95,7 @@ std::string encode(const HostTensor& tensor, const HostTensor* scales, GgufTenso
                     reinterpret_cast<std::byte*>(bytes.data()));
     return bytes;
   }
-  const bool q8 = tensor.stored_dtype == DType::I8;
+  const bool q8 = tensor.stored_dtype == DType::kI8;
   const std::size_t blocks = scales->values.size();
   for (std::size_t b = 0; b < blocks; ++b) {
     const uint16_t d = float_to_f16(scales->values[b]);  // exact: the scales are fp16 values
@@ -119,7 +119,7 @@ std::string encode(const HostTensor& tensor, const HostTensor* scales, GgufTenso
 }
 
 GgufTensorType type_of(const HostTensor& tensor, bool coded, GgufTensorType float_type) {
-  if (coded) return tensor.stored_dtype == DType::I8 ? GgufTensorType::kQ8_0 : GgufTensorType::kQ4_0;
+  if (coded) return tensor.stored_dtype == DType::kI8 ? GgufTensorType::kQ8_0 : GgufTensorType::kQ4_0;
   return tensor.shape.size() == 1 ? GgufTensorType::kF32 : float_type;
 }
 
@@ -219,8 +219,8 @@ std::vector<DecodedPiece> decode(const GgufTensorInfo& info) {
     const uint64_t block_bytes = q8 ? 34 : 18;
     decoded.values = HostTensor{{rows, q8 ? cols : cols / 2},
                                 std::vector<float>(q8 ? piece_values : piece_values / 2),
-                                q8 ? DType::I8 : DType::U8};
-    decoded.scales = HostTensor{{rows, cols / kGgufQuantBlock}, std::vector<float>(blocks), DType::F16};
+                                q8 ? DType::kI8 : DType::kU8};
+    decoded.scales = HostTensor{{rows, cols / kGgufQuantBlock}, std::vector<float>(blocks), DType::kF16};
     for (uint64_t b = 0; b < blocks; ++b) {
       const unsigned char* block = reinterpret_cast<const unsigned char*>(piece + b * block_bytes);
       decoded.scales->values[b] = f16_to_float(static_cast<uint16_t>(block[0] | (block[1] << 8)));

@@ -36,7 +36,7 @@ const std::vector<int> kPrompt = {1, 2043, 300, 3684, 719, 5, 6399};
 fs::path tokenizer_directory() { return minigen_home() / "tokenizers" / "minigen-6400"; }
 
 // A random model of `family` (two layers, test_models.h) saved as a directory, its weights stored as `dtype`.
-fs::path save_random_model(const std::string& family, DType dtype = DType::F32) {
+fs::path save_random_model(const std::string& family, DType dtype = DType::kF32) {
   const ModelConfig config = testing::test_config(family);
   const fs::path directory = testing::scratch_path(family + "-" + dtype_name(dtype));
   save_model_directory(directory, config, random_weights(config, 7), tokenizer_directory(), dtype);
@@ -161,7 +161,7 @@ TEST_F(GgufModelTest, EveryTypeRoundTrips) {
   for (const std::string family : {"tiny", "minimind2"}) {
     const LoadedModel original = load_model(save_random_model(family));
     for (const auto& [type, dtype] :
-         {std::pair{GgufTensorType::kF16, DType::F16}, std::pair{GgufTensorType::kBF16, DType::BF16}}) {
+         {std::pair{GgufTensorType::kF16, DType::kF16}, std::pair{GgufTensorType::kBF16, DType::kBF16}}) {
       const std::unique_ptr<Model> reference = rounded_model(family, dtype);
       const LoadedModel imported = load_model(export_gguf(original, type, family + gguf_type_name(type) + ".gguf"));
       EXPECT_EQ(imported.stored_dtype, dtype) << family;

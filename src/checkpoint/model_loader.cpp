@@ -33,7 +33,7 @@ bool has_qk_norm_tensors(const TensorMap& tensors) {
 }
 
 DType dominant_dtype(const TensorMap& tensors) {
-  return tensors.empty() ? DType::F32 : tensors.begin()->second.stored_dtype;
+  return tensors.empty() ? DType::kF32 : tensors.begin()->second.stored_dtype;
 }
 
 }  // namespace

@@ -25,7 +25,7 @@ struct LoadedModel {
   std::unique_ptr<const Tokenizer> tokenizer;
   std::filesystem::path path;
   std::string format;  // "safetensors", "pth" or "gguf"
-  DType stored_dtype = DType::F32;
+  DType stored_dtype = DType::kF32;
 };
 
 LoadedModel load_model(const std::filesystem::path& path, const LoadOptions& options = {});
@@ -50,7 +50,7 @@ TokenizerFiles model_tokenizer_files(const LoadedModel& loaded,
 // error leaves no half-made directory (core/file_io.h's OutputDirectory).
 void save_model_directory(const std::filesystem::path& directory, const ModelConfig& config,
                           const ModelWeights& weights, const std::filesystem::path& tokenizer_directory,
-                          DType dtype = DType::F32);
+                          DType dtype = DType::kF32);
 
 // The same for a q8/q4 model (`minigen quantize`): integer codes and fp16 scales (model/quantized_tensors.h), float
 // norms, `tokenizer`'s files, and `model_card` as README.md.

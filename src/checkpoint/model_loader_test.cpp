@@ -35,7 +35,7 @@ TEST_F(ModelLoaderTest, APthStateDictLoadsAsTheSameModelAsItsSafetensorsDirector
   EXPECT_EQ(reference.format, "safetensors");
 
   const fs::path pth = testing::scratch_path("minigen-tiny-sft.pth");
-  testing::write_bytes(pth, testing::pth_from_safetensors(directory / "model.safetensors", DType::F32));
+  testing::write_bytes(pth, testing::pth_from_safetensors(directory / "model.safetensors", DType::kF32));
 
   LoadOptions options;
   options.num_q_heads = 8;
@@ -89,7 +89,7 @@ TEST_F(ModelLoaderTest, APthWithoutATokenizerBesideItNamesTheFlagToPass) {
   fs::create_directories(directory);
   const fs::path pth = directory / "pretrain_768.pth";
   testing::write_bytes(pth, testing::pth_from_safetensors(
-                                minigen_home() / "models" / "minigen-tiny-sft" / "model.safetensors", DType::F16));
+                                minigen_home() / "models" / "minigen-tiny-sft" / "model.safetensors", DType::kF16));
   try {
     load_model(pth);
     ADD_FAILURE() << "loaded without a tokenizer";
@@ -101,7 +101,7 @@ TEST_F(ModelLoaderTest, APthWithoutATokenizerBesideItNamesTheFlagToPass) {
   }
   LoadOptions options;
   options.tokenizer_path = minigen_home() / "models" / "minigen-tiny-sft";
-  EXPECT_EQ(load_model(pth, options).stored_dtype, DType::F16);
+  EXPECT_EQ(load_model(pth, options).stored_dtype, DType::kF16);
   fs::remove_all(directory);
 }
 

@@ -354,7 +354,7 @@ TEST_F(CliHostileInput, PthWithSharedEntriesIsRefusedInSmallMemory) {
   std::vector<testing::TestTensor> tensors;
   for (int i = 0; i < 200; ++i) {
     const std::string key = std::to_string(i);
-    tensors.push_back({"tensor_" + key, DType::F32, key, {0.0f}, 0, {1}, {1}, int64_t{1} << 18});
+    tensors.push_back({"tensor_" + key, DType::kF32, key, {0.0f}, 0, {1}, {1}, int64_t{1} << 18});
   }
   testing::ZipTestWriter zip;
   zip.add("archive/data.pkl", testing::state_dict_pickle(tensors));

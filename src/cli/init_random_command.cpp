@@ -20,9 +20,9 @@ struct InitRandomFlags {
 };
 
 DType parse_dtype(const std::string& name) {
-  if (name == "f32" || name == "fp32") return DType::F32;
-  if (name == "f16" || name == "fp16") return DType::F16;
-  if (name == "bf16") return DType::BF16;
+  if (name == "f32" || name == "fp32") return DType::kF32;
+  if (name == "f16" || name == "fp16") return DType::kF16;
+  if (name == "bf16") return DType::kBF16;
   throw Error("--dtype must be f32, f16 or bf16, got '" + name + "'");
 }
 

@@ -78,9 +78,9 @@ ModelConfig small_config(const std::string& family, int vocab_size) {
 fs::path write_pth(const fs::path& directory, const std::string& name, const ModelConfig& config,
                    const fs::path& tokenizer) {
   const fs::path hf = directory / (name + "-hf");
-  save_model_directory(hf, config, random_weights(config, 7), tokenizer, DType::F16);
+  save_model_directory(hf, config, random_weights(config, 7), tokenizer, DType::kF16);
   const fs::path pth = directory / (name + ".pth");
-  minigen::testing::write_bytes(pth, minigen::testing::pth_from_safetensors(hf / "model.safetensors", DType::F16));
+  minigen::testing::write_bytes(pth, minigen::testing::pth_from_safetensors(hf / "model.safetensors", DType::kF16));
   fs::remove_all(hf);
   return pth;
 }
@@ -200,7 +200,7 @@ TEST(LabOnOwnModelsContext, ShortContextIsRefusedOrTheGridIsCut) {
   for (const int context : {200, 300}) {
     config.max_position_embeddings = context;
     const fs::path model = scratch / ("context-" + std::to_string(context));
-    save_model_directory(model, config, random_weights(config, 3), tokenizer, DType::F32);
+    save_model_directory(model, config, random_weights(config, 3), tokenizer, DType::kF32);
     LabOptions options;
     options.base_model = model;
     options.sft_model = model;

@@ -29,31 +29,18 @@ void store_u32(uint32_t value, std::byte* bytes) {
 
 }  // namespace
 
-const char* dtype_name(DType dtype) {
-  switch (dtype) {
-    case DType::F32:
-      return "F32";
-    case DType::F16:
-      return "F16";
-    case DType::BF16:
-      return "BF16";
-    case DType::I8:
-      return "I8";
-    case DType::U8:
-      return "U8";
-  }
-  return "unknown";
-}
+// The table's names are string literals, so the view's data is a terminated C string.
+const char* dtype_name(DType dtype) { return name_in(kDTypeNames, dtype, "unknown").data(); }
 
 std::size_t dtype_size_bytes(DType dtype) {
   switch (dtype) {
-    case DType::F32:
+    case DType::kF32:
       return 4;
-    case DType::F16:
-    case DType::BF16:
+    case DType::kF16:
+    case DType::kBF16:
       return 2;
-    case DType::I8:
-    case DType::U8:
+    case DType::kI8:
+    case DType::kU8:
       return 1;
   }
   return 0;
@@ -61,19 +48,19 @@ std::size_t dtype_size_bytes(DType dtype) {
 
 void decode_to_f32(DType dtype, const std::byte* bytes, std::size_t count, float* values) {
   switch (dtype) {
-    case DType::F32:
+    case DType::kF32:
       for (std::size_t i = 0; i < count; ++i) values[i] = std::bit_cast<float>(load_u32(bytes + 4 * i));
       return;
-    case DType::F16:
+    case DType::kF16:
       for (std::size_t i = 0; i < count; ++i) values[i] = f16_to_float(load_u16(bytes + 2 * i));
       return;
-    case DType::BF16:
+    case DType::kBF16:
       for (std::size_t i = 0; i < count; ++i) values[i] = bf16_to_float(load_u16(bytes + 2 * i));
       return;
-    case DType::I8:
+    case DType::kI8:
       for (std::size_t i = 0; i < count; ++i) values[i] = static_cast<float>(std::to_integer<int8_t>(bytes[i]));
       return;
-    case DType::U8:
+    case DType::kU8:
       for (std::size_t i = 0; i < count; ++i) values[i] = static_cast<float>(std::to_integer<uint8_t>(bytes[i]));
       return;
   }
@@ -81,21 +68,21 @@ void decode_to_f32(DType dtype, const std::byte* bytes, std::size_t count, float
 
 void encode_from_f32(DType dtype, const float* values, std::size_t count, std::byte* bytes) {
   switch (dtype) {
-    case DType::F32:
+    case DType::kF32:
       for (std::size_t i = 0; i < count; ++i) store_u32(std::bit_cast<uint32_t>(values[i]), bytes + 4 * i);
       return;
-    case DType::F16:
+    case DType::kF16:
       for (std::size_t i = 0; i < count; ++i) store_u16(float_to_f16(values[i]), bytes + 2 * i);
       return;
-    case DType::BF16:
+    case DType::kBF16:
       for (std::size_t i = 0; i < count; ++i) store_u16(float_to_bf16(values[i]), bytes + 2 * i);
       return;
-    case DType::I8:  // integer codes: the values are whole numbers in range by construction; clamp regardless
+    case DType::kI8:  // integer codes: the values are whole numbers in range by construction; clamp regardless
       for (std::size_t i = 0; i < count; ++i) {
         bytes[i] = static_cast<std::byte>(static_cast<int8_t>(std::clamp(std::nearbyint(values[i]), -128.0f, 127.0f)));
       }
       return;
-    case DType::U8:
+    case DType::kU8:
       for (std::size_t i = 0; i < count; ++i) {
         bytes[i] = static_cast<std::byte>(static_cast<uint8_t>(std::clamp(std::nearbyint(values[i]), 0.0f, 255.0f)));
       }

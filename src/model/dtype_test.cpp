@@ -132,29 +132,29 @@ TEST(BFloat16Test, EveryBFloat16SurvivesTheRoundTrip) {
 }
 
 TEST(DTypeTest, NamesSizesAndBulkConversion) {
-  EXPECT_STREQ(dtype_name(DType::F32), "F32");
-  EXPECT_STREQ(dtype_name(DType::F16), "F16");
-  EXPECT_STREQ(dtype_name(DType::BF16), "BF16");
-  EXPECT_EQ(dtype_size_bytes(DType::F32), 4u);
-  EXPECT_EQ(dtype_size_bytes(DType::F16), 2u);
-  EXPECT_EQ(dtype_size_bytes(DType::BF16), 2u);
+  EXPECT_STREQ(dtype_name(DType::kF32), "F32");
+  EXPECT_STREQ(dtype_name(DType::kF16), "F16");
+  EXPECT_STREQ(dtype_name(DType::kBF16), "BF16");
+  EXPECT_EQ(dtype_size_bytes(DType::kF32), 4u);
+  EXPECT_EQ(dtype_size_bytes(DType::kF16), 2u);
+  EXPECT_EQ(dtype_size_bytes(DType::kBF16), 2u);
 
   const float values[3] = {1.0f, -0.5f, 65504.0f};
   std::byte bytes[12];
-  encode_from_f32(DType::F16, values, 3, bytes);
+  encode_from_f32(DType::kF16, values, 3, bytes);
   // Little-endian: 1.0 = 0x3c00 → 00 3c.
   EXPECT_EQ(bytes[0], std::byte{0x00});
   EXPECT_EQ(bytes[1], std::byte{0x3c});
   float decoded[3] = {};
-  decode_to_f32(DType::F16, bytes, 3, decoded);
+  decode_to_f32(DType::kF16, bytes, 3, decoded);
   EXPECT_EQ(decoded[2], 65504.0f);
-  for (DType dtype : {DType::F32, DType::F16, DType::BF16}) {
+  for (DType dtype : {DType::kF32, DType::kF16, DType::kBF16}) {
     encode_from_f32(dtype, values, 3, bytes);
     decode_to_f32(dtype, bytes, 3, decoded);
     EXPECT_EQ(decoded[0], 1.0f);
     EXPECT_EQ(decoded[1], -0.5f);
   }
-  encode_from_f32(DType::F32, values, 1, bytes);
+  encode_from_f32(DType::kF32, values, 1, bytes);
   EXPECT_EQ(bytes[3], std::byte{0x3f});  // 1.0f = 0x3f800000, most significant byte last
 }
 

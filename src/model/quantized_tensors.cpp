@@ -47,22 +47,22 @@ void put_quantized(TensorMap& tensors, const std::string& name, const Matrix& ma
   codes_of(name, matrix, type, codes, scales);
   HostTensor stored;
   if (type == WeightType::kQ8) {
-    stored = HostTensor{{matrix.rows, matrix.cols}, std::vector<float>(codes.begin(), codes.end()), DType::I8};
+    stored = HostTensor{{matrix.rows, matrix.cols}, std::vector<float>(codes.begin(), codes.end()), DType::kI8};
   } else {
-    stored = HostTensor{{matrix.rows, matrix.cols / 2}, std::vector<float>(codes.size() / 2), DType::U8};
+    stored = HostTensor{{matrix.rows, matrix.cols / 2}, std::vector<float>(codes.size() / 2), DType::kU8};
     for (std::size_t j = 0; j < stored.values.size(); ++j) {
       stored.values[j] = static_cast<float>((codes[2 * j] + 8) | ((codes[2 * j + 1] + 8) << 4));
     }
   }
-  HostTensor scale_tensor{{matrix.rows, matrix.cols / kQuantBlock}, std::vector<float>(scales.size()), DType::F16};
+  HostTensor scale_tensor{{matrix.rows, matrix.cols / kQuantBlock}, std::vector<float>(scales.size()), DType::kF16};
   for (std::size_t i = 0; i < scales.size(); ++i) scale_tensor.values[i] = f16_to_float(scales[i]);
   tensors[name] = std::move(stored);
   tensors[name + kScaleSuffix] = std::move(scale_tensor);
 }
 
 Matrix coded_matrix(const std::string& name, const HostTensor& codes, const HostTensor& scales, int rows, int cols) {
-  const bool q8 = codes.stored_dtype == DType::I8;
-  if (!q8 && codes.stored_dtype != DType::U8) {
+  const bool q8 = codes.stored_dtype == DType::kI8;
+  if (!q8 && codes.stored_dtype != DType::kU8) {
     throw Error("tensor '" + name + "' has a '" + name + kScaleSuffix + "' beside it but is " +
                 dtype_name(codes.stored_dtype) + ", not I8 (q8) or U8 (q4) codes");
   }
@@ -75,7 +75,7 @@ Matrix coded_matrix(const std::string& name, const HostTensor& codes, const Host
     throw Error("tensor '" + name + "' has shape " + shape_string(codes.shape) + " but the config needs " +
                 shape_string(code_shape) + " of " + dtype_name(codes.stored_dtype) + " codes");
   }
-  if (scales.stored_dtype != DType::F16 || scales.shape != scale_shape) {
+  if (scales.stored_dtype != DType::kF16 || scales.shape != scale_shape) {
     throw Error("tensor '" + name + kScaleSuffix + "' must be F16 " + shape_string(scale_shape) + ", got " +
                 dtype_name(scales.stored_dtype) + " " + shape_string(scales.shape));
   }

@@ -8,12 +8,15 @@
 #include <string>
 #include <vector>
 
+#include "core/enum_names.h"
 #include "core/file_io.h"  // MappedFile, which the weight readers use
 
 namespace minigen {
 
 // I8 and U8 hold the integer codes of q8/q4 weights (model/quantized_tensors.h); as values they are exact floats.
-enum class DType { F32, F16, BF16, I8, U8 };
+enum class DType { kF32, kF16, kBF16, kI8, kU8 };
+inline constexpr EnumName<DType> kDTypeNames[] = {
+    {DType::kF32, "F32"}, {DType::kF16, "F16"}, {DType::kBF16, "BF16"}, {DType::kI8, "I8"}, {DType::kU8, "U8"}};
 
 const char* dtype_name(DType dtype);  // "F32", "F16", "BF16", "I8", "U8" (safetensors spelling)
 std::size_t dtype_size_bytes(DType dtype);
@@ -21,7 +24,7 @@ std::size_t dtype_size_bytes(DType dtype);
 struct HostTensor {
   std::vector<int64_t> shape;
   std::vector<float> values;  // row-major, product(shape) elements
-  DType stored_dtype = DType::F32;
+  DType stored_dtype = DType::kF32;
 
   int64_t element_count() const;
 };

@@ -57,8 +57,8 @@ class TensorTaker {
   HostTensor take(const std::string& name, const std::optional<std::vector<int64_t>>& shape) {
     auto found = tensors_.find(name);
     if (found == tensors_.end()) throw Error("the model file has no tensor '" + name + "'");
-    if (shape && found->second.stored_dtype != DType::F32 && found->second.stored_dtype != DType::F16 &&
-        found->second.stored_dtype != DType::BF16) {
+    if (shape && found->second.stored_dtype != DType::kF32 && found->second.stored_dtype != DType::kF16 &&
+        found->second.stored_dtype != DType::kBF16) {
       throw Error("tensor '" + name + "' is " + dtype_name(found->second.stored_dtype) +
                   "; integer tensors are quantized codes and need a '" + name + kScaleSuffix + "' beside them");
     }
@@ -75,7 +75,7 @@ class TensorTaker {
 };
 
 void put(TensorMap& tensors, const std::string& name, const std::vector<float>& values) {
-  tensors[name] = HostTensor{{static_cast<int64_t>(values.size())}, values, DType::F32};
+  tensors[name] = HostTensor{{static_cast<int64_t>(values.size())}, values, DType::kF32};
 }
 
 // A matrix as fp32, or quantized as `type` (q8/q4).
@@ -88,7 +88,7 @@ void put(TensorMap& tensors, const std::string& name, const Matrix& matrix, Weig
     throw Error("'" + name + "' is stored as " + std::string(weight_type_name(matrix.coded)) +
                 "; it cannot be written as floats");
   }
-  tensors[name] = HostTensor{{matrix.rows, matrix.cols}, matrix.values, DType::F32};
+  tensors[name] = HostTensor{{matrix.rows, matrix.cols}, matrix.values, DType::kF32};
 }
 
 void put(TensorMap& tensors, const std::string& prefix, const FeedForwardWeights& weights, WeightType type) {

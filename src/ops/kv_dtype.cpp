@@ -8,25 +8,11 @@
 
 namespace minigen {
 
-std::string_view kv_dtype_name(KvDType dtype) {
-  switch (dtype) {
-    case KvDType::kF32:
-      return "f32";
-    case KvDType::kBF16:
-      return "bf16";
-    case KvDType::kF16:
-      return "f16";
-    case KvDType::kInt8:
-      return "int8";
-  }
-  return "f32";
-}
+std::string_view kv_dtype_name(KvDType dtype) { return name_in(kKvDTypeNames, dtype); }
 
 KvDType parse_kv_dtype(std::string_view name) {
-  for (KvDType dtype : {KvDType::kF32, KvDType::kBF16, KvDType::kF16, KvDType::kInt8}) {
-    if (name == kv_dtype_name(dtype)) return dtype;
-  }
-  throw Error("unknown --kv-dtype '" + std::string(name) + "' (expected f32, bf16, f16 or int8)");
+  if (const auto dtype = value_named(kKvDTypeNames, name)) return *dtype;
+  throw Error("unknown --kv-dtype '" + std::string(name) + "' (expected " + names_listed(kKvDTypeNames) + ")");
 }
 
 std::size_t kv_dtype_bytes(KvDType dtype) {

@@ -14,11 +14,14 @@
 #include <span>
 #include <string_view>
 
+#include "core/enum_names.h"
 #include "ops/float_formats.h"  // float_to_f16, f16_to_float, float_to_bf16, bf16_to_float
 
 namespace minigen {
 
 enum class KvDType { kF32, kBF16, kF16, kInt8 };
+inline constexpr EnumName<KvDType> kKvDTypeNames[] = {
+    {KvDType::kF32, "f32"}, {KvDType::kBF16, "bf16"}, {KvDType::kF16, "f16"}, {KvDType::kInt8, "int8"}};
 
 std::string_view kv_dtype_name(KvDType dtype);  // "f32", "bf16", "f16", "int8"
 // Throws minigen::Error "unknown --kv-dtype 'x' (expected f32, bf16, f16 or int8)".

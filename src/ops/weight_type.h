@@ -15,11 +15,14 @@
 #include <string>
 #include <string_view>
 
+#include "core/enum_names.h"
 #include "ops/float_formats.h"  // the weights' 16-bit formats
 
 namespace minigen {
 
 enum class WeightType { kF32, kBF16, kQ8, kQ4 };
+inline constexpr EnumName<WeightType> kWeightTypeNames[] = {
+    {WeightType::kF32, "f32"}, {WeightType::kBF16, "bf16"}, {WeightType::kQ8, "q8"}, {WeightType::kQ4, "q4"}};
 
 std::string_view weight_type_name(WeightType type);   // "f32", "bf16", "q8", "q4"
 WeightType parse_weight_type(std::string_view name);  // throws minigen::Error for anything else

@@ -68,11 +68,11 @@ std::vector<float> reference_cumsum(const std::vector<float>& values) {
 int reference_kept_count(const std::vector<float>& descending, float top_p, TopPRule rule) {
   const std::size_t n = descending.size();
   std::vector<bool> removed(n, false);
-  if (rule == TopPRule::Minimind) {
+  if (rule == TopPRule::kMinimind) {
     // MiniMind: remove = cumsum > p, shifted right by one; the first token is never removed.
     const std::vector<float> sums = reference_cumsum(descending);
     for (std::size_t j = 1; j < n; ++j) removed[j] = sums[j - 1] > top_p;
-  } else if (rule == TopPRule::HuggingFace) {
+  } else if (rule == TopPRule::kHuggingFace) {
     // Hugging Face: sort ascending, remove where the cumsum ≤ 1 − p (the Python double, compared as float), keep
     // the most likely token.
     const std::vector<float> ascending(descending.rbegin(), descending.rend());
@@ -206,7 +206,7 @@ void expect_chain_matches_reference(size_t size, std::span<const RowShape> shape
       for (const int top_k : {0, 1, 50, static_cast<int>(size)}) {
         for (const float top_p : {0.1f, 0.9f, 1.0f}) {
           for (const float min_p : {0.0f, 0.05f}) {
-            for (const TopPRule rule : {TopPRule::Minimind, TopPRule::HuggingFace, TopPRule::LlamaCpp}) {
+            for (const TopPRule rule : {TopPRule::kMinimind, TopPRule::kHuggingFace, TopPRule::kLlamaCpp}) {
               SamplingParams params{
                   .temperature = 0.85f, .top_k = top_k, .top_p = top_p, .min_p = min_p, .top_p_rule = rule, .seed = 11};
               // The filters do not depend on greedy, so the (slow) reference filters once for both choices.
@@ -253,7 +253,7 @@ TEST(TopPSamplerReferenceTest, KeepsTheLeadingIdsOfTheStableOrder) {
     for (const size_t size : {size_t{7}, size_t{600}, size_t{6400}}) {
       const std::vector<float> row = make_row(shape, size, random);
       for (const float top_p : {0.05f, 0.1f, 0.25f, 0.5f, 0.75f, 0.9f, 0.95f, 0.999f}) {
-        for (const TopPRule rule : {TopPRule::Minimind, TopPRule::HuggingFace, TopPRule::LlamaCpp}) {
+        for (const TopPRule rule : {TopPRule::kMinimind, TopPRule::kHuggingFace, TopPRule::kLlamaCpp}) {
           std::vector<float> expected = row;
           const int kept_count = reference_top_p(expected, top_p, rule);
           std::vector<float> filtered = row;
@@ -278,8 +278,8 @@ TEST(TopPSamplerReferenceTest, CutInsideATieKeepsTheLowestIds) {
   logits[20] = std::log(10.0f);
   for (int id = 0; id < 20; id += 2) logits[id] = 0.0f;
   std::vector<float> expected = logits;
-  const int kept_count = reference_top_p(expected, 0.6f, TopPRule::Minimind);
-  TopPSampler(0.6f, TopPRule::Minimind).apply(logits, {});
+  const int kept_count = reference_top_p(expected, 0.6f, TopPRule::kMinimind);
+  TopPSampler(0.6f, TopPRule::kMinimind).apply(logits, {});
   EXPECT_EQ(logits, expected);
   EXPECT_EQ(kept_count, 4);
   std::vector<int> kept_ids;

@@ -27,7 +27,7 @@ TEST(SamplerChainTest, StageNamesFollowMiniMindsOrder) {
                                   .frequency_penalty = 0.5f,
                                   .presence_penalty = -0.25f,
                                   .logit_bias = {{3, -100.0f}, {7, 2.5f}},
-                                  .top_p_rule = TopPRule::HuggingFace,
+                                  .top_p_rule = TopPRule::kHuggingFace,
                                   .seed = 9};
   EXPECT_EQ(SamplerChain(everything).stage_names(),
             (std::vector<std::string>{"temperature(0.7)", "repetition-penalty(1.1)",

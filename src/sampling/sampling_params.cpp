@@ -15,25 +15,7 @@ uint64_t draw_random_seed() {
 }
 
 std::string_view sampling_param_name(SamplingParam param) {
-  switch (param) {
-    case SamplingParam::kTemperature:
-      return "temperature";
-    case SamplingParam::kTopK:
-      return "top_k";
-    case SamplingParam::kTopP:
-      return "top_p";
-    case SamplingParam::kMinP:
-      return "min_p";
-    case SamplingParam::kRepetitionPenalty:
-      return "repetition_penalty";
-    case SamplingParam::kFrequencyPenalty:
-      return "frequency_penalty";
-    case SamplingParam::kPresencePenalty:
-      return "presence_penalty";
-    case SamplingParam::kLogitBias:
-      return "logit_bias";
-  }
-  return "unknown sampling parameter";
+  return name_in(kSamplingParamNames, param, "unknown sampling parameter");
 }
 
 InvalidSamplingParam::InvalidSamplingParam(SamplingParam param, std::string problem)

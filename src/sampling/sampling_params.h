@@ -7,6 +7,7 @@
 #include <string_view>
 #include <vector>
 
+#include "core/enum_names.h"
 #include "core/error.h"
 #include "sampling/top_p_rule.h"
 
@@ -49,7 +50,7 @@ struct SamplingParams {
   float presence_penalty = 0.0f;    // OpenAI's: minus penalty once the token was generated at all; 0 turns it off
   std::vector<LogitBias> logit_bias = {};  // OpenAI's logit_bias, each token at most once
   bool greedy = false;                     // argmax instead of a random draw (MiniMind's do_sample = False)
-  TopPRule top_p_rule = TopPRule::Minimind;
+  TopPRule top_p_rule = TopPRule::kMinimind;
   uint64_t seed = 0;  // with (row, step), determines every draw; see counter_rng.h
 
   // Throws InvalidSamplingParam for the first parameter out of range; NaN is rejected everywhere. When greedy, a
@@ -74,6 +75,15 @@ enum class SamplingParam {
   kPresencePenalty,
   kLogitBias
 };
+inline constexpr EnumName<SamplingParam> kSamplingParamNames[] = {
+    {SamplingParam::kTemperature, "temperature"},
+    {SamplingParam::kTopK, "top_k"},
+    {SamplingParam::kTopP, "top_p"},
+    {SamplingParam::kMinP, "min_p"},
+    {SamplingParam::kRepetitionPenalty, "repetition_penalty"},
+    {SamplingParam::kFrequencyPenalty, "frequency_penalty"},
+    {SamplingParam::kPresencePenalty, "presence_penalty"},
+    {SamplingParam::kLogitBias, "logit_bias"}};
 
 // The name SamplingParams (and OpenAI's API) gives the parameter: "temperature", "top_k", "top_p", ...
 std::string_view sampling_param_name(SamplingParam param);

@@ -30,7 +30,7 @@ TEST(SamplingParamsTest, DefaultsAreMiniMinds) {
   EXPECT_EQ(params.min_p, 0.0f);
   EXPECT_EQ(params.repetition_penalty, 1.0f);
   EXPECT_FALSE(params.greedy);
-  EXPECT_EQ(params.top_p_rule, TopPRule::Minimind);
+  EXPECT_EQ(params.top_p_rule, TopPRule::kMinimind);
   EXPECT_EQ(params.seed, 0u);
   EXPECT_EQ(ValidationMessage(params), "");
 }

@@ -7,22 +7,12 @@
 namespace minigen {
 
 TopPRule parse_top_p_rule(std::string_view text) {
-  if (text == "minimind") return TopPRule::Minimind;
-  if (text == "hf") return TopPRule::HuggingFace;
-  if (text == "llamacpp") return TopPRule::LlamaCpp;
-  throw Error("--top-p-rule must be one of minimind, hf, llamacpp; got '" + std::string(text) + "'");
+  if (const auto rule = value_named(kTopPRuleNames, text)) return *rule;
+  throw Error("--top-p-rule must be one of " + names_listed(kTopPRuleNames, ", ") + "; got '" + std::string(text) +
+              "'");
 }
 
-const char* top_p_rule_name(TopPRule rule) {
-  switch (rule) {
-    case TopPRule::Minimind:
-      return "minimind";
-    case TopPRule::HuggingFace:
-      return "hf";
-    case TopPRule::LlamaCpp:
-      return "llamacpp";
-  }
-  throw Error("unknown top-p rule value " + std::to_string(static_cast<int>(rule)));
-}
+// The table's names are string literals, so the view's data is a terminated C string.
+const char* top_p_rule_name(TopPRule rule) { return name_in(kTopPRuleNames, rule, "unknown").data(); }
 
 }  // namespace minigen

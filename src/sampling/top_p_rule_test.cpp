@@ -10,11 +10,11 @@ namespace minigen {
 namespace {
 
 TEST(TopPRuleTest, ParsesAndNamesEachRule) {
-  for (const TopPRule rule : {TopPRule::Minimind, TopPRule::HuggingFace, TopPRule::LlamaCpp}) {
+  for (const TopPRule rule : {TopPRule::kMinimind, TopPRule::kHuggingFace, TopPRule::kLlamaCpp}) {
     EXPECT_EQ(parse_top_p_rule(top_p_rule_name(rule)), rule);
   }
-  EXPECT_EQ(parse_top_p_rule("hf"), TopPRule::HuggingFace);
-  EXPECT_STREQ(top_p_rule_name(TopPRule::LlamaCpp), "llamacpp");
+  EXPECT_EQ(parse_top_p_rule("hf"), TopPRule::kHuggingFace);
+  EXPECT_STREQ(top_p_rule_name(TopPRule::kLlamaCpp), "llamacpp");
 }
 
 TEST(TopPRuleTest, UnknownNameListsTheChoices) {

@@ -81,11 +81,11 @@ void keep_first_in_order(std::span<float> logits, std::span<const float> descend
 
 int top_p_kept_count(std::span<const float> descending_probabilities, float top_p, TopPRule rule) {
   switch (rule) {
-    case TopPRule::Minimind:
+    case TopPRule::kMinimind:
       return minimind_kept_count(descending_probabilities, top_p);
-    case TopPRule::HuggingFace:
+    case TopPRule::kHuggingFace:
       return hugging_face_kept_count(descending_probabilities, top_p);
-    case TopPRule::LlamaCpp:
+    case TopPRule::kLlamaCpp:
       return llama_cpp_kept_count(descending_probabilities, top_p);
   }
   throw Error("unknown top-p rule value " + std::to_string(static_cast<int>(rule)));

@@ -17,6 +17,8 @@
 #include <utility>
 #include <vector>
 
+#include "core/enum_names.h"
+
 namespace minigen {
 
 enum class GgufValueType : uint32_t {
@@ -157,6 +159,11 @@ using GgufMetadata = std::vector<std::pair<std::string, GgufValue>>;
 // ne[0]: Q8_0 = {fp16 d; int8 q[32]} (34 bytes), value = d · q; Q4_0 = {fp16 d; uint8 qs[16]} (18 bytes), value j
 // (j < 16) = d · ((qs[j] & 0x0F) − 8) and value j + 16 = d · ((qs[j] >> 4) − 8).
 enum class GgufTensorType : uint32_t { kF32 = 0, kF16 = 1, kQ4_0 = 2, kQ8_0 = 8, kBF16 = 30 };
+inline constexpr EnumName<GgufTensorType> kGgufTensorTypeNames[] = {{GgufTensorType::kF32, "F32"},
+                                                                    {GgufTensorType::kF16, "F16"},
+                                                                    {GgufTensorType::kQ4_0, "Q4_0"},
+                                                                    {GgufTensorType::kQ8_0, "Q8_0"},
+                                                                    {GgufTensorType::kBF16, "BF16"}};
 
 inline constexpr uint32_t kGgufDefaultAlignment = 32;
 inline constexpr int kGgufQuantBlock = 32;
@@ -177,20 +184,7 @@ inline uint64_t gguf_type_bytes(GgufTensorType type, uint64_t count) {
   return 0;
 }
 
-inline const char* gguf_type_name(GgufTensorType type) {
-  switch (type) {
-    case GgufTensorType::kF32:
-      return "F32";
-    case GgufTensorType::kF16:
-      return "F16";
-    case GgufTensorType::kQ4_0:
-      return "Q4_0";
-    case GgufTensorType::kQ8_0:
-      return "Q8_0";
-    case GgufTensorType::kBF16:
-      return "BF16";
-  }
-  return "?";
-}
+// The table's names are string literals, so the view's data is a terminated C string.
+inline const char* gguf_type_name(GgufTensorType type) { return name_in(kGgufTensorTypeNames, type).data(); }
 
 }  // namespace minigen

@@ -196,7 +196,7 @@ TEST(PickleReaderTest, EnforcesItsLimits) {
 
 TEST(PickleReaderTest, EveryTruncationIsAnError) {
   const Bytes pickle =
-      testing::state_dict_pickle({testing::TestTensor("w", DType::F16, "0", {1.0f, 2.0f}, 0, {2}, {1})});
+      testing::state_dict_pickle({testing::TestTensor("w", DType::kF16, "0", {1.0f, 2.0f}, 0, {2}, {1})});
   EXPECT_NO_THROW(parse(pickle));
   for (std::size_t length = 0; length < pickle.size(); ++length) {
     EXPECT_THROW(parse(pickle.substr(0, length)), Error) << "length " << length;

@@ -32,7 +32,7 @@ constexpr const char* kMetadataKey = "__metadata__";
 
 struct TensorRecord {
   std::string name;
-  DType dtype = DType::F32;
+  DType dtype = DType::kF32;
   std::vector<int64_t> shape;
   uint64_t begin = 0;  // byte range within the data section
   uint64_t end = 0;
@@ -44,14 +44,7 @@ struct ParsedFile {
   const std::byte* data = nullptr;  // first byte after the header
 };
 
-std::optional<DType> parse_dtype(const std::string& name) {
-  if (name == "F32") return DType::F32;
-  if (name == "F16") return DType::F16;
-  if (name == "BF16") return DType::BF16;
-  if (name == "I8") return DType::I8;
-  if (name == "U8") return DType::U8;
-  return std::nullopt;
-}
+std::optional<DType> parse_dtype(const std::string& name) { return value_named(kDTypeNames, name); }
 
 uint64_t read_u64_le(const std::byte* bytes) {
   uint64_t value = 0;

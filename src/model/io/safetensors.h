@@ -23,13 +23,13 @@ std::map<std::string, std::string> read_safetensors_metadata(std::span<const std
 
 // Writes `tensors` in name order, every one converted to `dtype`. The file is replaced atomically: the data goes to
 // a temporary file in the same directory that is renamed over `path` only once it is complete.
-void write_safetensors(const std::filesystem::path& path, const TensorMap& tensors, DType dtype = DType::F32,
+void write_safetensors(const std::filesystem::path& path, const TensorMap& tensors, DType dtype = DType::kF32,
                        const std::map<std::string, std::string>& metadata = {});
 // The same, every tensor in its own stored_dtype (a quantized model: I8/U8 codes, F16 scales, F32 norms).
 void write_safetensors_as_stored(const std::filesystem::path& path, const TensorMap& tensors,
                                  const std::map<std::string, std::string>& metadata = {});
 // The bytes write_safetensors would write, in memory (small tensor maps: tests and round trips).
-std::string safetensors_bytes(const TensorMap& tensors, DType dtype = DType::F32,
+std::string safetensors_bytes(const TensorMap& tensors, DType dtype = DType::kF32,
                               const std::map<std::string, std::string>& metadata = {});
 
 }  // namespace minigen

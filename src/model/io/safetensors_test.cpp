@@ -39,7 +39,7 @@ std::string f32_bytes(std::initializer_list<float> values) {
   std::string bytes;
   for (float value : values) {
     char buffer[4];
-    encode_from_f32(DType::F32, &value, 1, reinterpret_cast<std::byte*>(buffer));
+    encode_from_f32(DType::kF32, &value, 1, reinterpret_cast<std::byte*>(buffer));
     bytes.append(buffer, 4);
   }
   return bytes;
@@ -63,7 +63,7 @@ TensorMap sample_tensors() {
 
 TEST_F(SafetensorsTest, RoundTripsEveryDtypeWithMetadata) {
   const TensorMap tensors = sample_tensors();
-  for (DType dtype : {DType::F32, DType::F16, DType::BF16}) {
+  for (DType dtype : {DType::kF32, DType::kF16, DType::kBF16}) {
     const fs::path path = temp_path(std::string("round_trip_") + dtype_name(dtype) + ".safetensors");
     write_safetensors(path, tensors, dtype, {{"format", "pt"}, {"producer", "minigen"}});
     const TensorMap read = read_safetensors(path);
@@ -103,8 +103,8 @@ TEST_F(SafetensorsTest, InMemoryBytesEqualTheWrittenFile) {
   const TensorMap tensors = sample_tensors();
   const std::map<std::string, std::string> metadata = {{"format", "pt"}};
   const fs::path path = temp_path("in_memory.safetensors");
-  write_safetensors(path, tensors, DType::BF16, metadata);
-  const std::string bytes = safetensors_bytes(tensors, DType::BF16, metadata);
+  write_safetensors(path, tensors, DType::kBF16, metadata);
+  const std::string bytes = safetensors_bytes(tensors, DType::kBF16, metadata);
   EXPECT_EQ(bytes, read_file_bytes(path));
   const auto view = std::as_bytes(std::span(bytes.data(), bytes.size()));
   const TensorMap read = read_safetensors(view, "memory");
@@ -119,7 +119,7 @@ TEST_F(SafetensorsTest, WritesPaddedHeaderAndDataInNameOrder) {
   tensors["b"] = make_tensor({2}, {3.0f, 4.0f});
   tensors["a"] = make_tensor({1}, {1.0f});
   const fs::path path = temp_path("layout.safetensors");
-  write_safetensors(path, tensors, DType::F32);
+  write_safetensors(path, tensors, DType::kF32);
   const std::string bytes = read_file_bytes(path);
   uint64_t header_bytes = 0;
   for (int i = 7; i >= 0; --i) header_bytes = (header_bytes << 8) | static_cast<unsigned char>(bytes[i]);
@@ -139,7 +139,7 @@ TEST_F(SafetensorsTest, ConvertsValuesWhenWritingHalfPrecision) {
   TensorMap tensors;
   tensors["x"] = make_tensor({2}, {1.0f + std::ldexp(1.0f, -11), 70000.0f});
   const fs::path path = temp_path("rounding.safetensors");
-  write_safetensors(path, tensors, DType::F16);
+  write_safetensors(path, tensors, DType::kF16);
   const TensorMap read = read_safetensors(path);
   EXPECT_EQ(read.at("x").values[0], 1.0f);  // tie to even
   EXPECT_TRUE(std::isinf(read.at("x").values[1]));
@@ -158,7 +158,7 @@ TEST_F(SafetensorsTest, ReadsAHandWrittenFile) {
   ASSERT_EQ(tensors.size(), 3u);
   EXPECT_EQ(tensors.at("v").values, std::vector<float>{1.0f});
   EXPECT_EQ(tensors.at("v").shape, (std::vector<int64_t>{1, 1}));
-  EXPECT_EQ(tensors.at("v").stored_dtype, DType::BF16);
+  EXPECT_EQ(tensors.at("v").stored_dtype, DType::kBF16);
   EXPECT_EQ(tensors.at("z").values, std::vector<float>{-2.0f});
   EXPECT_EQ(tensors.at("w").values, (std::vector<float>{0.5f, -8.0f}));
   EXPECT_EQ(read_safetensors_metadata(temp_path("hand_written.safetensors")).at("k"), "v");
@@ -256,7 +256,7 @@ TEST_F(SafetensorsTest, ReplacesAnExistingFile) {
   write_safetensors(path, sample_tensors());
   TensorMap smaller;
   smaller["only"] = make_tensor({1}, {42.0f});
-  write_safetensors(path, smaller, DType::BF16);
+  write_safetensors(path, smaller, DType::kBF16);
   const TensorMap read = read_safetensors(path);
   ASSERT_EQ(read.size(), 1u);
   EXPECT_EQ(read.at("only").values, std::vector<float>{42.0f});

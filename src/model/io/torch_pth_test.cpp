@@ -38,9 +38,9 @@ std::vector<float> iota(int count, float scale = 1.0f, float shift = 0.0f) {
 // A state dict like MiniMind's: one tensor of each dtype, contiguous.
 std::vector<TestTensor> simple_state_dict() {
   return {
-      {"model.embed_tokens.weight", DType::F16, "0", iota(12, 0.5f, -3.0f), 0, {4, 3}, {3, 1}},
-      {"model.norm.weight", DType::BF16, "1", {1.0f, -0.5f, 2.0f}, 0, {3}, {1}},
-      {"lm_head.weight", DType::F32, "2", iota(12, 0.25f), 0, {4, 3}, {3, 1}},
+      {"model.embed_tokens.weight", DType::kF16, "0", iota(12, 0.5f, -3.0f), 0, {4, 3}, {3, 1}},
+      {"model.norm.weight", DType::kBF16, "1", {1.0f, -0.5f, 2.0f}, 0, {3}, {1}},
+      {"lm_head.weight", DType::kF32, "2", iota(12, 0.25f), 0, {4, 3}, {3, 1}},
   };
 }
 
@@ -64,11 +64,11 @@ TEST_F(TorchPthTest, ReadsEveryDtype) {
       ASSERT_EQ(tensors.size(), 3u);
       const HostTensor& embed = tensors.at("model.embed_tokens.weight");
       EXPECT_EQ(embed.shape, (std::vector<int64_t>{4, 3}));
-      EXPECT_EQ(embed.stored_dtype, DType::F16);
+      EXPECT_EQ(embed.stored_dtype, DType::kF16);
       EXPECT_EQ(embed.values, iota(12, 0.5f, -3.0f));
-      EXPECT_EQ(tensors.at("model.norm.weight").stored_dtype, DType::BF16);
+      EXPECT_EQ(tensors.at("model.norm.weight").stored_dtype, DType::kBF16);
       EXPECT_EQ(tensors.at("model.norm.weight").values, (std::vector<float>{1.0f, -0.5f, 2.0f}));
-      EXPECT_EQ(tensors.at("lm_head.weight").stored_dtype, DType::F32);
+      EXPECT_EQ(tensors.at("lm_head.weight").stored_dtype, DType::kF32);
       EXPECT_EQ(tensors.at("lm_head.weight").values, iota(12, 0.25f));
     }
   }
@@ -78,16 +78,16 @@ TEST_F(TorchPthTest, CopiesStridedAndSharedViews) {
   const std::vector<float> storage = iota(24);
   const std::vector<TestTensor> tensors = {
       // The transpose of a [3, 4] matrix: shape [4, 3], strides (1, 4).
-      {"transposed", DType::F32, "0", iota(12), 0, {4, 3}, {1, 4}},
+      {"transposed", DType::kF32, "0", iota(12), 0, {4, 3}, {1, 4}},
       // Two views of one storage: rows 0-1 and rows 2-5 of a [6, 4] matrix (offset 8).
-      {"first_rows", DType::F16, "1", storage, 0, {2, 4}, {4, 1}},
-      {"last_rows", DType::F16, "1", storage, 8, {4, 4}, {4, 1}},
+      {"first_rows", DType::kF16, "1", storage, 0, {2, 4}, {4, 1}},
+      {"last_rows", DType::kF16, "1", storage, 8, {4, 4}, {4, 1}},
       // Every other column, starting at column 1, of a [4, 6] view of the same storage.
-      {"odd_columns", DType::F16, "1", storage, 1, {4, 3}, {6, 2}},
+      {"odd_columns", DType::kF16, "1", storage, 1, {4, 3}, {6, 2}},
       // A [2, 3, 2] tensor with permuted strides and a size-1 dimension with an arbitrary stride.
-      {"permuted", DType::BF16, "2", iota(12), 0, {2, 1, 3, 2}, {1, 99, 4, 2}},
-      {"scalar", DType::F32, "3", {0.0f, 42.0f}, 1, {}, {}},
-      {"empty", DType::F32, "4", {}, 0, {0, 5}, {5, 1}},
+      {"permuted", DType::kBF16, "2", iota(12), 0, {2, 1, 3, 2}, {1, 99, 4, 2}},
+      {"scalar", DType::kF32, "3", {0.0f, 42.0f}, 1, {}, {}},
+      {"empty", DType::kF32, "4", {}, 0, {0, 5}, {5, 1}},
   };
   const TensorMap read = read_torch_pth(write_pth("views.pth", tensors));
   EXPECT_EQ(read.at("transposed").values, (std::vector<float>{0, 4, 8, 1, 5, 9, 2, 6, 10, 3, 7, 11}));
@@ -105,7 +105,7 @@ TEST_F(TorchPthTest, CopiesStridedAndSharedViews) {
 
 TEST_F(TorchPthTest, AcceptsAStateDictNestedUnderModel) {
   // {"epoch": 3, "model": OrderedDict(w = tensor)} in protocol 4 style (SHORT_BINUNICODE, MEMOIZE, STACK_GLOBAL).
-  const std::vector<TestTensor> tensors = {{"w", DType::F32, "0", {1.0f, 2.0f}, 0, {2}, {1}}};
+  const std::vector<TestTensor> tensors = {{"w", DType::kF32, "0", {1.0f, 2.0f}, 0, {2}, {1}}};
   PickleTestWriter pickle;
   pickle.proto(4).op('}').op(0x94).op(0x28);
   pickle.op(0x8c).byte(5).raw("epoch").integer(3);
@@ -125,7 +125,7 @@ TEST_F(TorchPthTest, AcceptsAStateDictNestedUnderModel) {
 
 TEST_F(TorchPthTest, ReadsUntypedStorageWithRebuildTensorV3) {
   // _rebuild_tensor_v3(storage, offset, size, stride, requires_grad, hooks, dtype): the storage is raw bytes.
-  const std::vector<TestTensor> tensors = {{"w", DType::BF16, "0", {3.0f, -1.0f, 0.5f}, 0, {3}, {1}}};
+  const std::vector<TestTensor> tensors = {{"w", DType::kBF16, "0", {3.0f, -1.0f, 0.5f}, 0, {3}, {1}}};
   PickleTestWriter pickle;
   pickle.proto().op('}').put(0).string("w").global("torch._utils", "_rebuild_tensor_v3").mark().mark();
   pickle.string("storage").global("torch", "UntypedStorage").string("0").string("cpu").integer(6).tuple().op('Q');
@@ -135,7 +135,7 @@ TEST_F(TorchPthTest, ReadsUntypedStorageWithRebuildTensorV3) {
   options.pickle_override = pickle.bytes();
   const TensorMap read = read_torch_pth(write_pth("untyped.pth", tensors, options));
   EXPECT_EQ(read.at("w").values, (std::vector<float>{-1.0f, 0.5f}));
-  EXPECT_EQ(read.at("w").stored_dtype, DType::BF16);
+  EXPECT_EQ(read.at("w").stored_dtype, DType::kBF16);
 }
 
 // Files written by real torch.save (tools/reference/make_pth_fixture.py), compared with what torch.load returned.
@@ -151,7 +151,7 @@ void expect_matches_torch_reference(const TensorMap& tensors) {
     EXPECT_EQ(tensor.shape, reference["shape"].get<std::vector<int64_t>>());
     EXPECT_EQ(tensor.values, reference["values"].get<std::vector<float>>());
     const std::string dtype = reference["dtype"];
-    const DType expected_dtype = dtype == "float16" ? DType::F16 : dtype == "bfloat16" ? DType::BF16 : DType::F32;
+    const DType expected_dtype = dtype == "float16" ? DType::kF16 : dtype == "bfloat16" ? DType::kBF16 : DType::kF32;
     EXPECT_EQ(tensor.stored_dtype, expected_dtype);
   }
   EXPECT_EQ(tensors.at("model.layers.0.self_attn.q_norm.weight").values[2], 65504.0f);
@@ -228,13 +228,13 @@ TEST_F(TorchPthTest, RejectsTensorsOutsideTheirStorage) {
     const char* expected_message;
   };
   const std::vector<Case> cases = {
-      {"size_too_big", {"t", DType::F16, "0", iota(6), 0, {7}, {1}}, "reaches element 6 but its storage holds only 6"},
-      {"offset_too_big", {"t", DType::F16, "0", iota(6), 4, {3}, {1}}, "reaches element 6"},
-      {"stride_too_big", {"t", DType::F32, "0", iota(6), 0, {2, 3}, {3, 2}}, "reaches element 7"},
-      {"expanded", {"t", DType::F32, "0", iota(2), 0, {1000}, {0}}, "more elements than its storage"},
-      {"declared_longer_than_entry", {"t", DType::F32, "0", iota(4), 0, {4}, {1}, 5}, "fewer than its 5 elements"},
+      {"size_too_big", {"t", DType::kF16, "0", iota(6), 0, {7}, {1}}, "reaches element 6 but its storage holds only 6"},
+      {"offset_too_big", {"t", DType::kF16, "0", iota(6), 4, {3}, {1}}, "reaches element 6"},
+      {"stride_too_big", {"t", DType::kF32, "0", iota(6), 0, {2, 3}, {3, 2}}, "reaches element 7"},
+      {"expanded", {"t", DType::kF32, "0", iota(2), 0, {1000}, {0}}, "more elements than its storage"},
+      {"declared_longer_than_entry", {"t", DType::kF32, "0", iota(4), 0, {4}, {1}, 5}, "fewer than its 5 elements"},
       {"entry_longer_than_declared",
-       {"t", DType::F32, "0", iota(5), 0, {4}, {1}, 4},
+       {"t", DType::kF32, "0", iota(5), 0, {4}, {1}, 4},
        "holds 20 bytes, more than its 4 elements of float32 need"},
   };
   for (const Case& test_case : cases) {
@@ -253,7 +253,7 @@ TEST_F(TorchPthTest, RefusesStoragesThatShareArchiveBytes) {
   std::vector<TestTensor> tensors;
   for (int i = 0; i < kTensors; ++i) {
     const std::string key = std::to_string(i);
-    tensors.push_back({"tensor_" + key, DType::F32, key, {0.0f}, 0, {1}, {1}, kElements});
+    tensors.push_back({"tensor_" + key, DType::kF32, key, {0.0f}, 0, {1}, {1}, kElements});
   }
   testing::ZipTestWriter zip;
   zip.add("archive/data.pkl", testing::state_dict_pickle(tensors));
@@ -277,7 +277,7 @@ TEST_F(TorchPthTest, RefusesStoragesThatShareArchiveBytes) {
 // before the gigabyte is allocated.
 TEST_F(TorchPthTest, RefusesAStorageThatWouldInflateFarBeyondTheFileSize) {
   constexpr int64_t kElements = int64_t{1} << 28;
-  const std::vector<TestTensor> tensors = {{"t", DType::F32, "0", {0.0f}, 0, {1}, {1}, kElements}};
+  const std::vector<TestTensor> tensors = {{"t", DType::kF32, "0", {0.0f}, 0, {1}, {1}, kElements}};
   testing::ZipTestWriter zip;
   zip.add("archive/data.pkl", testing::state_dict_pickle(tensors));
   zip.add_raw("archive/data/0", 8, Bytes(1100000, 'x'), uint64_t{4} * kElements);
@@ -337,7 +337,7 @@ TEST_F(TorchPthTest, RejectsBadPickles) {
   EXPECT_NE(pickle_error(PickleTestWriter().proto().integer(1).op('Q').stop().bytes()).find("persistent id"),
             std::string::npos);
   // A storage type minigen does not convert.
-  std::vector<TestTensor> doubles = {{"d", DType::F32, "0", iota(2), 0, {1}, {1}}};
+  std::vector<TestTensor> doubles = {{"d", DType::kF32, "0", iota(2), 0, {1}, {1}}};
   Bytes pickle = testing::state_dict_pickle(doubles);
   pickle.replace(pickle.find("FloatStorage"), 12, "DoubleStorag");  // same length keeps the pickle valid
   EXPECT_NE(pickle_error(pickle).find("unsupported global 'torch.DoubleStorag'"), std::string::npos);

@@ -244,15 +244,15 @@ struct TestTensor {
 
 inline const char* torch_storage_type(DType dtype) {
   switch (dtype) {
-    case DType::F16:
+    case DType::kF16:
       return "HalfStorage";
-    case DType::BF16:
+    case DType::kBF16:
       return "BFloat16Storage";
-    case DType::I8:
+    case DType::kI8:
       return "CharStorage";
-    case DType::U8:
+    case DType::kU8:
       return "ByteStorage";
-    case DType::F32:
+    case DType::kF32:
       return "FloatStorage";
   }
   return "FloatStorage";
