@@ -16,7 +16,8 @@
 #include "core/error.h"
 #include "lab/lab_context.h"
 #include "lab/lab_runner.h"
-#include "lab/lab_sections.h"
+#include "lab/section_measures.h"
+#include "lab/section_reports.h"
 
 namespace minigen::lab {
 namespace {
@@ -246,7 +247,7 @@ TEST(LabSections, CacheBytesSectionFollowsTheFormulaOnTheShippedModels) {
   options.threads = 2;
   std::ostringstream progress;
   LabContext lab(options, progress);
-  const ReportSection section = cache_bytes_section(lab);
+  const ReportSection section = cache_bytes_report(measure_cache_bytes(lab));
   const json& data = section.data;
   EXPECT_EQ(data["bytes_at_100_tokens"].get<uint64_t>(), 204800u);  // 2 · 4 layers · 100 · 2 kv heads · 32 · 4 B
   ASSERT_GE(data["lengths"].size(), 100u);
