@@ -236,17 +236,22 @@ TEST(LabQuick, ReportHoldsTheModuleInvariantsFor183PromptTokens) {
   fs::remove_all(out);
 }
 
-// One section of the lab on the shipped models, small enough for the sanitizer pass (the whole quick lab is
-// heavy): the cache-bytes section, whose numbers are the module's formula.
-TEST(LabSections, CacheBytesSectionFollowsTheFormulaOnTheShippedModels) {
+// The quick lab on the shipped models, on two threads: what the single-section tests measure with.
+LabOptions shipped_models_quick() {
   const fs::path models = minigen_home() / "models";
   LabOptions options;
   options.base_model = models / "minigen-tiny-base";
   options.sft_model = models / "minigen-tiny-sft";
   options.quick = true;
   options.threads = 2;
+  return options;
+}
+
+// One section of the lab on the shipped models, small enough for the sanitizer pass (the whole quick lab is
+// heavy): the cache-bytes section, whose numbers are the module's formula.
+TEST(LabSections, CacheBytesSectionFollowsTheFormulaOnTheShippedModels) {
   std::ostringstream progress;
-  LabContext lab(options, progress);
+  LabContext lab(shipped_models_quick(), progress);
   const ReportSection section = cache_bytes_report(measure_cache_bytes(lab));
   const json& data = section.data;
   EXPECT_EQ(data["bytes_at_100_tokens"].get<uint64_t>(), 204800u);  // 2 · 4 layers · 100 · 2 kv heads · 32 · 4 B
@@ -258,14 +263,8 @@ TEST(LabSections, CacheBytesSectionFollowsTheFormulaOnTheShippedModels) {
 // Section 2's measurement on the shipped base model returns the module's arithmetic, computed here on its own: with
 // the cache P + N − 1 tokens in N forward calls, without it P·N + N(N−1)/2 (heavy: the no-cache runs).
 TEST(LabQuick, ForwardTokensMeasureReturnsTheModulesArithmetic) {
-  const fs::path models = minigen_home() / "models";
-  LabOptions options;
-  options.base_model = models / "minigen-tiny-base";
-  options.sft_model = models / "minigen-tiny-sft";
-  options.quick = true;
-  options.threads = 2;
   std::ostringstream progress;
-  LabContext lab(options, progress);
+  LabContext lab(shipped_models_quick(), progress);
   const ForwardTokensData data = measure_forward_tokens(lab);
   ASSERT_EQ(data.grid.size(), 4u);  // P ∈ {16, 183} × N ∈ {16, 64}
   std::vector<ForwardTokensPoint> points = data.grid;
