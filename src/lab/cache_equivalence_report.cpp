@@ -82,9 +82,11 @@ ReportSection cache_equivalence_report(const CacheEquivalenceData& data) {
   section.paragraph(
       "The greedy continuation of the 183-token prompt, identical in both modes (whether it reads well "
       "depends on how far the base model was trained):");
-  section.paragraph(blockquote(data.genesis_continuation_text.value_or(std::string())));
+  // Model output as report text: a model can stop inside a UTF-8 character.
+  const std::string continuation = printable_text(data.genesis_continuation_text.value_or(std::string()));
+  section.paragraph(blockquote(continuation));
 
-  if (data.genesis_continuation_text) section.data["genesis_continuation_text"] = *data.genesis_continuation_text;
+  if (data.genesis_continuation_text) section.data["genesis_continuation_text"] = continuation;
   section.data["runs"] = runs;
   section.data["all_token_ids_identical"] = all_tokens_identical;
   section.data["all_logits_bit_identical"] = all_bit_identical;

@@ -4,7 +4,6 @@
 #include <string>
 #include <vector>
 
-#include "lab/lab_report.h"
 #include "lab/section_measures.h"
 
 namespace minigen::lab {
@@ -54,7 +53,7 @@ CacheEquivalenceData measure_cache_equivalence(LabContext& lab) {
                            compare_rows(with_cache, without_cache), with_cache.token_ids, without_cache.token_ids});
       if (!sampled && long_prompt) {
         data.genesis_continuation_text =
-            printable_text(lab.base().tokenizer->decode(with_cache.token_ids, /*skip_special_tokens=*/true));
+            lab.base().tokenizer->decode(with_cache.token_ids, /*skip_special_tokens=*/true);
       }
     }
   }

@@ -31,7 +31,7 @@ struct CacheEquivalenceData {
   uint64_t sampling_seed = 0;
   int vocab_size = 0;
   std::vector<EquivalenceRun> runs;                      // greedy on every prompt, then sampled
-  std::optional<std::string> genesis_continuation_text;  // the greedy continuation of the long prompt, printable
+  std::optional<std::string> genesis_continuation_text;  // the greedy continuation of the long prompt, decoded
   int genesis_prompt_tokens = 0;
   int genesis_text_prompt_tokens = 0;  // the whole genesis text with bos, before the cut or extension
 };

@@ -95,6 +95,95 @@ std::string trade_paragraph(const std::vector<KvTypeResult>& base_kv, const std:
          "memory for every sequence; both cost accuracy, measured above rather than assumed.";
 }
 
+void add_kv_table(ReportSection& section, const ShrinkingData& data) {
+  ReportTable table{{"model", "--kv-dtype", "bytes at 100 tokens", "sequences per GiB (256 tokens)",
+                     "sequences per GiB (2,048 tokens)", "max abs Δ logit", "greedy token as f32 (same text so far)",
+                     "rows identical to the end", "perplexity", "mean KL vs f32 cache"},
+                    {}};
+  for (const auto& [name, rows] : {std::pair<std::string, const std::vector<KvTypeResult>&>{"base", data.base_kv},
+                                   std::pair<std::string, const std::vector<KvTypeResult>&>{"SFT", data.sft_kv}}) {
+    for (const KvTypeResult& row : rows) {
+      table.rows.push_back({name, std::string(kv_dtype_name(row.dtype)),
+                            with_thousands(static_cast<long long>(row.bytes_at_100_tokens)),
+                            with_thousands(row.sequences_per_gib[0]), with_thousands(row.sequences_per_gib[1]),
+                            exact_or_scientific(row.agreement.max_abs_logit_delta), agreement_text(row.agreement),
+                            std::to_string(row.agreement.identical_rows) + " of " + std::to_string(row.agreement.rows),
+                            fixed(row.perplexity.perplexity(), 3), kl_text(row.perplexity.mean_kl())});
+    }
+  }
+  section.table(std::move(table));
+  nlohmann::json rows = nlohmann::json::array();
+  for (std::size_t i = 0; i < data.base_kv.size(); ++i) {
+    rows.push_back({{"kv_dtype", kv_dtype_name(data.base_kv[i].dtype)},
+                    {"base", kv_json(data.base_kv[i], data.budget_lengths)},
+                    {"sft", kv_json(data.sft_kv[i], data.budget_lengths)}});
+  }
+  section.data["kv_dtypes"] = rows;
+}
+
+void add_weight_table(ReportSection& section, const ShrinkingData& data) {
+  section.paragraph(
+      "The weights can shrink the same way (`--weights`). The extra forward passes below are packed from the base "
+      "model's fp32 matrices; each one's bytes are what one decode step reads (every packed matrix once, plus the "
+      "norms), its speed a " +
+      std::to_string(data.decode_tokens) + "-token greedy decode after a " +
+      std::to_string(kShrinkingDecodePromptTokens) +
+      "-token prompt (the faster of two runs), and its perplexity, KL and top-1 agreement are against the f32 "
+      "weights on the same documents, all with an f32 cache:");
+  ReportTable table{{"--weights", "bytes one decode step reads", "of f32", "decode tokens/s", "perplexity",
+                     "mean KL vs f32", "top-1 agreement"},
+                    {}};
+  nlohmann::json rows = nlohmann::json::array();
+  const double f32_weight_bytes = static_cast<double>(data.weights.front().weight_bytes);
+  for (const WeightTypeResult& row : data.weights) {
+    table.rows.push_back({std::string(weight_type_name(row.type)),
+                          with_thousands(static_cast<long long>(row.weight_bytes)),
+                          percent(static_cast<double>(row.weight_bytes) / f32_weight_bytes),
+                          grouped(row.decode_tokens_per_second, 0), fixed(row.perplexity.perplexity(), 3),
+                          kl_text(row.perplexity.mean_kl()), percent(row.perplexity.top1_agreement())});
+    rows.push_back({{"weights", weight_type_name(row.type)},
+                    {"weight_bytes", row.weight_bytes},
+                    {"decode_tokens_per_second", row.decode_tokens_per_second},
+                    {"perplexity", row.perplexity.perplexity()},
+                    {"mean_kl", row.perplexity.mean_kl()},
+                    {"top1_agreement", row.perplexity.top1_agreement()},
+                    {"targets", row.perplexity.targets}});
+  }
+  section.table(std::move(table));
+  section.data["weight_types"] = rows;
+}
+
+// One point per type: its bytes as a share of f32's against what it gives up (mean KL from the f32 distribution);
+// circles for the cache's types, squares for the weights'.
+void add_bytes_against_kl_plot(ReportSection& section, const ShrinkingData& data) {
+  std::vector<PlotSeries> series;
+  const double f32_kv_bytes = static_cast<double>(data.base_kv.front().bytes_at_100_tokens);
+  for (const KvTypeResult& row : data.base_kv) {
+    series.push_back({"KV cache " + std::string(kv_dtype_name(row.dtype)),
+                      {100 * static_cast<double>(row.bytes_at_100_tokens) / f32_kv_bytes},
+                      {row.perplexity.mean_kl()},
+                      "points pointtype 7 pointsize 1.6"});
+  }
+  const double f32_weight_bytes = static_cast<double>(data.weights.front().weight_bytes);
+  for (const WeightTypeResult& row : data.weights) {
+    series.push_back({"weights " + std::string(weight_type_name(row.type)),
+                      {100 * static_cast<double>(row.weight_bytes) / f32_weight_bytes},
+                      {row.perplexity.mean_kl()},
+                      "points pointtype 5 pointsize 1.6"});
+  }
+  section.plot(PlotSpec{"shrinking.svg",
+                        "Bytes against accuracy lost (base model, held-out documents)",
+                        "bytes, % of f32 (KV cache per token; weights read per decode step)",
+                        "mean KL from f32 (nats per token)",
+                        false,
+                        false,
+                        {},
+                        series},
+               "Each point is one type: further left is smaller, higher has moved further from the f32 model's "
+               "distribution. " +
+                   furthest_text(series));
+}
+
 }  // namespace
 
 ReportSection shrinking_report(const ShrinkingData& data) {
@@ -117,95 +206,16 @@ ReportSection shrinking_report(const ShrinkingData& data) {
       "the mean KL divergence from the same model with an f32 cache. Sequences per GiB count the cache alone: "
       "⌊1 GiB / (bytes per token · L)⌋.");
 
-  const std::vector<KvTypeResult>& base_kv = data.base_kv;
-  const std::vector<KvTypeResult>& sft_kv = data.sft_kv;
-  const std::vector<WeightTypeResult>& weights = data.weights;
-  ReportTable kv_table{{"model", "--kv-dtype", "bytes at 100 tokens", "sequences per GiB (256 tokens)",
-                        "sequences per GiB (2,048 tokens)", "max abs Δ logit", "greedy token as f32 (same text so far)",
-                        "rows identical to the end", "perplexity", "mean KL vs f32 cache"},
-                       {}};
-  nlohmann::json kv_rows = nlohmann::json::array();
-  for (const auto& [name, rows] : {std::pair<std::string, const std::vector<KvTypeResult>&>{"base", base_kv},
-                                   std::pair<std::string, const std::vector<KvTypeResult>&>{"SFT", sft_kv}}) {
-    for (const KvTypeResult& row : rows) {
-      kv_table.rows.push_back(
-          {name, std::string(kv_dtype_name(row.dtype)), with_thousands(static_cast<long long>(row.bytes_at_100_tokens)),
-           with_thousands(row.sequences_per_gib[0]), with_thousands(row.sequences_per_gib[1]),
-           exact_or_scientific(row.agreement.max_abs_logit_delta), agreement_text(row.agreement),
-           std::to_string(row.agreement.identical_rows) + " of " + std::to_string(row.agreement.rows),
-           fixed(row.perplexity.perplexity(), 3), kl_text(row.perplexity.mean_kl())});
-    }
-  }
-  for (std::size_t i = 0; i < base_kv.size(); ++i) {
-    kv_rows.push_back({{"kv_dtype", kv_dtype_name(base_kv[i].dtype)},
-                       {"base", kv_json(base_kv[i], data.budget_lengths)},
-                       {"sft", kv_json(sft_kv[i], data.budget_lengths)}});
-  }
-  section.table(std::move(kv_table));
-
-  section.paragraph(
-      "The weights can shrink the same way (`--weights`). The extra forward passes below are packed from the base "
-      "model's fp32 matrices; each one's bytes are what one decode step reads (every packed matrix once, plus the "
-      "norms), its speed a " +
-      std::to_string(data.decode_tokens) + "-token greedy decode after a " +
-      std::to_string(kShrinkingDecodePromptTokens) +
-      "-token prompt (the faster of two runs), and its perplexity, KL and top-1 agreement are against the f32 "
-      "weights on the same documents, all with an f32 cache:");
-  ReportTable weight_table{{"--weights", "bytes one decode step reads", "of f32", "decode tokens/s", "perplexity",
-                            "mean KL vs f32", "top-1 agreement"},
-                           {}};
-  nlohmann::json weight_rows = nlohmann::json::array();
-  const double f32_weight_bytes = static_cast<double>(weights.front().weight_bytes);
-  for (const WeightTypeResult& row : weights) {
-    weight_table.rows.push_back({std::string(weight_type_name(row.type)),
-                                 with_thousands(static_cast<long long>(row.weight_bytes)),
-                                 percent(static_cast<double>(row.weight_bytes) / f32_weight_bytes),
-                                 grouped(row.decode_tokens_per_second, 0), fixed(row.perplexity.perplexity(), 3),
-                                 kl_text(row.perplexity.mean_kl()), percent(row.perplexity.top1_agreement())});
-    weight_rows.push_back({{"weights", weight_type_name(row.type)},
-                           {"weight_bytes", row.weight_bytes},
-                           {"decode_tokens_per_second", row.decode_tokens_per_second},
-                           {"perplexity", row.perplexity.perplexity()},
-                           {"mean_kl", row.perplexity.mean_kl()},
-                           {"top1_agreement", row.perplexity.top1_agreement()},
-                           {"targets", row.perplexity.targets}});
-  }
-  section.table(std::move(weight_table));
-
-  // One point per type: its bytes as a share of f32's against what it gives up (mean KL from the f32 distribution);
-  // circles for the cache's types, squares for the weights'.
-  std::vector<PlotSeries> series;
-  const double f32_kv_bytes = static_cast<double>(base_kv.front().bytes_at_100_tokens);
-  for (const KvTypeResult& row : base_kv) {
-    series.push_back({"KV cache " + std::string(kv_dtype_name(row.dtype)),
-                      {100 * static_cast<double>(row.bytes_at_100_tokens) / f32_kv_bytes},
-                      {row.perplexity.mean_kl()},
-                      "points pointtype 7 pointsize 1.6"});
-  }
-  for (const WeightTypeResult& row : weights) {
-    series.push_back({"weights " + std::string(weight_type_name(row.type)),
-                      {100 * static_cast<double>(row.weight_bytes) / f32_weight_bytes},
-                      {row.perplexity.mean_kl()},
-                      "points pointtype 5 pointsize 1.6"});
-  }
-  section.plot(PlotSpec{"shrinking.svg",
-                        "Bytes against accuracy lost (base model, held-out documents)",
-                        "bytes, % of f32 (KV cache per token; weights read per decode step)",
-                        "mean KL from f32 (nats per token)",
-                        false,
-                        false,
-                        {},
-                        series},
-               "Each point is one type: further left is smaller, higher has moved further from the f32 model's "
-               "distribution. " +
-                   furthest_text(series));
-
-  section.paragraph(trade_paragraph(base_kv, weights));
+  add_kv_table(section, data);
+  add_weight_table(section, data);
+  add_bytes_against_kl_plot(section, data);
+  section.paragraph(trade_paragraph(data.base_kv, data.weights));
 
   section.data["new_tokens"] = data.new_tokens;
   section.data["documents"] = data.documents;
-  section.data["kv_dtypes"] = kv_rows;
-  section.data["weight_types"] = weight_rows;
+  const std::vector<KvTypeResult>& base_kv = data.base_kv;
+  const std::vector<WeightTypeResult>& weights = data.weights;
+  const double f32_weight_bytes = static_cast<double>(weights.front().weight_bytes);
   const KvTypeResult& int8 = kv_row(base_kv, KvDType::kInt8);
   section.summary.push_back(
       "shrinking: int8 cache " + with_thousands(static_cast<long long>(int8.bytes_at_100_tokens)) +
