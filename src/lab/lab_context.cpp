@@ -6,7 +6,6 @@
 #include "core/error.h"
 #include "core/file_io.h"
 #include "core/jsonl_texts.h"
-#include "lab/lab_sections.h"
 
 namespace minigen::lab {
 namespace {
@@ -100,6 +99,10 @@ LabContext::LabContext(const LabOptions& options, std::ostream& progress)
   genesis_text_tokens_ = base_.tokenizer->encode(genesis_text);
   if (genesis_text_tokens_.empty()) throw Error("examples/genesis-183.txt is empty");
   genesis_prompt_ = base_prompt_of_length(kHeadlinePromptTokens);
+  for (const char* text : {"In the beginning", "And it came to pass, when the", "A fool and his money"}) {
+    equivalence_prompts_.push_back({std::string("\"") + text + "\"", encode_base_prompt(*base_.tokenizer, text)});
+  }
+  equivalence_prompts_.push_back({"examples/genesis-183.txt", genesis_prompt_});
   chat_format_ = recognise_chat_template(sft_.tokenizer->chat_template());
   base_heldout_documents_ = read_heldout_documents(*base_.tokenizer, scale_.shrinking_documents);
   sft_heldout_documents_ = read_heldout_documents(*sft_.tokenizer, scale_.shrinking_documents);
@@ -155,7 +158,9 @@ void LabContext::begin_section(int index) {
 
 LabPromptSizes LabContext::prompt_sizes() const {
   LabPromptSizes sizes;
-  sizes.equivalence_prompts = cache_equivalence_prompt_lengths(*this);
+  for (const NamedPrompt& prompt : equivalence_prompts_) {
+    sizes.equivalence_prompts.push_back(static_cast<int>(prompt.tokens.size()));
+  }
   for (const std::string& message : chat_messages()) {
     sizes.chat_prompts.push_back(static_cast<int>(chat_prompt(message).size()));
   }

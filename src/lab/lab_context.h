@@ -14,8 +14,7 @@
 
 #include "checkpoint/model_loader.h"
 #include "generate/generate.h"
-#include "lab/lab_scale.h"
-#include "lab/work_estimate.h"
+#include "lab/budget_fit.h"
 #include "model/transformer.h"
 #include "ops/thread_pool.h"
 #include "ops/weight_type.h"
@@ -32,6 +31,12 @@ struct LabOptions {
   KvDType kv_dtype = KvDType::kF32;  // every generation of the report caches K and V in it
   bool quick = false;                // smaller grids, fewer repeats and samples
   int threads = 0;                   // 0: one per core
+};
+
+// A base-model prompt with the name the report gives it.
+struct NamedPrompt {
+  std::string name;
+  std::vector<int> tokens;
 };
 
 class LabContext {
@@ -66,6 +71,8 @@ class LabContext {
   const std::vector<int>& genesis_prompt() const { return genesis_prompt_; }
   // How many tokens (with bos) the whole genesis text is with the base model's tokenizer.
   int genesis_text_prompt_tokens() const { return static_cast<int>(genesis_text_tokens_.size()) + 1; }
+  // Section 1's base-model prompts (three short sentences, then the genesis prompt), which section 9 also decodes.
+  const std::vector<NamedPrompt>& equivalence_prompts() const { return equivalence_prompts_; }
   // A base-model prompt of exactly `tokens` tokens: the genesis prompt cut short, or followed by its text again.
   std::vector<int> base_prompt_of_length(int tokens) const;
   // A user message in the SFT model's chat format (its tokenizer's template), thinking off.
@@ -106,6 +113,7 @@ class LabContext {
   std::unique_ptr<Transformer> sft_transformer_;
   std::vector<int> genesis_prompt_;
   std::vector<int> genesis_text_tokens_;  // without bos: what is repeated to make longer prompts
+  std::vector<NamedPrompt> equivalence_prompts_;
   ChatFormatChoice chat_format_;
   std::vector<std::vector<int>> base_heldout_documents_;
   std::vector<std::vector<int>> sft_heldout_documents_;

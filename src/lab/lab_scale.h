@@ -1,12 +1,10 @@
 #pragma once
 // How much the lab measures: the grids, repeats and sample counts of a quick or full run, cut to the models'
 // context and shrunk to a time budget for big models. Every cut is written down, so the report can say what was
-// left out and why.
+// left out and why. Plain data at the bottom of the lab: the work estimate, the budget fit and the sections read it.
 #include <cstdint>
 #include <string>
 #include <vector>
-
-#include "lab/work_estimate.h"
 
 namespace minigen::lab {
 
@@ -15,6 +13,16 @@ inline constexpr int kHeadlinePromptTokens = 183;
 inline constexpr int kHeadlineNewTokens = 64;
 // Section 9's perplexity windows: `minigen perplexity`'s default --ctx (a longer document is cut into pieces).
 inline constexpr int kPerplexityContext = 256;
+
+// Fixed sizes of the sections that the work estimate counts: the temperature settings of section 5, the filters of
+// section 6 (four top-p values and top-k for comparison), and section 9's types, how often each weight type's
+// decode is timed (the fastest run counts) and the prompt that decode continues.
+inline constexpr int kTemperatureSettings = 6;
+inline constexpr int kTopPRuns = 5;
+inline constexpr int kShrinkingKvTypes = 4;
+inline constexpr int kShrinkingWeightTypes = 4;
+inline constexpr int kShrinkingTimedDecodes = 2;
+inline constexpr int kShrinkingDecodePromptTokens = 32;
 
 struct LabScale {
   bool quick = false;
@@ -53,20 +61,9 @@ struct LabScale {
 // or a short chat answer does not fit.
 void fit_to_context(LabScale& scale, int base_context, int sft_context, int longest_chat_prompt);
 
-// Time budgets: --quick on a 64 M-parameter model must finish in under 5 minutes on 2 cores, the full run in under
-// 30; the budgets leave a margin for the estimate's error.
-inline constexpr double kQuickBudgetSeconds = 4 * 60;
-inline constexpr double kFullBudgetSeconds = 25 * 60;
-
-struct BudgetFit {
-  double estimated_seconds_before = 0;  // at the default sizes
-  double estimated_seconds = 0;         // after the cuts
-  std::vector<double> section_seconds;  // after the cuts, per section
-};
-
-// Shrinks the scale step by step (repeats first, then the no-cache runs, then sample counts and lengths) until the
-// estimate fits the budget or nothing is left to cut; each step taken is added to scale.cuts.
-BudgetFit fit_to_budget(LabScale& scale, const LabPromptSizes& prompts, const ForwardCost& base, const ForwardCost& sft,
-                        double budget_seconds);
+// Removes the values above `limit`; returns the removed ones (the cuts name them with list_text).
+std::vector<int> drop_above(std::vector<int>& values, int limit);
+// "16, 64, 512"
+std::string list_text(const std::vector<int>& values);
 
 }  // namespace minigen::lab

@@ -5,6 +5,7 @@
 #include <numeric>
 
 #include "core/error.h"
+#include "lab/budget_fit.h"
 #include "lab/work_estimate.h"
 
 namespace minigen::lab {

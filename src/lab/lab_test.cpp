@@ -16,7 +16,8 @@
 #include "core/error.h"
 #include "lab/lab_context.h"
 #include "lab/lab_runner.h"
-#include "lab/lab_sections.h"
+#include "lab/section_measures.h"
+#include "lab/section_reports.h"
 
 namespace minigen::lab {
 namespace {
@@ -235,23 +236,56 @@ TEST(LabQuick, ReportHoldsTheModuleInvariantsFor183PromptTokens) {
   fs::remove_all(out);
 }
 
-// One section of the lab on the shipped models, small enough for the sanitizer pass (the whole quick lab is
-// heavy): the cache-bytes section, whose numbers are the module's formula.
-TEST(LabSections, CacheBytesSectionFollowsTheFormulaOnTheShippedModels) {
+// The quick lab on the shipped models, on two threads: what the single-section tests measure with.
+LabOptions shipped_models_quick() {
   const fs::path models = minigen_home() / "models";
   LabOptions options;
   options.base_model = models / "minigen-tiny-base";
   options.sft_model = models / "minigen-tiny-sft";
   options.quick = true;
   options.threads = 2;
+  return options;
+}
+
+// One section of the lab on the shipped models, small enough for the sanitizer pass (the whole quick lab is
+// heavy): the cache-bytes section, whose numbers are the module's formula.
+TEST(LabSections, CacheBytesSectionFollowsTheFormulaOnTheShippedModels) {
   std::ostringstream progress;
-  LabContext lab(options, progress);
-  const ReportSection section = cache_bytes_section(lab);
+  LabContext lab(shipped_models_quick(), progress);
+  const ReportSection section = cache_bytes_report(measure_cache_bytes(lab));
   const json& data = section.data;
   EXPECT_EQ(data["bytes_at_100_tokens"].get<uint64_t>(), 204800u);  // 2 · 4 layers · 100 · 2 kv heads · 32 · 4 B
   ASSERT_GE(data["lengths"].size(), 100u);
   EXPECT_EQ(data["bytes_used"][0].get<uint64_t>(), 2048u);  // one token
   EXPECT_EQ(data["gqa_ratio"].get<double>(), 4.0);
+}
+
+// Section 2's measurement on the shipped base model returns the module's arithmetic, computed here on its own: with
+// the cache P + N − 1 tokens in N forward calls, without it P·N + N(N−1)/2 (heavy: the no-cache runs).
+TEST(LabQuick, ForwardTokensMeasureReturnsTheModulesArithmetic) {
+  std::ostringstream progress;
+  LabContext lab(shipped_models_quick(), progress);
+  const ForwardTokensData data = measure_forward_tokens(lab);
+  ASSERT_EQ(data.grid.size(), 4u);  // P ∈ {16, 183} × N ∈ {16, 64}
+  std::vector<ForwardTokensPoint> points = data.grid;
+  points.insert(points.end(), data.sweep_at_183.begin(), data.sweep_at_183.end());
+  for (const ForwardTokensPoint& point : points) {
+    const int64_t p = point.prompt_tokens;
+    const int64_t n = point.new_tokens;
+    EXPECT_EQ(point.cached.forward_tokens, p + n - 1) << "P " << p << " N " << n;
+    EXPECT_EQ(point.cached.formula, p + n - 1);
+    EXPECT_EQ(point.cached.forward_calls, n);
+    ASSERT_TRUE(point.uncached_run);  // the quick grid stays under the no-cache guard
+    EXPECT_EQ(point.uncached.forward_tokens, p * n + n * (n - 1) / 2) << "P " << p << " N " << n;
+    EXPECT_EQ(point.uncached.formula, p * n + n * (n - 1) / 2);
+    EXPECT_EQ(point.uncached.forward_calls, n);
+  }
+  EXPECT_EQ(data.headline.cached.forward_tokens, 246);
+  EXPECT_EQ(data.headline.uncached.forward_tokens, 13728);
+  ASSERT_EQ(data.formula_new_tokens.size(), 64u);  // N = 1 … the sweep's last N
+  EXPECT_EQ(data.cached_formula_curve.front(), 183);
+  EXPECT_EQ(data.uncached_formula_curve.back(), 13728);
+  EXPECT_FALSE(data.routing.has_value());  // the shipped base model is dense
 }
 
 testing::RunResult run_minigen(const std::string& arguments, const fs::path& scratch) {

@@ -7,9 +7,6 @@
 #include <set>
 #include <tuple>
 
-#include "lab/lab_scale.h"
-#include "lab/lab_sections.h"
-
 namespace minigen::lab {
 namespace {
 
@@ -28,10 +25,6 @@ class BaseGreedyRuns {
   std::reference_wrapper<ForwardWork> into_;
   std::set<std::tuple<int, int, bool>> seen_;
 };
-
-int64_t uncached_tokens(int64_t prompt_tokens, int64_t new_tokens) {
-  return prompt_tokens * new_tokens + new_tokens * (new_tokens - 1) / 2;
-}
 
 // One perplexity pass over the first `count` documents: each cut into pieces of at most context + 1 tokens, every
 // piece fed whole (up to 16 per call), and a softmax over the vocabulary at each of its positions (priced as a row
@@ -136,7 +129,8 @@ std::vector<SectionWork> lab_work(const LabScale& scale, const LabPromptSizes& p
   for (int prompt : scale.grid_prompt_tokens) {
     for (int new_tokens : scale.grid_new_tokens) {
       greedy.run(prompt, new_tokens, true);
-      if (uncached_tokens(prompt, new_tokens) <= scale.max_uncached_grid_tokens) greedy.run(prompt, new_tokens, false);
+      if (uncached_forward_tokens(prompt, new_tokens) <= scale.max_uncached_grid_tokens)
+        greedy.run(prompt, new_tokens, false);
     }
   }
   for (int new_tokens : scale.sweep_new_tokens) {
@@ -164,8 +158,8 @@ std::vector<SectionWork> lab_work(const LabScale& scale, const LabPromptSizes& p
 
   // 5. and 6. Batches of samples on each chat prompt, with the cache.
   const int chat_prompts = static_cast<int>(prompts.chat_prompts.size());
-  const int temperature_settings = temperature_section_settings();
-  const int top_p_runs = top_p_section_runs();
+  const int temperature_settings = kTemperatureSettings;
+  const int top_p_runs = kTopPRuns;
   for (int p = 0; p < std::min(scale.temperature_prompt_count, chat_prompts); ++p) {
     sections[4].sft += generation_work(prompts.chat_prompts[p], scale.temperature_new_tokens,
                                        static_cast<int64_t>(scale.temperature_samples) * temperature_settings, true);

@@ -7,9 +7,9 @@
 #include <string>
 #include <vector>
 
-namespace minigen::lab {
+#include "lab/lab_scale.h"
 
-struct LabScale;
+namespace minigen::lab {
 
 // Forward passes, the tokens they feed, the (query, key) pairs their attention scores, and the rows that choose a
 // token after each call.
@@ -27,6 +27,16 @@ struct ForwardWork {
     return *this;
   }
 };
+
+// The module's counts of tokens fed to forward for a P-token prompt and N new tokens. With the cache: the prompt
+// once (prefill), then the N − 1 tokens generated before the last one (the last is never fed), P + N − 1. Without:
+// every step re-feeds the prompt and all tokens generated so far, Σ_{s=0}^{N−1} (P + s) = P·N + N(N−1)/2.
+inline int64_t cached_forward_tokens(int64_t prompt_tokens, int64_t new_tokens) {
+  return prompt_tokens + new_tokens - 1;
+}
+inline int64_t uncached_forward_tokens(int64_t prompt_tokens, int64_t new_tokens) {
+  return prompt_tokens * new_tokens + new_tokens * (new_tokens - 1) / 2;
+}
 
 // The work of one generate() run, eos ignored: N forward calls; with the cache rows · (P + N − 1) tokens, without
 // rows · (P·N + N(N−1)/2).

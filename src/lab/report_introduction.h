@@ -1,0 +1,62 @@
+#pragma once
+// The report's opening, as data and as text: what was run on which models, what the run's sizes left out, and the
+// estimated against the measured time of each section. The runner fills RunDescription; the functions below read
+// nothing else.
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "lab/budget_fit.h"
+
+namespace minigen::lab {
+
+// What the report says about a model in one line.
+struct ModelSummary {
+  std::string path;
+  std::string format;        // "safetensors", "pth", "gguf"
+  std::string stored_dtype;  // as the file stores the weights
+  std::string family;
+  long long parameters = 0;
+  int layers = 0;
+  int q_heads = 0;
+  int kv_heads = 0;
+  int head_dim = 0;
+  int context = 0;
+  int experts = 0;  // 0: dense
+  int experts_per_token = 0;
+  std::optional<double> yarn_factor;
+};
+
+enum class SectionModels { kBase, kSft, kBoth };  // which models a section runs
+
+struct RunDescription {
+  bool quick = false;
+  int threads = 0;
+  std::string weights;            // the weight type the models were read as
+  std::string requested_weights;  // --weights
+  ModelSummary base;
+  ModelSummary sft;
+  nlohmann::json base_description;  // model_description() of each, for report.json
+  nlohmann::json sft_description;
+  std::string chat_template;
+  int genesis_text_prompt_tokens = 0;
+  std::vector<std::string> cuts;
+  BudgetFit estimate;
+  ForwardCost base_cost;
+  ForwardCost sft_cost;
+  std::vector<std::string> section_titles;
+  std::vector<double> measured_seconds;  // per section
+};
+
+// "`models/x` (safetensors, f32) — tiny, 4,900,000 parameters, …"
+std::string model_text(const ModelSummary& model);
+// The italic line that opens each section: which model it ran on.
+std::string section_model_line(SectionModels models, const RunDescription& run);
+// The paragraphs before the first section, ending with the estimated against measured time of each section.
+std::vector<std::string> introduction(const RunDescription& run);
+// report.json's "settings".
+nlohmann::json settings_json(const RunDescription& run);
+
+}  // namespace minigen::lab
