@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "chat/reply_parser.h"
+#include "request/reply_parser.h"
 #include "fuzz_check.h"
 #include "tokenizer/utf8.h"
 

@@ -12,7 +12,7 @@
 
 #include "http/server.h"
 #include "serve/engine.h"
-#include "serve/openai_api.h"
+#include "openai/openai_api.h"
 
 namespace minigen {
 
