@@ -6,6 +6,7 @@
 #include "openai/chat_request.h"
 #include "request/chat_turn.h"
 #include "request/reply_fields.h"
+#include "request/sampling_settings.h"
 
 namespace minigen::python {
 
@@ -60,7 +61,11 @@ void PythonModel::check_run(const RunRequest& run) const {
   if (run.options.max_new_tokens < 1) throw Error("max_new_tokens must be at least 1");
   if (run.num_return_sequences < 1 || run.num_return_sequences > kMaxBatchRows)
     throw Error("num_return_sequences must be in [1, " + std::to_string(kMaxBatchRows) + "]");
-  run.options.sampling.validate();
+  try {
+    check_sampling_settings(run.options.sampling);
+  } catch (const RequestError& error) {
+    throw Error(error.field() + " " + error.what());  // the keyword arguments have the parameters' names
+  }
   run.options.sampling.check_vocabulary(config().vocab_size);
   const std::vector<std::vector<int>> prompts(run.num_return_sequences, run.prompt);
   check_run_memory(config(), generation_shape(prompts, run.options), "lower num_return_sequences or max_new_tokens");

@@ -10,6 +10,7 @@
 #include "openai/response_format.h"
 #include "request/output_grammar.h"
 #include "request/request_error.h"
+#include "request/sampling_settings.h"
 #include "sampling/shortest_decimal.h"
 #include "tokenizer/chat_template.h"
 #include "tokenizer/utf8.h"
@@ -160,6 +161,11 @@ json token_logprobs(const ApiRequest& request, const JobEvent& event, const Toke
              : json();
 }
 
+// A sampling setting out of range, named as its JSON field: "'top_p' must be in (0, 1], got 1.5".
+ApiError sampling_field_error(const std::string& field, const std::string& problem, bool temperature) {
+  return ApiError(400, "'" + field + "' " + problem + (temperature ? " (0 means greedy)" : ""), field);
+}
+
 }  // namespace
 
 json error_body(const std::string& message, const std::string& type, const std::string& param) {
@@ -299,9 +305,9 @@ ApiRequest parse_request_body(Endpoint endpoint, const std::string& body_text, c
   // The engine needs at least one candidate to report the chosen token's probability.
   settings.top_candidates = request.logprobs ? std::max(1, request.top_logprobs) : 0;
   try {
-    settings.sampling.validate();
-  } catch (const InvalidSamplingParam& invalid) {
-    throw sampling_param_error(invalid);
+    check_sampling_settings(settings.sampling);
+  } catch (const RequestError& error) {
+    throw sampling_field_error(error.field(), error.what(), is_temperature_error(error));
   }
   return request;
 }
@@ -318,9 +324,8 @@ ApiRequest parse_api_request(Endpoint endpoint, const std::string& body_text, co
 }
 
 ApiError sampling_param_error(const InvalidSamplingParam& invalid) {
-  const std::string name(sampling_param_name(invalid.param()));
-  const bool temperature = invalid.param() == SamplingParam::kTemperature;
-  return ApiError(400, "'" + name + "' " + invalid.problem() + (temperature ? " (0 means greedy)" : ""), name);
+  return sampling_field_error(std::string(sampling_param_name(invalid.param())), invalid.problem(),
+                              invalid.param() == SamplingParam::kTemperature);
 }
 
 json completion_response(const ApiRequest& request, const ResponseIdentity& identity,
