@@ -11,8 +11,8 @@
 #include <string>
 
 #include "http/server.h"
-#include "serve/engine.h"
 #include "openai/openai_api.h"
+#include "serve/engine.h"
 
 namespace minigen {
 
