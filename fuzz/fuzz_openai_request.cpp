@@ -7,7 +7,7 @@
 
 #include "core/json_text.h"
 #include "fuzz_check.h"
-#include "serve/openai_api.h"
+#include "openai/openai_api.h"
 #include "tokenizer/bpe_tokenizer.h"
 
 using namespace minigen;

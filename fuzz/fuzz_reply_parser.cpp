@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "chat/reply_parser.h"
 #include "fuzz_check.h"
+#include "request/reply_parser.h"
 #include "tokenizer/utf8.h"
 
 using namespace minigen;

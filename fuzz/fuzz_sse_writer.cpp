@@ -8,7 +8,7 @@
 
 #include "core/json_text.h"
 #include "fuzz_check.h"
-#include "serve/openai_api.h"
+#include "openai/openai_api.h"
 #include "tokenizer/bpe_tokenizer.h"
 #include "tokenizer/utf8.h"
 

@@ -7,13 +7,14 @@
 #include <climits>
 #include <cstring>
 
-#include "cli/grammar_flags.h"
-#include "cli/prompt_flags.h"
 #include "core/error.h"
 #include "core/json_parse.h"
 #include "core/json_text.h"
 #include "python_model.h"
 #include "python_stream.h"
+#include "request/output_grammar.h"
+#include "request/request_error.h"
+#include "request/tools.h"
 #include "sampling/top_p_rule.h"
 
 namespace py = pybind11;
@@ -82,7 +83,8 @@ struct GenerateKeywords {
   int num_return_sequences = 1;
 };
 
-// What the CLI's prompt, grammar and sampling flags do, from the keyword arguments; errors name the arguments.
+// The keyword arguments in the request layer's terms (src/request/), as the CLI's prompt, grammar and sampling flags
+// are; errors name the arguments.
 RunRequest run_request(const PythonModel& model, const py::object& prompt, const GenerateKeywords& keywords) {
   if (!keywords.chat && (keywords.think || !keywords.tools.is_none() || !keywords.system.empty()))
     throw Error("system, think and tools are for chat=True");
@@ -96,10 +98,11 @@ RunRequest run_request(const PythonModel& model, const py::object& prompt, const
   Prompt text = to_prompt(prompt, keywords.chat, keywords.system);
   text.thinking = keywords.think;
   const nlohmann::ordered_json tools = keywords.tools.is_none() ? nullptr : to_json(keywords.tools, "tools");
+  std::vector<ToolFunction> functions;
   if (!tools.is_null()) {
     try {
-      cli::check_tools(tools);
-    } catch (const Error& error) {
+      functions = tool_functions(tools);
+    } catch (const RequestError& error) {
       throw Error(std::string("tools: ") + error.what());
     }
   }
@@ -142,20 +145,26 @@ RunRequest run_request(const PythonModel& model, const py::object& prompt, const
     }
     if (!keywords.json_schema.is_none() && schema.is_null()) throw Error("json_schema: give a JSON Schema, not null");
     try {
-      options.grammars = {cli::json_output_grammar(schema, model.tokenizer(), model.config())};
+      options.grammars = {std::make_shared<const CompiledGrammar>(json_output_grammar(schema), model.vocabulary())};
     } catch (const Error& error) {
       throw Error(std::string("json_schema: ") + error.what());
     }
   }
-  try {
-    if (auto forced =
-            cli::tool_choice_grammar(tools, keywords.tool_choice, keywords.think, model.tokenizer(), model.config())) {
-      if (!options.grammars.empty())
-        throw Error("it forces a tool call, which cannot be combined with json_schema or json_object");
-      options.grammars = {std::move(forced)};
+  if (const ToolChoice choice = ToolChoice::from_text(keywords.tool_choice); choice.forces_call()) {
+    const std::string problem = "tool_choice '" + keywords.tool_choice + "': ";
+    std::shared_ptr<const CompiledGrammar> forced;
+    try {
+      forced =
+          tool_choice_grammar(functions, choice, keywords.think, model.vocabulary(/*plain_added_tokens_as_text=*/true));
+    } catch (const Error& error) {
+      throw Error(problem + error.what());
     }
-  } catch (const Error& error) {
-    throw Error("tool_choice '" + keywords.tool_choice + "': " + error.what());
+    try {
+      check_one_output_grammar(!options.grammars.empty(), /*forces_tool_call=*/true);
+    } catch (const RequestError&) {
+      throw Error(problem + "it forces a tool call, which cannot be combined with json_schema or json_object");
+    }
+    options.grammars = {std::move(forced)};
   }
   run.num_return_sequences = keywords.num_return_sequences;
   return run;
@@ -289,16 +298,16 @@ PYBIND11_MODULE(minigen, module) {
              // The CLI's ranges for --threads and --heads.
              if (threads < 0 || threads > 1024) throw Error("threads must be in [0, 1024] (0: one per core)");
              if (heads < 1 || heads > 1024) throw Error("heads must be in [1, 1024]");
-             cli::ModelFlags flags;
-             flags.model_path = path;
-             flags.weights = weights;
-             flags.threads = threads;
-             flags.num_q_heads = heads;
-             flags.tokenizer_path = tokenizer;
-             flags.yarn = yarn;
-             flags.kv_dtype = kv_dtype;
+             ModelSettings settings;
+             settings.model_path = path;
+             settings.weights = weights;
+             settings.threads = threads;
+             settings.num_q_heads = heads;
+             settings.tokenizer_path = tokenizer;
+             settings.yarn = yarn;
+             settings.kv_dtype = kv_dtype;
              const py::gil_scoped_release release;
-             return std::make_shared<PythonModel>(flags);
+             return std::make_shared<PythonModel>(settings);
            }),
            py::arg("path"), py::kw_only(), py::arg("weights") = "", py::arg("threads") = 0, py::arg("heads") = 8,
            py::arg("tokenizer") = "", py::arg("yarn") = false, py::arg("kv_dtype") = "f32",

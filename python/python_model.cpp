@@ -1,19 +1,22 @@
 #include "python_model.h"
 
-#include "chat/chat_request.h"
-#include "cli/prompt_flags.h"
-#include "cli/run_summary.h"
 #include "core/error.h"
 #include "generate/memory_budget.h"
+#include "generate/run_summary.h"
+#include "openai/chat_request.h"
+#include "request/chat_turn.h"
+#include "request/reply_fields.h"
+#include "request/sampling_settings.h"
 
 namespace minigen::python {
 
 PythonCache::PythonCache(std::shared_ptr<PythonModel> model, int capacity_tokens)
     : model_(std::move(model)), cache_(model_->config().kv_layout(model_->kv_dtype()), capacity_tokens) {}
 
-PythonModel::PythonModel(const cli::ModelFlags& flags) : loaded_(flags.load()), kv_dtype_(flags.kv_dtype_value()) {
-  const WeightType weights = flags.weight_type(*loaded_.model);
-  pool_ = std::make_unique<ThreadPool>(flags.thread_count());
+PythonModel::PythonModel(const ModelSettings& settings)
+    : loaded_(settings.load()), kv_dtype_(settings.kv_dtype_value()) {
+  const WeightType weights = settings.weight_type(*loaded_.model);
+  pool_ = std::make_unique<ThreadPool>(settings.thread_count());
   transformer_ = std::make_unique<Transformer>(*loaded_.model, *pool_, weights);
   loaded_.model->release_matrices();  // the packed copy is the one that runs (as in the CLI)
 }
@@ -22,7 +25,12 @@ std::vector<int> PythonModel::encode(const Prompt& prompt) const {
   if (!prompt.ids.empty()) return prompt.ids;
   if (prompt.text.empty()) throw Error("give a prompt: a non-empty text or a list of token ids");
   if (!prompt.chat) return encode_base_prompt(tokenizer(), prompt.text);
-  return cli::encode_chat_turn(tokenizer(), prompt.system, prompt.text, prompt.thinking, prompt.tools);
+  return encode_chat_turn(tokenizer(), {prompt.system, prompt.text, prompt.thinking, prompt.tools});
+}
+
+std::shared_ptr<const TokenVocabulary> PythonModel::vocabulary(bool plain_added_tokens_as_text) const {
+  return TokenVocabulary::from_tokenizer(tokenizer(), config().vocab_size, config().eos_token_id,
+                                         plain_added_tokens_as_text);
 }
 
 std::vector<int> PythonModel::encode_messages(const nlohmann::ordered_json& messages,
@@ -53,7 +61,11 @@ void PythonModel::check_run(const RunRequest& run) const {
   if (run.options.max_new_tokens < 1) throw Error("max_new_tokens must be at least 1");
   if (run.num_return_sequences < 1 || run.num_return_sequences > kMaxBatchRows)
     throw Error("num_return_sequences must be in [1, " + std::to_string(kMaxBatchRows) + "]");
-  run.options.sampling.validate();
+  try {
+    check_sampling_settings(run.options.sampling);
+  } catch (const RequestError& error) {
+    throw Error(error.field() + " " + error.what());  // the keyword arguments have the parameters' names
+  }
   run.options.sampling.check_vocabulary(config().vocab_size);
   const std::vector<std::vector<int>> prompts(run.num_return_sequences, run.prompt);
   check_run_memory(config(), generation_shape(prompts, run.options), "lower num_return_sequences or max_new_tokens");
@@ -64,9 +76,8 @@ nlohmann::json PythonModel::generate(const RunRequest& run, const TokenCallback&
   const std::vector<std::vector<int>> prompts(run.num_return_sequences, run.prompt);
   const std::lock_guard lock(mutex_);
   const GenerateResult result = minigen::generate(*transformer_, prompts, run.options, on_token);
-  nlohmann::json summary =
-      cli::run_summary_json(result, tokenizer(), run.options, loaded_, cli::run_memory(*transformer_));
-  if (run.chat) cli::add_chat_reply_fields(summary, run.thinking, run.tools_offered);
+  nlohmann::json summary = run_summary_json(result, tokenizer(), run.options, loaded_.path, run_memory(*transformer_));
+  if (run.chat) add_chat_reply_fields(summary, run.thinking, run.tools_offered);
   return summary;
 }
 

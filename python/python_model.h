@@ -10,8 +10,9 @@
 
 #include "cache/kv_cache.h"
 #include "checkpoint/model_loader.h"
-#include "cli/command_context.h"
+#include "checkpoint/model_settings.h"
 #include "generate/generate.h"
+#include "grammar/token_vocabulary.h"
 #include "model/transformer.h"
 #include "ops/thread_pool.h"
 #include "tokenizer/chat_template.h"
@@ -60,13 +61,15 @@ class PythonCache {
 class PythonModel {
  public:
   // Loads as the CLI's -m/--weights/--threads/--heads/--tokenizer/--yarn/--kv-dtype do, with the same errors.
-  explicit PythonModel(const cli::ModelFlags& flags);
+  explicit PythonModel(const ModelSettings& settings);
 
   const Tokenizer& tokenizer() const { return *loaded_.tokenizer; }
   const ModelConfig& config() const { return loaded_.model->config; }
   const LoadedModel& loaded() const { return loaded_; }
   const Transformer& transformer() const { return *transformer_; }
   KvDType kv_dtype() const { return kv_dtype_; }
+  // The model's tokens as grammars mask them (TokenVocabulary::from_tokenizer).
+  std::shared_ptr<const TokenVocabulary> vocabulary(bool plain_added_tokens_as_text = false) const;
 
   std::vector<int> encode(const Prompt& prompt) const;
   // An OpenAI messages array (and tools array, or null) in the chat template, as the server renders a request.

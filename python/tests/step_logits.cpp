@@ -1,6 +1,6 @@
 // The logits `minigen generate` samples from, for the Python tests to compare with Model.forward bit for bit:
 //   minigen_step_logits MODEL WEIGHTS THREADS MAX_NEW_TOKENS OUT.f32 ID...
-// loads MODEL as the CLI does (cli::ModelFlags), runs the CLI's generate loop greedily with the KV cache, writes
+// loads MODEL as the CLI does (ModelSettings), runs the CLI's generate loop greedily with the KV cache, writes
 // every step's raw logits ([steps][vocab] float32) to OUT.f32 and prints the new token ids as a JSON array.
 // No flag of the program prints logits, so this is the CLI's code path in a process of its own.
 #include <cstdio>
@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "cli/command_context.h"
+#include "checkpoint/model_settings.h"
 #include "core/error.h"
 #include "generate/generate.h"
 
@@ -19,13 +19,13 @@ int main(int argc, char** argv) {
     return 2;
   }
   try {
-    minigen::cli::ModelFlags flags;
-    flags.model_path = argv[1];
-    flags.weights = argv[2];
-    flags.threads = std::stoi(argv[3]);
-    minigen::LoadedModel loaded = flags.load();
-    minigen::ThreadPool pool(flags.thread_count());
-    minigen::Transformer transformer(*loaded.model, pool, flags.weight_type(*loaded.model));
+    minigen::ModelSettings settings;
+    settings.model_path = argv[1];
+    settings.weights = argv[2];
+    settings.threads = std::stoi(argv[3]);
+    minigen::LoadedModel loaded = settings.load();
+    minigen::ThreadPool pool(settings.thread_count());
+    minigen::Transformer transformer(*loaded.model, pool, settings.weight_type(*loaded.model));
     loaded.model->release_matrices();
 
     minigen::GenerateOptions options;

@@ -1,7 +1,7 @@
 """Model.forward against the logits `minigen generate` samples from, bit for bit.
 
 No flag of the program prints logits, so tests/step_logits.cpp runs the CLI's generate loop (loaded through the
-CLI's own ModelFlags, greedy, KV cache on) in a separate process and writes every step's raw logits. Step k's logits
+same ModelSettings as the CLI, greedy, KV cache on) in a separate process and writes every step's raw logits. Step k's logits
 are the last row of forward(prompt + the first k new tokens): with the cache inside generate, in one call without a
 cache here, and step by step on a minigen.Cache. minigen promises those are the same bits (the lab's section 1).
 """

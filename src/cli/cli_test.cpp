@@ -9,9 +9,9 @@
 #include <sstream>
 #include <utility>
 
-#include "chat/reply_parser.h"
 #include "checkpoint/model_loader.h"
 #include "cli/run_binary_test_util.h"
+#include "request/reply_parser.h"
 
 namespace minigen {
 namespace {

@@ -15,6 +15,10 @@
 #include "core/error.h"
 #include "generate/generate.h"
 #include "generate/memory_budget.h"
+#include "generate/run_summary.h"
+#include "request/output_grammar.h"
+#include "request/reply_fields.h"
+#include "request/request_error.h"
 #include "tokenizer/stream_decoder.h"
 
 namespace minigen::cli {
@@ -48,10 +52,12 @@ int run_generate(const GenerateFlags& flags) {
   options.kv_dtype = flags.model.kv_dtype_value();
   if (auto grammar = flags.grammar.compile(tokenizer, loaded.model->config)) options.grammars = {std::move(grammar)};
   if (auto forced = flags.prompt.forced_tool_call(tokenizer, loaded.model->config)) {
-    if (!options.grammars.empty())
+    try {
+      check_one_output_grammar(!options.grammars.empty(), /*forces_tool_call=*/true);
+    } catch (const RequestError&) {
       throw Error("--tool-choice " + flags.prompt.tool_choice +
-                  " forces a tool call; "
-                  "it cannot be combined with --json-schema or --json-object");
+                  " forces a tool call; it cannot be combined with --json-schema or --json-object");
+    }
     options.grammars = {std::move(forced)};
   }
   const std::vector<std::vector<int>> prompts(flags.num_return_sequences, prompt);
@@ -72,7 +78,7 @@ int run_generate(const GenerateFlags& flags) {
   const GenerateResult result = generate(transformer, prompts, options, on_token);
 
   if (flags.json) {
-    nlohmann::json summary = run_summary_json(result, tokenizer, options, loaded, run_memory(transformer));
+    nlohmann::json summary = run_summary_json(result, tokenizer, options, loaded.path, run_memory(transformer));
     if (!flags.prompt.chat.empty()) add_chat_reply_fields(summary, flags.prompt.thinking, flags.prompt.offers_tools());
     std::cout << to_json_text(summary) << "\n";
     return 0;

@@ -5,7 +5,7 @@
 #include "core/error.h"
 #include "core/file_io.h"
 #include "core/json_parse.h"
-#include "grammar/json_schema_compiler.h"
+#include "request/output_grammar.h"
 
 namespace minigen::cli {
 
@@ -16,17 +16,21 @@ void GrammarFlags::add_to(CLI::App& command) {
   schema->excludes(object);
 }
 
-std::shared_ptr<const CompiledGrammar> json_output_grammar(const nlohmann::ordered_json& schema,
-                                                           const Tokenizer& tokenizer, const ModelConfig& config) {
-  Grammar grammar = schema.is_null() ? json_object_grammar() : compile_json_schema(schema);
+namespace {
+
+// The grammar of `schema` (null: any JSON object) over this model's vocabulary.
+std::shared_ptr<const CompiledGrammar> compiled(const nlohmann::ordered_json& schema, const Tokenizer& tokenizer,
+                                                const ModelConfig& config) {
   return std::make_shared<const CompiledGrammar>(
-      std::move(grammar), TokenVocabulary::from_tokenizer(tokenizer, config.vocab_size, config.eos_token_id));
+      json_output_grammar(schema), TokenVocabulary::from_tokenizer(tokenizer, config.vocab_size, config.eos_token_id));
 }
+
+}  // namespace
 
 std::shared_ptr<const CompiledGrammar> GrammarFlags::compile(const Tokenizer& tokenizer,
                                                              const ModelConfig& config) const {
   if (json_schema_file.empty() && !json_object) return nullptr;
-  if (json_object) return json_output_grammar(nullptr, tokenizer, config);
+  if (json_object) return compiled(nullptr, tokenizer, config);
   try {
     constexpr uint64_t kMaxSchemaBytes = uint64_t{1} << 20;
     const std::string text = read_whole_file(json_schema_file, kMaxSchemaBytes, "JSON Schema file");
@@ -37,7 +41,7 @@ std::shared_ptr<const CompiledGrammar> GrammarFlags::compile(const Tokenizer& to
       throw Error(std::string("the file ") + error.what());
     }
     if (schema.is_null()) throw Error("the file holds null, not a JSON Schema");
-    return json_output_grammar(schema, tokenizer, config);
+    return compiled(schema, tokenizer, config);
   } catch (const Error& error) {
     throw Error("--json-schema " + json_schema_file + ": " + error.what());
   }

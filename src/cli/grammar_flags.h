@@ -3,7 +3,6 @@
 // --json-object (any JSON object). (--json is another thing: it prints the run's result as JSON.)
 #include <CLI/CLI.hpp>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <string>
 
 #include "grammar/compiled_grammar.h"
@@ -11,11 +10,6 @@
 #include "tokenizer/bpe_tokenizer.h"
 
 namespace minigen::cli {
-
-// The grammar of JSON valid against `schema` (a parsed JSON Schema), or of any JSON object when `schema` is null,
-// over this model's vocabulary. Throws Error for a schema the compiler refuses (unsupported keywords named).
-std::shared_ptr<const CompiledGrammar> json_output_grammar(const nlohmann::ordered_json& schema,
-                                                           const Tokenizer& tokenizer, const ModelConfig& config);
 
 struct GrammarFlags {
   std::string json_schema_file;

@@ -6,14 +6,17 @@
 #include <string>
 
 #include "cli/flag_checks.h"
+#include "request/sampling_settings.h"
 
 namespace minigen::cli {
 
-std::string sampling_flag_name(SamplingParam param) {
-  std::string name = "--" + std::string(sampling_param_name(param));  // "top_p" → "--top-p"
+std::string sampling_flag_name(std::string_view field) {
+  std::string name = "--" + std::string(field);  // "top_p" → "--top-p"
   for (char& c : name) c = c == '_' ? '-' : c;
   return name;
 }
+
+std::string sampling_flag_name(SamplingParam param) { return sampling_flag_name(sampling_param_name(param)); }
 
 void SamplingFlags::add_to(CLI::App& command) {
   command.add_option("--temperature", values.temperature, "divide logits by T before sampling (> 0)")
@@ -84,11 +87,10 @@ SamplingParams SamplingFlags::params() const {
   params.top_p_rule = parse_top_p_rule(top_p_rule);
   for (const std::string& entry : logit_bias) params.logit_bias.push_back(parse_logit_bias(entry));
   try {
-    params.validate();
-  } catch (const InvalidSamplingParam& invalid) {
-    const bool temperature = invalid.param() == SamplingParam::kTemperature;
-    throw Error(sampling_flag_name(invalid.param()) + " " + invalid.problem() +
-                (temperature ? " (--greedy takes the argmax)" : ""));
+    check_sampling_settings(params);
+  } catch (const RequestError& error) {
+    throw Error(sampling_flag_name(error.field()) + " " + error.what() +
+                (is_temperature_error(error) ? " (--greedy takes the argmax)" : ""));
   }
   return params;
 }

@@ -3,6 +3,7 @@
 // this file only names them as flags.
 #include <CLI/CLI.hpp>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sampling/sampling_params.h"
@@ -26,7 +27,8 @@ struct SamplingFlags {
 };
 
 // The flag that sets a parameter: "--temperature", "--top-k", "--top-p", "--min-p", "--repetition-penalty",
-// "--frequency-penalty", "--presence-penalty", "--logit-bias".
+// "--frequency-penalty", "--presence-penalty", "--logit-bias"; by the parameter or by its field name ("top_p").
 std::string sampling_flag_name(SamplingParam param);
+std::string sampling_flag_name(std::string_view field);
 
 }  // namespace minigen::cli

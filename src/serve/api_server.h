@@ -11,8 +11,8 @@
 #include <string>
 
 #include "http/server.h"
+#include "openai/openai_api.h"
 #include "serve/engine.h"
-#include "serve/openai_api.h"
 
 namespace minigen {
 

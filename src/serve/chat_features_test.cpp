@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "chat/chat_request.h"
+#include "openai/chat_request.h"
 #include "serve/live_server_test_util.h"
 #include "tokenizer/chat_template.h"
 

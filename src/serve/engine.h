@@ -17,7 +17,7 @@
 #include <thread>
 #include <vector>
 
-#include "serve/job.h"
+#include "request/job.h"
 #include "serve/model_runner.h"
 #include "serve/scheduler.h"
 #include "serve/sequence_output.h"

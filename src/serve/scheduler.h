@@ -28,7 +28,7 @@
 #include "generate/sequence_state.h"
 #include "model/config.h"
 #include "sampling/candidates.h"
-#include "serve/job.h"
+#include "request/job.h"
 #include "serve/schedule_plan.h"
 
 namespace minigen {

@@ -1,4 +1,4 @@
-#include "serve/openai_api.h"
+#include "openai/openai_api.h"
 
 #include <algorithm>
 #include <chrono>
@@ -6,9 +6,12 @@
 #include <utility>
 
 #include "core/json_parse.h"
+#include "openai/chat_api.h"
+#include "openai/response_format.h"
+#include "request/output_grammar.h"
+#include "request/request_error.h"
+#include "request/sampling_settings.h"
 #include "sampling/shortest_decimal.h"
-#include "serve/chat_api.h"
-#include "serve/structured_output.h"
 #include "tokenizer/chat_template.h"
 #include "tokenizer/utf8.h"
 
@@ -158,6 +161,11 @@ json token_logprobs(const ApiRequest& request, const JobEvent& event, const Toke
              : json();
 }
 
+// A sampling setting out of range, named as its JSON field: "'top_p' must be in (0, 1], got 1.5".
+ApiError sampling_field_error(const std::string& field, const std::string& problem, bool temperature) {
+  return ApiError(400, "'" + field + "' " + problem + (temperature ? " (0 means greedy)" : ""), field);
+}
+
 }  // namespace
 
 json error_body(const std::string& message, const std::string& type, const std::string& param) {
@@ -165,8 +173,11 @@ json error_body(const std::string& message, const std::string& type, const std::
            {{"message", message}, {"type", type}, {"param", param.empty() ? json() : json(param)}, {"code", json()}}}};
 }
 
-ApiRequest parse_api_request(Endpoint endpoint, const std::string& body_text, const Tokenizer& tokenizer,
-                             const std::shared_ptr<const TokenVocabulary>& vocabulary) {
+namespace {
+
+// parse_api_request without the mapping of RequestError.
+ApiRequest parse_request_body(Endpoint endpoint, const std::string& body_text, const Tokenizer& tokenizer,
+                              const std::shared_ptr<const TokenVocabulary>& vocabulary) {
   if (const std::size_t bad = first_invalid_utf8(body_text); bad != std::string::npos) {
     throw ApiError(400, "the request body is not valid UTF-8 (the byte at offset " + std::to_string(bad) +
                             " does not begin or continue a character)");
@@ -243,7 +254,9 @@ ApiRequest parse_api_request(Endpoint endpoint, const std::string& body_text, co
   settings.ignore_eos = bool_field(body, "ignore_eos", false);
   job.choices = integer_field(body, "n", 1, 1, 16);
   if (const auto format = ordered_body.find("response_format"); format != ordered_body.end() && !format->is_null()) {
-    if (settings.grammar) {
+    try {
+      check_one_output_grammar(/*constrains_format=*/true, settings.grammar != nullptr);
+    } catch (const RequestError&) {
       throw ApiError(400, "'response_format' cannot be combined with a tool_choice that forces a call",
                      "response_format");
     }
@@ -292,17 +305,27 @@ ApiRequest parse_api_request(Endpoint endpoint, const std::string& body_text, co
   // The engine needs at least one candidate to report the chosen token's probability.
   settings.top_candidates = request.logprobs ? std::max(1, request.top_logprobs) : 0;
   try {
-    settings.sampling.validate();
-  } catch (const InvalidSamplingParam& invalid) {
-    throw sampling_param_error(invalid);
+    check_sampling_settings(settings.sampling);
+  } catch (const RequestError& error) {
+    throw sampling_field_error(error.field(), error.what(), is_temperature_error(error));
   }
   return request;
 }
 
+}  // namespace
+
+ApiRequest parse_api_request(Endpoint endpoint, const std::string& body_text, const Tokenizer& tokenizer,
+                             const std::shared_ptr<const TokenVocabulary>& vocabulary) {
+  try {
+    return parse_request_body(endpoint, body_text, tokenizer, vocabulary);
+  } catch (const RequestError& error) {  // the request layer's checks, in OpenAI's form: the field is the param
+    throw ApiError(400, error.what(), error.field());
+  }
+}
+
 ApiError sampling_param_error(const InvalidSamplingParam& invalid) {
-  const std::string name(sampling_param_name(invalid.param()));
-  const bool temperature = invalid.param() == SamplingParam::kTemperature;
-  return ApiError(400, "'" + name + "' " + invalid.problem() + (temperature ? " (0 means greedy)" : ""), name);
+  return sampling_field_error(std::string(sampling_param_name(invalid.param())), invalid.problem(),
+                              invalid.param() == SamplingParam::kTemperature);
 }
 
 json completion_response(const ApiRequest& request, const ResponseIdentity& identity,

@@ -1,4 +1,4 @@
-#include "chat/chat_request.h"
+#include "openai/chat_request.h"
 
 #include <gtest/gtest.h>
 

@@ -1,9 +1,13 @@
-#include "serve/chat_api.h"
+#include "openai/chat_api.h"
 
-#include "chat/chat_request.h"
 #include "core/error.h"
-#include "serve/openai_api.h"
-#include "serve/structured_output.h"
+#include "openai/api_error.h"
+#include "openai/chat_request.h"
+#include "openai/response_format.h"
+#include "request/output_grammar.h"
+#include "request/reply_fields.h"
+#include "request/request_error.h"
+#include "request/tools.h"
 #include "tokenizer/chat_template.h"
 
 namespace minigen {
@@ -85,26 +89,21 @@ bool thinking_requested(const ordered_json& body) {
   return open_thinking_requested(body);
 }
 
-// tool_choice: "auto" (default), "none", "required", or {"type": "function", "function": {"name": …}}. Returns the
-// functions a call must be made to (empty: no call forced); sets `offer` false for "none".
-std::vector<ToolFunction> forced_functions(const ordered_json& body, const std::vector<ToolFunction>& functions,
-                                           bool& offer) {
-  offer = !functions.empty();
+// tool_choice: "auto" (default), "none", "required", or {"type": "function", "function": {"name": …}}.
+ToolChoice tool_choice_field(const ordered_json& body, const std::vector<ToolFunction>& functions) {
   const auto found = body.find("tool_choice");
   if (found == body.end() || found->is_null()) return {};
   if (found->is_string()) {
-    const std::string choice = *found;
-    if (choice == "auto") return {};
-    if (choice == "none") {
-      offer = false;
-      return {};
-    }
-    if (choice != "required") {
-      throw ApiError(400, "'tool_choice' must be auto, none, required or a named function, got '" + choice + "'",
+    const std::string text = *found;
+    const ToolChoice choice = ToolChoice::from_text(text);
+    if (choice.mode == ToolChoice::Mode::kFunction) {
+      throw ApiError(400, "'tool_choice' must be auto, none, required or a named function, got '" + text + "'",
                      "tool_choice");
     }
-    if (functions.empty()) throw ApiError(400, "'tool_choice' is required but no 'tools' were given", "tool_choice");
-    return functions;
+    if (choice.mode == ToolChoice::Mode::kRequired && functions.empty()) {
+      throw ApiError(400, "'tool_choice' is required but no 'tools' were given", "tool_choice");
+    }
+    return choice;
   }
   if (!found->is_object() || found->value("type", "") != "function" || !found->contains("function") ||
       !(*found)["function"].is_object() || !(*found)["function"].contains("name") ||
@@ -112,11 +111,17 @@ std::vector<ToolFunction> forced_functions(const ordered_json& body, const std::
     throw ApiError(400, "a named 'tool_choice' must be {\"type\": \"function\", \"function\": {\"name\": …}}",
                    "tool_choice");
   }
-  const std::string name = (*found)["function"]["name"];
-  for (const ToolFunction& function : functions) {
-    if (function.name == name) return {function};
+  return {ToolChoice::Mode::kFunction, (*found)["function"]["name"]};
+}
+
+// The functions a call must be made to (empty: no call forced), in the API's words when the name is not offered.
+std::vector<ToolFunction> forced_functions_of(const std::vector<ToolFunction>& functions, const ToolChoice& choice) {
+  try {
+    return forced_functions(functions, choice);
+  } catch (const RequestError&) {
+    throw ApiError(400, "'tool_choice' names function '" + choice.function + "', which is not among the 'tools'",
+                   "tool_choice");
   }
-  throw ApiError(400, "'tool_choice' names function '" + name + "', which is not among the 'tools'", "tool_choice");
 }
 
 }  // namespace
@@ -127,8 +132,9 @@ ChatPromptRequest parse_chat_prompt(const ordered_json& body, const Tokenizer& t
   const auto tools_field = body.find("tools");
   const bool has_tools = tools_field != body.end() && !tools_field->is_null();
   const std::vector<ToolFunction> functions = has_tools ? tool_functions(*tools_field) : std::vector<ToolFunction>();
-  bool offer_tools = false;
-  const std::vector<ToolFunction> forced = forced_functions(body, functions, offer_tools);
+  const ToolChoice choice = tool_choice_field(body, functions);
+  const bool offer_tools = !functions.empty() && choice.offers_tools();
+  const std::vector<ToolFunction> forced = forced_functions_of(functions, choice);
 
   ChatPromptRequest request;
   request.thinking = thinking_requested(body);
@@ -149,13 +155,9 @@ ChatPromptRequest parse_chat_prompt(const ordered_json& body, const Tokenizer& t
   request.reply.prompt_opened_think = request.thinking && minimind3;
   request.reply.tool_calls = offer_tools;
   if (!forced.empty()) {
-    request.grammar = forced_tool_call_grammar(forced, request.reply.prompt_opened_think, vocabulary);
+    request.grammar = server_grammar(forced_tool_call_grammar(forced, request.reply.prompt_opened_think), vocabulary);
   }
   return request;
-}
-
-json tool_call_json(const ParsedToolCall& call) {
-  return {{"id", call.id}, {"type", "function"}, {"function", {{"name", call.name}, {"arguments", call.arguments}}}};
 }
 
 json chat_message(const ParsedReply& reply) {

@@ -1,4 +1,4 @@
-#include "chat/reply_parser.h"
+#include "request/reply_parser.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "chat/chat_request.h"
+#include "openai/chat_request.h"
 
 #include "core/error.h"
 #include "core/python_json.h"

@@ -7,9 +7,9 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
-#include "chat/reply_parser.h"
 #include "grammar/compiled_grammar.h"
 #include "grammar/token_vocabulary.h"
+#include "request/reply_parser.h"
 #include "tokenizer/bpe_tokenizer.h"
 
 namespace minigen {
@@ -22,16 +22,15 @@ struct ChatPromptRequest {
 };
 
 // `body` is the whole request, in the client's key order (tools are rendered in it). Throws ApiError 400 naming the
-// field for anything malformed or unsupported.
+// field for anything malformed or unsupported, or RequestError for what the request layer checks (tools).
 ChatPromptRequest parse_chat_prompt(const nlohmann::ordered_json& body, const Tokenizer& tokenizer,
                                     const std::shared_ptr<const TokenVocabulary>& vocabulary);
 
 // {"role": "assistant", "content": …, "reasoning_content"?: …, "tool_calls"?: [...]}: content is null when the reply
 // is only tool calls, as OpenAI sends it.
 nlohmann::json chat_message(const ParsedReply& reply);
-// A tool call as a streaming delta's tool_calls entry: tool_call_json with its "index" in the reply.
+// A tool call as a streaming delta's tool_calls entry: tool_call_json (request/reply_fields.h) with its "index" in
+// the reply.
 nlohmann::json streamed_tool_call(const ParsedToolCall& call);
-// A tool call as OpenAI writes it: {"id", "type": "function", "function": {"name", "arguments"}}.
-nlohmann::json tool_call_json(const ParsedToolCall& call);
 
 }  // namespace minigen

@@ -3,24 +3,17 @@
 // Every check a client can fail raises ApiError with an HTTP status and a message naming the field, so the server
 // answers 400 with OpenAI's error shape instead of crashing or guessing.
 #include <nlohmann/json.hpp>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
-#include "chat/reply_parser.h"
 #include "grammar/token_vocabulary.h"
+#include "openai/api_error.h"
+#include "request/reply_parser.h"
 #include "sampling/sampling_params.h"
-#include "serve/job.h"
+#include "request/job.h"
 #include "tokenizer/bpe_tokenizer.h"
 
 namespace minigen {
-
-struct ApiError : std::runtime_error {
-  ApiError(int status_code, const std::string& message, std::string parameter = "")
-      : std::runtime_error(message), status(status_code), param(std::move(parameter)) {}
-  int status;
-  std::string param;
-};
 
 enum class Endpoint { kCompletions, kChatCompletions };
 
@@ -43,7 +36,7 @@ struct ResponseIdentity {
 };
 
 // Parses and validates a request body (malformed JSON, wrong types and out-of-range values throw ApiError 400).
-// Chat messages are rendered with minimind-3's template (tools, tool calls, thinking: serve/chat_api.h); a
+// Chat messages are rendered with minimind-3's template (tools, tool calls, thinking: openai/chat_api.h); a
 // completion prompt is bos + text. `vocabulary` (the model's tokens, for grammars) may be null: then a request for
 // structured output or a forced tool call is a 400.
 ApiRequest parse_api_request(Endpoint endpoint, const std::string& body, const Tokenizer& tokenizer,

@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "chat/chat_request.h"
 #include "core/file_io.h"
+#include "openai/chat_request.h"
 #include "tokenizer/chat_template.h"
 #include "tokenizer/tokenizer_test_fixture.h"
 

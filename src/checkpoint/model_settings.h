@@ -1,0 +1,37 @@
+#pragma once
+// Which model a frontend runs and how: the file or directory (or the shipped default), its tokenizer, the .pth
+// details its tensors cannot tell, threads, the weight and KV-cache element types. The CLI's -m, --tokenizer,
+// --heads, --yarn, --threads, --weights and --kv-dtype write it (cli/command_context.h), Python's Model(...) fills it
+// from its keyword arguments; loading and the checks are here, once, with the same messages for both.
+#include <filesystem>
+#include <optional>
+#include <string>
+
+#include "checkpoint/model_loader.h"
+#include "ops/kv_dtype.h"
+#include "ops/weight_type.h"
+
+namespace minigen {
+
+struct ModelSettings {
+  std::string model_path;  // empty: the shipped default model
+  std::string tokenizer_path;
+  int num_q_heads = 8;
+  bool yarn = false;
+  int threads = 0;      // 0: one per core
+  std::string weights;  // empty: f32, or the type a quantized model was saved in
+  std::string kv_dtype = "f32";
+
+  LoadedModel load() const;
+  // The tokenizer path as LoadOptions takes it: empty when not given.
+  std::optional<std::filesystem::path> tokenizer_option() const;
+  int thread_count() const;
+  // `weights`, checked against the model: a q8/q4 model file runs only in its own type.
+  WeightType weight_type(const Model& model) const;
+  KvDType kv_dtype_value() const;
+};
+
+// The model used when none is given.
+std::filesystem::path default_model_path();
+
+}  // namespace minigen

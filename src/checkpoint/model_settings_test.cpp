@@ -1,0 +1,46 @@
+#include "checkpoint/model_settings.h"
+
+#include <gtest/gtest.h>
+
+#include "core/error.h"
+#include "ops/thread_pool.h"
+
+namespace minigen {
+namespace {
+
+TEST(ModelSettings, TheDefaultModelIsTheShippedChatModel) {
+  EXPECT_EQ(default_model_path(), minigen_home() / "models" / "minigen-tiny-sft");
+  const LoadedModel loaded = ModelSettings{}.load();
+  EXPECT_EQ(loaded.path, default_model_path());
+  EXPECT_EQ(loaded.model->config.vocab_size, 6400);  // MiniMind's vocabulary
+}
+
+TEST(ModelSettings, EmptyValuesMeanTheDefaults) {
+  ModelSettings settings;
+  EXPECT_EQ(settings.tokenizer_option(), std::nullopt);
+  EXPECT_EQ(settings.thread_count(), ThreadPool::default_thread_count());
+  EXPECT_EQ(settings.kv_dtype_value(), KvDType::kF32);
+  settings.tokenizer_path = "/tmp/tokenizer.json";
+  settings.threads = 3;
+  settings.kv_dtype = "int8";
+  EXPECT_EQ(settings.tokenizer_option(), std::filesystem::path("/tmp/tokenizer.json"));
+  EXPECT_EQ(settings.thread_count(), 3);
+  EXPECT_EQ(settings.kv_dtype_value(), KvDType::kInt8);
+}
+
+TEST(ModelSettings, WeightsDefaultToTheStoredTypeAndMayBeChosenForAnF32Model) {
+  ModelSettings settings;
+  const LoadedModel loaded = settings.load();
+  EXPECT_EQ(settings.weight_type(*loaded.model), WeightType::kF32);
+  settings.weights = "bf16";
+  EXPECT_EQ(settings.weight_type(*loaded.model), WeightType::kBF16);
+}
+
+TEST(ModelSettings, AMissingModelIsOneError) {
+  ModelSettings settings;
+  settings.model_path = "/nonexistent/minigen-model";
+  EXPECT_THROW(settings.load(), Error);
+}
+
+}  // namespace
+}  // namespace minigen

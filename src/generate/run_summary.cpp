@@ -1,0 +1,74 @@
+#include "generate/run_summary.h"
+
+#include "core/process_memory.h"
+#include "sampling/shortest_decimal.h"
+
+namespace minigen {
+
+namespace {
+
+// {"17": -100, …}: OpenAI's shape of the field.
+nlohmann::json logit_bias_json(const std::vector<LogitBias>& biases) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const LogitBias& entry : biases) out[std::to_string(entry.token)] = as_typed_decimal(entry.bias);
+  return out;
+}
+
+}  // namespace
+
+RunMemory run_memory(const Transformer& transformer) {
+  return {transformer.weight_type(), transformer.weight_bytes(), resident_memory_bytes()};
+}
+
+nlohmann::json run_summary_json(const GenerateResult& result, const Tokenizer& tokenizer,
+                                const GenerateOptions& options, const std::filesystem::path& model_path,
+                                const RunMemory& memory) {
+  const GenerateStats& stats = result.stats;
+  nlohmann::json sequences = nlohmann::json::array();
+  for (const GeneratedSequence& sequence : result.sequences) {
+    sequences.push_back({{"token_ids", sequence.token_ids},
+                         {"text", tokenizer.decode(sequence.token_ids, /*skip_special_tokens=*/true)},
+                         {"new_tokens", sequence.token_ids.size()},
+                         {"finish_reason", sequence.finish_reason},
+                         {"forward_tokens", sequence.forward_tokens},
+                         {"padding_steps", sequence.padding_steps}});
+    // With --json-schema or --json-object: how many ids the grammar allowed at each step.
+    if (!sequence.grammar_allowed_tokens.empty())
+      sequences.back()["grammar_allowed_tokens"] = sequence.grammar_allowed_tokens;
+  }
+  const SamplingParams& sampling = options.sampling;
+  return {
+      {"model", model_path.string()},
+      {"prompt_tokens", result.sequences.empty() ? 0 : result.sequences.front().prompt_tokens},
+      {"forward_calls", stats.forward_calls},
+      {"forward_tokens", stats.forward_tokens},
+      {"kv_cache_bytes", stats.kv_bytes_used},
+      {"kv_cache_bytes_allocated", stats.kv_bytes_allocated},
+      {"weights", weight_type_name(memory.weights)},
+      {"weight_bytes", memory.weight_bytes},
+      {"resident_bytes", memory.resident_bytes},
+      {"ttft_ms", stats.ttft_ms},
+      {"itl_ms", stats.itl_ms},
+      {"total_ms", stats.total_ms},
+      {"sequences", sequences},
+      {"settings",
+       {{"max_new_tokens", options.max_new_tokens},
+        {"use_cache", options.use_cache},
+        {"kv_dtype", kv_dtype_name(options.kv_dtype)},
+        {"ignore_eos", options.ignore_eos},
+        {"greedy", sampling.greedy},
+        {"temperature", as_typed_decimal(sampling.temperature)},
+        {"top_k", sampling.top_k},
+        {"top_p", as_typed_decimal(sampling.top_p)},
+        {"min_p", as_typed_decimal(sampling.min_p)},
+        {"repetition_penalty", as_typed_decimal(sampling.repetition_penalty)},
+        {"frequency_penalty", as_typed_decimal(sampling.frequency_penalty)},
+        {"presence_penalty", as_typed_decimal(sampling.presence_penalty)},
+        {"logit_bias", logit_bias_json(sampling.logit_bias)},
+        {"top_p_rule", top_p_rule_name(sampling.top_p_rule)},
+        {"seed", sampling.seed},
+        {"num_return_sequences", result.sequences.size()}}},
+  };
+}
+
+}  // namespace minigen
