@@ -1,6 +1,9 @@
 #include "cli/command_context.h"
 
 #include "cli/flag_checks.h"
+#include "core/enum_names.h"
+#include "ops/kv_dtype.h"
+#include "ops/weight_type.h"
 
 namespace minigen::cli {
 
@@ -34,7 +37,7 @@ void add_weights_flag(CLI::App& command, std::string& weights) {
                   "element type the matrix products read: f32 (exact), bf16 (half the bytes, fp32 sums), q8 (int8 "
                   "blocks of 32, 8.5 bits per weight) or q4 (4-bit blocks, 4.5 bits; output projection q8) "
                   "[default: f32, or the type a `minigen quantize` model was saved in]")
-      ->check(CLI::IsMember({"f32", "bf16", "q8", "q4"}));
+      ->check(CLI::IsMember(names_in(kWeightTypeNames)));
 }
 
 void add_kv_dtype_flag(CLI::App& command, std::string& kv_dtype) {
@@ -43,7 +46,7 @@ void add_kv_dtype_flag(CLI::App& command, std::string& kv_dtype) {
                   "element type of the KV cache: f32 (exact), bf16 or f16 (half the bytes), int8 (a quarter, plus "
                   "one fp32 scale per position and kv head)")
       ->default_val("f32")
-      ->check(CLI::IsMember({"f32", "bf16", "f16", "int8"}));
+      ->check(CLI::IsMember(names_in(kKvDTypeNames)));
 }
 
 }  // namespace minigen::cli

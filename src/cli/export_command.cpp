@@ -8,6 +8,7 @@
 #include "checkpoint/model_loader.h"
 #include "cli/command_context.h"
 #include "cli/commands.h"
+#include "core/enum_names.h"
 #include "core/error.h"
 #include "core/file_io.h"
 #include "core/format.h"
@@ -23,13 +24,16 @@ struct ExportFlags {
   std::string type = "f32";
 };
 
+// --type spells the GGUF tensor types in lower case, as llama.cpp's tools do.
+constexpr EnumName<GgufTensorType> kExportTypeNames[] = {{GgufTensorType::kF32, "f32"},
+                                                         {GgufTensorType::kF16, "f16"},
+                                                         {GgufTensorType::kBF16, "bf16"},
+                                                         {GgufTensorType::kQ8_0, "q8_0"},
+                                                         {GgufTensorType::kQ4_0, "q4_0"}};
+
 GgufTensorType parse_gguf_type(const std::string& name) {
-  if (name == "f32") return GgufTensorType::kF32;
-  if (name == "f16") return GgufTensorType::kF16;
-  if (name == "bf16") return GgufTensorType::kBF16;
-  if (name == "q8_0") return GgufTensorType::kQ8_0;
-  if (name == "q4_0") return GgufTensorType::kQ4_0;
-  throw Error("--type must be f32, f16, bf16, q8_0 or q4_0");
+  if (const auto type = value_named(kExportTypeNames, name)) return *type;
+  throw Error("--type must be " + names_listed(kExportTypeNames));
 }
 
 // The name to record: a GGUF's general.name, else the file or folder name.
@@ -71,8 +75,8 @@ CommandAction add_export_command(CLI::App& app) {
   CLI::App* gguf = command->add_subcommand("gguf", "a llama.cpp GGUF v3 file (qwen3 / qwen3moe / llama architecture)");
   gguf->add_option("MODEL", flags->model.model_path, "an HF directory, a MiniMind .pth or a .gguf")->required();
   gguf->add_option("OUT", flags->out, "the .gguf file to write")->required();
-  gguf->add_option("--type", flags->type, "weight matrices as f32, f16, bf16, q8_0 or q4_0 (norms stay f32)")
-      ->check(CLI::IsMember({"f32", "f16", "bf16", "q8_0", "q4_0"}));
+  gguf->add_option("--type", flags->type, "weight matrices as " + names_listed(kExportTypeNames) + " (norms stay f32)")
+      ->check(CLI::IsMember(names_in(kExportTypeNames)));
   add_pth_flags(*gguf, flags->model.tokenizer_path, flags->model.num_q_heads, flags->model.yarn);
   return [flags] { return run_export_gguf(*flags); };
 }

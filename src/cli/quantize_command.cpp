@@ -4,6 +4,8 @@
 #include <filesystem>
 #include <iostream>
 #include <sstream>
+#include <string>
+#include <vector>
 
 #include "checkpoint/model_loader.h"
 #include "cli/command_context.h"
@@ -11,9 +13,19 @@
 #include "core/error.h"
 #include "core/file_io.h"
 #include "core/format.h"
+#include "ops/weight_type.h"
 
 namespace minigen::cli {
 namespace {
+
+// What --weights accepts: the block-quantized weight types.
+std::vector<std::string> block_quantized_type_names() {
+  std::vector<std::string> names;
+  for (const auto& [type, name] : kWeightTypeNames) {
+    if (is_block_quantized(type)) names.emplace_back(name);
+  }
+  return names;
+}
 
 struct QuantizeFlags {
   ModelFlags model;
@@ -81,7 +93,7 @@ CommandAction add_quantize_command(CLI::App& app) {
       ->add_option("--weights", flags->weights,
                    "q8 (int8 blocks of 32, 8.5 bits per weight) or q4 (4-bit blocks, 4.5 bits; embedding q8)")
       ->required()
-      ->check(CLI::IsMember({"q8", "q4"}));
+      ->check(CLI::IsMember(block_quantized_type_names()));
   add_pth_flags(*command, flags->model.tokenizer_path, flags->model.num_q_heads, flags->model.yarn);
   return [flags] { return run_quantize(*flags); };
 }

@@ -1,7 +1,7 @@
 #include "generate/run_summary.h"
 
+#include "core/format.h"
 #include "core/process_memory.h"
-#include "sampling/shortest_decimal.h"
 
 namespace minigen {
 

@@ -1,7 +1,6 @@
 #include "model/config.h"
 
 #include <algorithm>
-#include <charconv>
 #include <climits>
 #include <cmath>
 #include <cstdio>
@@ -10,6 +9,7 @@
 #include <numbers>
 
 #include "core/error.h"
+#include "core/format.h"
 
 namespace minigen {
 
@@ -265,16 +265,6 @@ void parse_experts(const ConfigFields& fields, ModelConfig& config) {
   config.norm_topk_prob = fields.boolean({"norm_topk_prob"}, true);
 }
 
-// Writes a float with the fewest digits that read back to the same float, so that 1e-6f appears as 1e-06
-// rather than as the double 9.99999997e-07.
-double shortest_double(float value) {
-  char buffer[32];
-  const auto result = std::to_chars(buffer, buffer + sizeof(buffer), value);
-  double shortest = 0.0;
-  std::from_chars(buffer, result.ptr, shortest);
-  return shortest;
-}
-
 void check_number(const char* field, double value, const NumberRange& range) {
   if (!range.contains(value)) {
     throw Error("model config: " + std::string(field) + " = " + number_text(value) + " is outside " + range.text());
@@ -457,7 +447,7 @@ nlohmann::json config_to_json(const ModelConfig& config) {
   out["num_key_value_heads"] = config.num_kv_heads;
   out["head_dim"] = config.head_dim;
   out["intermediate_size"] = config.intermediate_size;
-  out["rms_norm_eps"] = shortest_double(config.rms_norm_eps);
+  out["rms_norm_eps"] = as_typed_decimal(config.rms_norm_eps);
   out["rope_theta"] = config.rope_theta;
   out["max_position_embeddings"] = config.max_position_embeddings;
   out["vocab_size"] = config.vocab_size;

@@ -5,13 +5,13 @@
 #include <cmath>
 #include <utility>
 
+#include "core/format.h"
 #include "core/json_parse.h"
 #include "openai/chat_api.h"
 #include "openai/response_format.h"
 #include "request/output_grammar.h"
 #include "request/request_error.h"
 #include "request/sampling_settings.h"
-#include "sampling/shortest_decimal.h"
 #include "tokenizer/chat_template.h"
 #include "tokenizer/utf8.h"
 

@@ -5,9 +5,9 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/format.h"
 #include "sampling/probabilities.h"
 #include "sampling/sampling_params.h"
-#include "sampling/shortest_decimal.h"
 
 namespace minigen {
 

@@ -5,7 +5,7 @@
 #include <limits>
 
 #include "core/error.h"
-#include "sampling/shortest_decimal.h"
+#include "core/format.h"
 
 namespace minigen {
 

@@ -5,8 +5,8 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/format.h"
 #include "sampling/sampling_params.h"
-#include "sampling/shortest_decimal.h"
 
 namespace minigen {
 

@@ -14,9 +14,9 @@
 #include <string>
 #include <vector>
 
+#include "core/format.h"
 #include "sampling/counter_rng.h"
 #include "sampling/sampler_chain.h"
-#include "sampling/shortest_decimal.h"
 
 namespace minigen {
 namespace {

@@ -5,7 +5,7 @@
 #include <random>
 #include <string>
 
-#include "sampling/shortest_decimal.h"
+#include "core/format.h"
 
 namespace minigen {
 

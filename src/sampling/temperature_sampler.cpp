@@ -3,8 +3,8 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "core/format.h"
 #include "sampling/sampling_params.h"
-#include "sampling/shortest_decimal.h"
 
 namespace minigen {
 
