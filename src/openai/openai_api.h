@@ -8,9 +8,9 @@
 
 #include "grammar/token_vocabulary.h"
 #include "openai/api_error.h"
+#include "request/job.h"
 #include "request/reply_parser.h"
 #include "sampling/sampling_params.h"
-#include "request/job.h"
 #include "tokenizer/bpe_tokenizer.h"
 
 namespace minigen {

@@ -27,8 +27,8 @@
 #include "cache/paged_sequence.h"
 #include "generate/sequence_state.h"
 #include "model/config.h"
-#include "sampling/candidates.h"
 #include "request/job.h"
+#include "sampling/candidates.h"
 #include "serve/schedule_plan.h"
 
 namespace minigen {
