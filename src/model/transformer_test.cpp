@@ -13,6 +13,7 @@
 
 #include "cache/kv_cache.h"
 #include "core/error.h"
+#include "core/profiler.h"
 #include "model/test_models.h"
 
 namespace minigen {
@@ -188,6 +189,61 @@ TEST(Transformer, RejectsTokensOutsideTheVocabularyAndPositionsBeyondTheContext)
   const std::vector<int> empty;
   row = ForwardRow{&cache, empty, false};
   EXPECT_THROW(transformer.forward(std::span(&row, 1)), Error);
+}
+
+// The profiler's zones on a greedy run of N tokens (one prefill, N − 1 decodes): one forward zone per call, one
+// attention zone per layer and call, and in a dense model 4 products per layer (qkv, o_proj, gate_up, down) plus
+// the lm_head. Times are inclusive, so each child's total fits in its parent's.
+TEST(TransformerProfile, ZoneCountsFollowTheForwardCallsOfAGreedyRun) {
+  auto model = random_test_model("tiny");
+  const ModelConfig& config = model->config;
+  ThreadPool pool(2);
+  Transformer transformer(*model, pool);
+  KvCache cache(config.kv_layout(), 32);
+  std::vector<int> ids = test_prompt(5, 3);
+  constexpr int kNewTokens = 6;
+  set_profiling(true);
+  std::size_t past = 0;
+  for (int step = 0; step < kNewTokens; ++step) {
+    const ForwardRow row{&cache, std::span<const int>(ids).subspan(past), false};
+    past = ids.size();
+    const std::vector<float>& logits = transformer.forward(std::span(&row, 1));
+    ids.push_back(static_cast<int>(std::max_element(logits.begin(), logits.end()) - logits.begin()));
+  }
+  set_profiling(false);
+  const ProfileSnapshot profile = profile_snapshot();
+  EXPECT_EQ(profile[Zone::kForward].calls, kNewTokens);
+  EXPECT_EQ(profile[Zone::kAttention].calls, config.num_layers * kNewTokens);
+  EXPECT_EQ(profile[Zone::kMatmul].calls, (4 * config.num_layers + 1) * kNewTokens);
+  EXPECT_EQ(profile[Zone::kMoeRouting].calls, 0);
+  EXPECT_GT(profile[Zone::kMatmul].nanoseconds, 0);
+  EXPECT_LE(profile[Zone::kMatmul].nanoseconds + profile[Zone::kAttention].nanoseconds,
+            profile[Zone::kForward].nanoseconds)
+      << "matmul and attention are disjoint children of forward";
+  EXPECT_LE(profile[Zone::kForward].nanoseconds, profile.wall_nanoseconds);
+}
+
+// A decode step of a mixture-of-experts layer: one routing zone per layer, whose router product counts as a
+// matmul, then gate_up and down for each of the top-k experts the one token went to, and for each shared expert.
+TEST(TransformerProfile, MoeDecodeRoutesOncePerLayerAndRunsTopKExperts) {
+  auto model = random_test_model("minimind3-moe");
+  const ModelConfig& config = model->config;
+  ThreadPool pool(1);
+  Transformer transformer(*model, pool);
+  KvCache cache(config.kv_layout(), 16);
+  const std::vector<int> prompt = test_prompt(4, 1);
+  const ForwardRow prefill{&cache, prompt, false};
+  transformer.forward(std::span(&prefill, 1));
+  set_profiling(true);
+  const std::vector<int> next = {7};
+  const ForwardRow decode{&cache, next, false};
+  transformer.forward(std::span(&decode, 1));
+  set_profiling(false);
+  const ProfileSnapshot profile = profile_snapshot();
+  EXPECT_EQ(profile[Zone::kMoeRouting].calls, config.num_layers);
+  const int per_layer = 3 + 2 * config.num_experts_per_token + 2 * config.num_shared_experts;  // qkv, o_proj, router
+  EXPECT_EQ(profile[Zone::kMatmul].calls, config.num_layers * per_layer + 1);
+  EXPECT_LE(profile[Zone::kMoeRouting].nanoseconds, profile[Zone::kForward].nanoseconds);
 }
 
 // Tied embeddings: the logit of token t at position 0 is the final-normed embedding of the input dotted with

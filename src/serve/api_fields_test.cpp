@@ -9,6 +9,7 @@
 #include <sstream>
 #include <string>
 
+#include "core/profiler.h"
 #include "generate/generate.h"
 #include "http/raw_client_test_util.h"
 #include "serve/live_server_test_util.h"
@@ -160,6 +161,44 @@ TEST(ApiFields, EveryMetricsLineAfterOneCompletion) {
   EXPECT_EQ(values["minigen_prefill_tokens_total"], 4);  // bos + "In the beginning"
   EXPECT_EQ(values["minigen_http_requests_total"], 2);   // the completion and this GET
   EXPECT_GT(values["process_resident_memory_bytes"], 1e6);
+}
+
+// `minigen serve --profile`: /metrics adds one labelled sample per zone of two counters, and after one 8-token
+// completion they count what ran — a forward zone per scheduler step, a sampling and a detokenise zone per token,
+// the HTTP writes of the answer.
+TEST(ApiFields, AProfiledServerExportsEveryZoneInMetrics) {
+  set_profiling(true);
+  LiveServer server;
+  post(server, "/v1/completions", {{"prompt", kPrompt}, {"ignore_eos", true}, {"max_tokens", 8}}, 200);
+  server.settled();
+  auto metrics = server.client().Get("/metrics");
+  set_profiling(false);
+  ASSERT_TRUE(metrics);
+  std::map<std::string, double> calls, seconds;
+  std::istringstream lines(metrics->body);
+  for (std::string line; std::getline(lines, line);) {
+    for (auto [prefix, samples] : {std::pair{"minigen_profile_calls_total{zone=\"", &calls},
+                                   std::pair{"minigen_profile_seconds_total{zone=\"", &seconds}}) {
+      if (!line.starts_with(prefix)) continue;
+      const std::size_t end = line.find("\"} ");
+      ASSERT_NE(end, std::string::npos) << line;
+      (*samples)[line.substr(std::string(prefix).size(), end - std::string(prefix).size())] =
+          std::stod(line.substr(end + 3));
+    }
+  }
+  EXPECT_NE(metrics->body.find("# TYPE minigen_profile_seconds_total counter\n"), std::string::npos);
+  EXPECT_NE(metrics->body.find("# TYPE minigen_profile_calls_total counter\n"), std::string::npos);
+  EXPECT_EQ(calls.size(), static_cast<std::size_t>(kZoneCount));
+  EXPECT_EQ(seconds.size(), static_cast<std::size_t>(kZoneCount));
+  const EngineStatus status = server.stack.engine().status();
+  EXPECT_EQ(calls["forward"], static_cast<double>(status.counters.steps));
+  EXPECT_EQ(calls["attention"], 4 * calls["forward"]);  // minigen-tiny-sft has 4 layers
+  EXPECT_EQ(calls["sampling"], 8);
+  EXPECT_EQ(calls["detokenise"], 8);
+  EXPECT_GE(calls["http_write"], 1);
+  EXPECT_EQ(calls["moe_routing"], 0);
+  EXPECT_GT(seconds["matmul"], 0);
+  EXPECT_LE(seconds["matmul"], seconds["forward"]);
 }
 
 // A server whose pool holds int8 K and V: a block is 8,192 bytes of elements + 1,024 of scales, so 910 of them fit
