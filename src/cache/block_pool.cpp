@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <string>
 
+#include "core/assert.h"
 #include "core/error.h"
 
 namespace minigen {
@@ -40,11 +41,14 @@ int BlockPool::allocate() {
   } else {
     return -1;
   }
+  // A free or evictable block is referenced by nobody; handing out a referenced one would share K/V by accident.
+  MINIGEN_ASSERT(reference_count_[id] == 0, "KV block ", id, " allocated with ", reference_count_[id], " references");
   reference_count_[id] = 1;
   return id;
 }
 
 void BlockPool::add_ref(int id) {
+  MINIGEN_ASSERT(0 <= id && id < total_blocks(), "KV block ", id, " of ", total_blocks());
   if (reference_count_[id]++ == 0 && in_evictable_[id]) {
     evictable_.erase(evictable_position_[id]);
     in_evictable_[id] = false;
@@ -52,6 +56,7 @@ void BlockPool::add_ref(int id) {
 }
 
 void BlockPool::release(int id) {
+  MINIGEN_ASSERT(0 <= id && id < total_blocks(), "KV block ", id, " of ", total_blocks());
   if (reference_count_[id] <= 0) throw Error("KV block " + std::to_string(id) + " released more often than taken");
   if (--reference_count_[id] > 0) return;
   if (key_of_block_[id] != nullptr) {  // still worth keeping for a later prompt with the same prefix

@@ -4,6 +4,7 @@
 #include <climits>
 #include <string>
 
+#include "core/assert.h"
 #include "core/error.h"
 
 namespace minigen {
@@ -46,6 +47,8 @@ void KvCache::truncate(int length) {
 
 void KvCache::write(int layer, int position, const float* key_row, const float* value_row) {
   if (position < 0 || position >= capacity_) throw Error("KV cache write beyond its capacity");
+  // The cached prefix is never written again: a forward call appends at length() and after.
+  MINIGEN_ASSERT(position >= length_, "KV cache: position ", position, " rewritten below the length ", length_);
   layout_.write(block(layer, position), position % KvBlockLayout::kBlockTokens, key_row, value_row);
 }
 
@@ -60,6 +63,11 @@ float KvCache::value_at(int layer, int position, int index) const {
 }
 
 void KvCache::block_pointers(int layer, int positions, std::vector<const std::byte*>& blocks) const {
+  // Past the capacity the pointers would run off the layer's buffer: reserve_for() must have made the room.
+  MINIGEN_ASSERT(0 <= positions && positions <= capacity_, "KV cache: block pointers for ", positions,
+                 " positions of a cache holding ", capacity_);
+  MINIGEN_ASSERT(0 <= layer && layer < static_cast<int>(layers_.size()), "KV cache: layer ", layer, " of ",
+                 layers_.size());
   blocks.clear();
   for (int p = 0; p < positions; p += KvBlockLayout::kBlockTokens) blocks.push_back(block(layer, p));
 }

@@ -9,8 +9,8 @@
 #include <cstddef>
 #include <vector>
 
+#include "cache/kv_sequence.h"
 #include "ops/kv_block.h"
-#include "ops/kv_sequence.h"
 
 namespace minigen {
 

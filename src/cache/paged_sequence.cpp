@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "core/assert.h"
 #include "core/error.h"
 
 namespace minigen {
@@ -25,10 +26,14 @@ void PagedKvSequence::reserve_for(int count) {
 
 void PagedKvSequence::write(int layer, int position, const float* key_row, const float* value_row) {
   if (position < 0 || position / kBlock >= blocks_held()) throw Error("paged KV write outside the block table");
+  // Blocks below length() may be borrowed from the prefix cache and shared: they are full and read-only.
+  MINIGEN_ASSERT(position >= length_, "paged KV: position ", position, " rewritten below the length ", length_);
   pool_.layout().write(pool_.block(table_[position / kBlock], layer), position % kBlock, key_row, value_row);
 }
 
 void PagedKvSequence::block_pointers(int layer, int positions, std::vector<const std::byte*>& blocks) const {
+  MINIGEN_ASSERT(0 <= positions && (positions + kBlock - 1) / kBlock <= blocks_held(), "paged KV: ", positions,
+                 " positions need more than the ", blocks_held(), " blocks of the table");
   blocks.clear();
   for (int p = 0; p < positions; p += kBlock) blocks.push_back(pool_.block(table_[p / kBlock], layer));
 }

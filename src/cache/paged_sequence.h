@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "cache/block_pool.h"
-#include "ops/kv_sequence.h"
+#include "cache/kv_sequence.h"
 
 namespace minigen {
 

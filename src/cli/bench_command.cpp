@@ -9,6 +9,7 @@
 #include "cli/commands.h"
 #include "cli/json_output.h"
 #include "core/error.h"
+#include "core/profile_report.h"
 #include "model/weights.h"
 
 namespace minigen::cli {
@@ -24,6 +25,7 @@ struct BenchCommandFlags {
   std::string heads = "8";
   bench::BenchFlagValues values;
   bool json = false;
+  bool profile = false;
 };
 
 // The model to measure: a file or directory as every command takes, or a family's random model built in memory,
@@ -65,10 +67,15 @@ int run_bench_command(const BenchCommandFlags& flags) {
   // Bad flags fail before a model is loaded or built.
   const bench::BenchOptions options = bench::bench_options_from_flags(flags.values, ThreadPool::default_thread_count());
   const BenchModel bench_model = load_bench_model(flags);
+  set_profiling(flags.profile);  // the whole run: every test, warm-ups and the bandwidth measurement included
   bench::BenchReport report = bench::run_bench(bench_model.model(), bench_model.description, options, std::cerr);
+  set_profiling(false);
+  if (flags.profile) std::cerr << profile_table(profile_snapshot());
   report.system = bench::describe_system();
   if (flags.json) {
-    std::cout << to_json_text(bench::report_json(report)) << "\n";
+    nlohmann::json json = bench::report_json(report);
+    if (flags.profile) json["profile"] = profile_json(profile_snapshot());
+    std::cout << to_json_text(json) << "\n";
   } else {
     std::cout << bench::render_text(report);
   }
@@ -109,6 +116,8 @@ CommandAction add_bench_command(CLI::App& app) {
   command->add_flag("--quick", flags->values.quick, "smaller sizes, 2 repetitions, a 512 MiB DRAM buffer: seconds");
   command->add_flag("--json", flags->json,
                     "print one JSON object with every number instead of the text and table (progress stays on stderr)");
+  command->add_flag("--profile", flags->profile,
+                    "print the time spent per zone over the whole run to stderr, and as \"profile\" in --json");
   return [flags] { return run_bench_command(*flags); };
 }
 

@@ -113,6 +113,30 @@ TEST_F(Cli, ChatJsonSplitsEachReplyIntoReasoningContentAndToolCalls) {
   EXPECT_FALSE(raw["sequences"][0].contains("content"));  // a base-model prompt has no reply to split
 }
 
+// --profile: the table on stderr, and in --json a "profile" object whose counts follow the run — 5 greedy tokens
+// are 5 forward calls (prefill + 4 decodes), each with 4 layers × 4 products + the lm_head, and 5 samplings.
+TEST_F(Cli, GenerateProfileCountsTheZonesOfTheRun) {
+  const RunResult profiled =
+      run("generate -m " + tiny_model().string() + " -p 'In' -n 5 --ignore-eos --greedy --json --profile");
+  ASSERT_EQ(profiled.exit_code, 0) << profiled.err;
+  const auto json = nlohmann::json::parse(profiled.out);
+  EXPECT_EQ(json["forward_calls"], 5);
+  const auto& zones = json["profile"]["zones"];
+  EXPECT_EQ(zones["forward"]["calls"], 5);
+  EXPECT_EQ(zones["attention"]["calls"], 4 * 5);
+  EXPECT_EQ(zones["matmul"]["calls"], (4 * 4 + 1) * 5);
+  EXPECT_EQ(zones["sampling"]["calls"], 5);
+  EXPECT_LE(zones["forward"]["total_ms"].get<double>(), json["profile"]["wall_ms"].get<double>());
+  EXPECT_NE(profiled.err.find("[profile] inclusive time per zone"), std::string::npos) << profiled.err;
+  // Streamed text goes through the detokeniser, one push per token.
+  const RunResult streamed = run("generate -m " + tiny_model().string() + " -p 'In' -n 5 --ignore-eos --profile");
+  ASSERT_EQ(streamed.exit_code, 0) << streamed.err;
+  EXPECT_NE(streamed.err.find("\ndetokenise                5 "), std::string::npos) << streamed.err;
+  const RunResult plain = run("generate -m " + tiny_model().string() + " -p 'In' -n 2 --json");
+  EXPECT_FALSE(nlohmann::json::parse(plain.out).contains("profile"));
+  EXPECT_EQ(plain.err.find("[profile]"), std::string::npos);
+}
+
 // --tools renders the functions into the system turn; --tool-choice required (or a name) forces one well-formed call
 // through the grammar stage, even from a random model, and --json reports it parsed.
 TEST_F(Cli, ToolChoiceRequiredForcesAWellFormedCallFromTheCommandLine) {

@@ -13,6 +13,7 @@
 #include "cli/run_summary.h"
 #include "cli/sampling_flags.h"
 #include "core/error.h"
+#include "core/profile_report.h"
 #include "generate/generate.h"
 #include "generate/memory_budget.h"
 #include "generate/run_summary.h"
@@ -34,6 +35,7 @@ struct GenerateFlags {
   bool ignore_eos = false;
   int num_return_sequences = 1;
   bool json = false;
+  bool profile = false;
 };
 
 int run_generate(const GenerateFlags& flags) {
@@ -75,12 +77,17 @@ int run_generate(const GenerateFlags& flags) {
   if (stream) {
     on_token = [&](const TokenEvent& event) { std::cout << decoder.push(event.token) << std::flush; };
   }
+  set_profiling(flags.profile);  // after loading: the profile's wall time is the generation's
   const GenerateResult result = generate(transformer, prompts, options, on_token);
+  set_profiling(false);
+  const std::string profile = flags.profile ? profile_table(profile_snapshot()) : "";
 
   if (flags.json) {
     nlohmann::json summary = run_summary_json(result, tokenizer, options, loaded.path, run_memory(transformer));
     if (!flags.prompt.chat.empty()) add_chat_reply_fields(summary, flags.prompt.thinking, flags.prompt.offers_tools());
+    if (flags.profile) summary["profile"] = profile_json(profile_snapshot());
     std::cout << to_json_text(summary) << "\n";
+    std::cerr << profile;
     return 0;
   }
   if (stream) {
@@ -90,7 +97,7 @@ int run_generate(const GenerateFlags& flags) {
       std::cout << "[" << row + 1 << "] " << tokenizer.decode(result.sequences[row].token_ids, true) << "\n";
     }
   }
-  std::cerr << run_summary_line(result, run_memory(transformer)) << "\n";
+  std::cerr << run_summary_line(result, run_memory(transformer)) << "\n" << profile;
   return 0;
 }
 
@@ -114,6 +121,9 @@ CommandAction add_generate_command(CLI::App& app) {
   command->add_flag("--json", flags->json,
                     "print one JSON object with the tokens, counters and timings (for --chat also each reply's "
                     "reasoning_content, content and tool_calls)");
+  command->add_flag("--profile", flags->profile,
+                    "print the time spent per zone (forward, attention, matmul, sampling, …) to stderr, and as "
+                    "\"profile\" in --json");
   return [flags] { return run_generate(*flags); };
 }
 

@@ -13,6 +13,7 @@
 #include "cli/commands.h"
 #include "cli/flag_checks.h"
 #include "core/error.h"
+#include "core/profiler.h"
 #include "serve/server_stack.h"
 
 namespace minigen::cli {
@@ -32,6 +33,7 @@ struct ServeFlags {
   double request_timeout_s = 10;
   double idle_timeout_s = 5;
   int max_connections = 512;
+  bool profile = false;
 };
 
 std::chrono::milliseconds to_milliseconds(double seconds) {
@@ -129,6 +131,7 @@ int run_serve_command(const ServeFlags& flags) {
   loaded.model->release_matrices();  // the packed copy is the one that runs
   const int port = stack.bind(flags.host, flags.port);
   print_capacity(stack, loaded, flags, port);
+  set_profiling(flags.profile);  // /metrics exports the zones while profiling is on
 
   std::atomic<bool> finished{false};
   std::thread watcher([&] { watch_signals(signals, stack, to_milliseconds(flags.drain_timeout_s), finished); });
@@ -185,6 +188,9 @@ CommandAction add_serve_command(CLI::App& app) {
                    "open connections at most; when full, the one waiting longest for its request is closed")
       ->default_val(512)
       ->check(integer_in(2, 100000));
+  command->add_flag("--profile", flags->profile,
+                    "time the profiler's zones (forward, matmul, sampling, HTTP write, …) and export them in /metrics "
+                    "as minigen_profile_seconds_total and minigen_profile_calls_total");
   return [flags] { return run_serve_command(*flags); };
 }
 

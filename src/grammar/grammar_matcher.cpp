@@ -4,7 +4,9 @@
 #include <string>
 #include <utility>
 
+#include "core/assert.h"
 #include "core/error.h"
+#include "core/profiler.h"
 
 namespace minigen {
 
@@ -14,6 +16,7 @@ GrammarMatcher::GrammarMatcher(std::shared_ptr<const CompiledGrammar> grammar) :
 }
 
 const TokenMask& GrammarMatcher::allowed_tokens() {
+  ProfileZone zone(Zone::kGrammarMask);
   if (mask_) return *mask_;
   if (finished_) {
     auto only_eos = std::make_shared<TokenMask>();
@@ -29,6 +32,9 @@ const TokenMask& GrammarMatcher::allowed_tokens() {
   } else {
     mask_ = grammar_->allowed_tokens(state_);
   }
+  // mask() and the sampler read a bit for every id of the vocabulary without checking.
+  MINIGEN_ASSERT(mask_ && mask_->bits.size() * 64 >= static_cast<std::size_t>(grammar_->vocab_size()),
+                 "grammar: the mask of the current state does not cover the ", grammar_->vocab_size(), " ids");
   return *mask_;
 }
 
@@ -44,6 +50,7 @@ bool GrammarMatcher::mask_needs_work() {
 }
 
 bool GrammarMatcher::work_on_mask(int64_t step_allowance) {
+  ProfileZone zone(Zone::kGrammarMask);
   if (!mask_needs_work()) return true;
   if (!job_) job_ = std::make_unique<MaskJob>(*grammar_, state_);
   job_->advance(step_allowance);

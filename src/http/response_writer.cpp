@@ -1,11 +1,14 @@
 #include "http/response_writer.h"
 
+#include "core/profiler.h"
+
 namespace minigen::http {
 
 ResponseWriter::ResponseWriter(ClientLink& link, bool keep_alive, bool http10, const std::atomic<bool>& server_stopping)
     : link_(link), keep_alive_(keep_alive), http10_(http10), server_stopping_(server_stopping) {}
 
 bool ResponseWriter::write_all(std::string data) {
+  ProfileZone zone(Zone::kHttpWrite);
   if (!broken_ && !link_.send(std::move(data))) broken_ = true;
   return !broken_;
 }

@@ -6,7 +6,9 @@
 #include <set>
 #include <string>
 
+#include "core/assert.h"
 #include "core/error.h"
+#include "core/profiler.h"
 #include "ops/activation.h"
 #include "ops/attention.h"
 #include "ops/rmsnorm.h"
@@ -104,10 +106,13 @@ void Transformer::lay_out_tokens(std::span<const ForwardRow> rows) {
 }
 
 const std::vector<float>& Transformer::forward(std::span<const ForwardRow> rows) {
+  ProfileZone zone(Zone::kForward);
   const ModelConfig& config = model_.config;
   const int hidden = config.hidden_size;
   lay_out_tokens(rows);
   for (const ForwardRow& row : rows) row.cache->reserve_for(static_cast<int>(row.tokens.size()));
+  MINIGEN_ASSERT(token_count_ == static_cast<int>(token_position_.size()) && token_count_ > 0,
+                 "forward: ", token_count_, " tokens laid out, ", token_position_.size(), " positions");
 
   // h = embed[ids] (MiniMind does not scale the embedding).
   // The rows come from the packed matrix (the tied lm_head), as the kernels see its weights.
@@ -123,7 +128,14 @@ const std::vector<float>& Transformer::forward(std::span<const ForwardRow> rows)
     attention_block(weights, packed, layer, rows);  // h = h + Attn(RMSNorm_in(h))
     feed_forward_block(weights, packed, layer);     // h = h + MLP(RMSNorm_post(h))
   }
-  for (const ForwardRow& row : rows) row.cache->advance(static_cast<int>(row.tokens.size()));
+  token = 0;
+  for (const ForwardRow& row : rows) {
+    row.cache->advance(static_cast<int>(row.tokens.size()));
+    token += static_cast<int>(row.tokens.size());
+    // The cache now ends at the last position this call fed for the row: nothing skipped, nothing fed twice.
+    MINIGEN_ASSERT(row.cache->length() == token_position_[token - 1] + 1, "forward: a cache of length ",
+                   row.cache->length(), " after feeding position ", token_position_[token - 1]);
+  }
 
   // Final RMSNorm and the classifier, only for the positions whose logits are wanted.
   std::vector<int> wanted;
@@ -144,6 +156,9 @@ const std::vector<float>& Transformer::forward(std::span<const ForwardRow> rows)
             config.rms_norm_eps);
   });
   logits_.resize(static_cast<std::size_t>(wanted_count) * config.vocab_size);
+  MINIGEN_ASSERT(packed_.lm_head.out_features() == config.vocab_size && packed_.lm_head.in_features() == hidden,
+                 "forward: an lm_head of ", packed_.lm_head.out_features(), "×", packed_.lm_head.in_features(),
+                 " for vocabulary ", config.vocab_size, " and hidden ", hidden);
   matmul(logits_.data(), normed_.data(), packed_.lm_head, wanted_count, pool_);
   return logits_;
 }
@@ -161,6 +176,10 @@ void Transformer::attention_block(const LayerWeights& layer, const PackedLayer& 
   grow(normed_, tokens * hidden);
   rmsnorm_tokens(normed_.data(), residual_.data(), layer.input_norm, token_count_);
   grow(qkv_, tokens * qkv_width);
+  MINIGEN_ASSERT(packed.qkv.out_features() == qkv_width && packed.qkv.in_features() == hidden &&
+                     packed.o_proj.out_features() == hidden && packed.o_proj.in_features() == q_width,
+                 "attention: qkv ", packed.qkv.out_features(), "×", packed.qkv.in_features(), ", o_proj ",
+                 packed.o_proj.out_features(), "×", packed.o_proj.in_features(), " for hidden ", hidden);
   matmul(qkv_.data(), normed_.data(), packed.qkv, token_count_, pool_);  // [q | k | v] per token
 
   // qk-norm (minimind-3) then RoPE, then K and V go straight into the cache slot for their position.
@@ -182,6 +201,21 @@ void Transformer::attention_block(const LayerWeights& layer, const PackedLayer& 
     rows[token_row_[t]].cache->write(layer_index, position, k, v);
   });
 
+  attend_tokens(layer_index, rows);
+
+  // h = h + o_proj(attention): the add is fused into the product's store.
+  matmul(residual_.data(), attention_out_.data(), packed.o_proj, token_count_, pool_, MatmulOutput::kAddTo);
+}
+
+// The attention zone opens here rather than in attend(), which runs once per (token, kv head) on the pool's threads.
+void Transformer::attend_tokens(int layer_index, std::span<const ForwardRow> rows) {
+  ProfileZone zone(Zone::kAttention);
+  const ModelConfig& config = model_.config;
+  const int head_dim = config.head_dim;
+  const int q_width = config.q_width();
+  const int qkv_width = q_width + 2 * config.kv_width();
+  const std::size_t tokens = token_count_;
+
   // Query heads h·g … h·g + g − 1 read kv head h (g = q_heads / kv_heads): GQA without materialising repeat_kv.
   row_blocks_.resize(rows.size());
   for (std::size_t r = 0; r < rows.size(); ++r) {
@@ -189,6 +223,8 @@ void Transformer::attention_block(const LayerWeights& layer, const PackedLayer& 
     cache.block_pointers(layer_index, cache.length() + static_cast<int>(rows[r].tokens.size()), row_blocks_[r]);
   }
   const int group_size = config.num_q_heads / config.num_kv_heads;
+  MINIGEN_ASSERT(group_size * config.num_kv_heads == config.num_q_heads, "attention: ", config.num_q_heads,
+                 " query heads in groups of ", group_size, " over ", config.num_kv_heads, " kv heads");
   grow(attention_out_, tokens * q_width);
   pool_.parallel_for(static_cast<int64_t>(token_count_) * config.num_kv_heads, [&](int64_t begin, int64_t end) {
     thread_local std::vector<float> scores;
@@ -207,9 +243,6 @@ void Transformer::attention_block(const LayerWeights& layer, const PackedLayer& 
       attend(group, row_blocks_[token_row_[t]], num_keys, rows[token_row_[t]].cache->layout(), scores.data());
     }
   });
-
-  // h = h + o_proj(attention): the add is fused into the product's store.
-  matmul(residual_.data(), attention_out_.data(), packed.o_proj, token_count_, pool_, MatmulOutput::kAddTo);
 }
 
 void Transformer::feed_forward_block(const LayerWeights& layer, const PackedLayer& packed, int layer_index) {
@@ -236,17 +269,18 @@ void Transformer::dense_feed_forward(const PackedFeedForward& weights, const flo
   matmul(output, activated_.data(), weights.down, count, pool_, mode);
 }
 
-void Transformer::mixture_of_experts(const PackedLayer& packed, int layer_index) {
+std::vector<std::vector<std::pair<int, float>>> Transformer::route_tokens(const PackedMatrix& router) {
+  ProfileZone zone(Zone::kMoeRouting);
   const ModelConfig& config = model_.config;
-  const int hidden = config.hidden_size;
   const int experts = config.num_experts;
   const int top_k = config.num_experts_per_token;
-  const std::size_t tokens = token_count_;
+  MINIGEN_ASSERT(0 < top_k && top_k <= experts && router.out_features() == experts, "MoE: top-", top_k, " of ", experts,
+                 " experts through a router of ", router.out_features(), " outputs");
 
   // Router: softmax over experts, keep the top k, optionally renormalise their weights to sum to 1.
-  grow(router_probabilities_, tokens * experts);
-  matmul(router_probabilities_.data(), normed_.data(), packed.router, token_count_, pool_);
-  std::vector<std::vector<std::pair<int, float>>> routed_tokens(experts);  // expert → (token, weight)
+  grow(router_probabilities_, static_cast<std::size_t>(token_count_) * experts);
+  matmul(router_probabilities_.data(), normed_.data(), router, token_count_, pool_);
+  std::vector<std::vector<std::pair<int, float>>> routed_tokens(experts);
   std::vector<int> order(experts);
   for (int t = 0; t < token_count_; ++t) {
     float* probabilities = row_of(router_probabilities_, t, experts);
@@ -261,6 +295,16 @@ void Transformer::mixture_of_experts(const PackedLayer& packed, int layer_index)
       routed_tokens[order[i]].push_back({t, weight});
     }
   }
+  return routed_tokens;
+}
+
+void Transformer::mixture_of_experts(const PackedLayer& packed, int layer_index) {
+  const ModelConfig& config = model_.config;
+  const int hidden = config.hidden_size;
+  const int experts = config.num_experts;
+  const std::size_t tokens = token_count_;
+  // expert → (token, weight)
+  const std::vector<std::vector<std::pair<int, float>>> routed_tokens = route_tokens(packed.router);
 
   // Each expert runs once on all the tokens routed to it, as one group (its weights read once per step); outputs
   // are added into a zeroed buffer in expert order, as MiniMind's index_add_ does, then the shared experts.

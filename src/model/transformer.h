@@ -10,11 +10,12 @@
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <utility>
 #include <vector>
 
+#include "cache/kv_sequence.h"
 #include "model/model.h"
 #include "model/packed_weights.h"
-#include "ops/kv_sequence.h"
 #include "ops/matmul.h"
 #include "ops/thread_pool.h"
 
@@ -53,10 +54,14 @@ class Transformer {
   void lay_out_tokens(std::span<const ForwardRow> rows);
   void attention_block(const LayerWeights& layer, const PackedLayer& packed, int layer_index,
                        std::span<const ForwardRow> rows);
+  // Each fed token's query heads over its row's cached keys and values, into attention_out_.
+  void attend_tokens(int layer_index, std::span<const ForwardRow> rows);
   void feed_forward_block(const LayerWeights& layer, const PackedLayer& packed, int layer_index);
   void dense_feed_forward(const PackedFeedForward& weights, const float* input, int count, float* output,
                           MatmulOutput mode);
   void mixture_of_experts(const PackedLayer& packed, int layer_index);
+  // The router of one MoE layer over the fed tokens: for each expert, the (token, weight) pairs routed to it.
+  std::vector<std::vector<std::pair<int, float>>> route_tokens(const PackedMatrix& router);
   void rmsnorm_tokens(float* out, const float* in, const std::vector<float>& weight, int count);
   // Runs body(t) for t < count, across the pool when there are enough tokens to be worth the hand-off.
   template <class Body>

@@ -13,6 +13,7 @@
 
 #include "cache/kv_cache.h"
 #include "core/error.h"
+#include "core/profiler.h"
 #include "model/test_models.h"
 
 namespace minigen {
@@ -188,6 +189,60 @@ TEST(Transformer, RejectsTokensOutsideTheVocabularyAndPositionsBeyondTheContext)
   const std::vector<int> empty;
   row = ForwardRow{&cache, empty, false};
   EXPECT_THROW(transformer.forward(std::span(&row, 1)), Error);
+}
+
+// Profiles `steps` greedy forward calls, the prompt `ids` in the first and one chosen token in each after it.
+ProfileSnapshot profile_greedy_run(const Model& model, int threads, std::vector<int> ids, int steps) {
+  ThreadPool pool(threads);
+  Transformer transformer(model, pool);
+  KvCache cache(model.config.kv_layout(), static_cast<int>(ids.size()) + steps);
+  set_profiling(true);
+  std::size_t past = 0;
+  for (int step = 0; step < steps; ++step) {
+    const ForwardRow row{&cache, std::span<const int>(ids).subspan(past), false};
+    past = ids.size();
+    const std::vector<float>& logits = transformer.forward(std::span(&row, 1));
+    ids.push_back(static_cast<int>(std::max_element(logits.begin(), logits.end()) - logits.begin()));
+  }
+  set_profiling(false);
+  return profile_snapshot();
+}
+
+// The profiler's zones on a greedy run of N tokens (one prefill, N − 1 decodes): one forward zone per call, one
+// attention zone per layer and call, and in a dense model 4 products per layer (qkv, o_proj, gate_up, down) plus
+// the lm_head. Times are inclusive, so each child's total fits in its parent's.
+TEST(TransformerProfile, ZoneCountsFollowTheForwardCallsOfAGreedyRun) {
+  auto model = random_test_model("tiny");
+  const int layers = model->config.num_layers;
+  constexpr int kNewTokens = 6;
+  const ProfileSnapshot profile = profile_greedy_run(*model, 2, test_prompt(5, 3), kNewTokens);
+  EXPECT_EQ(profile[Zone::kForward].calls, kNewTokens);
+  EXPECT_EQ(profile[Zone::kAttention].calls, layers * kNewTokens);
+  EXPECT_EQ(profile[Zone::kMatmul].calls, (4 * layers + 1) * kNewTokens);
+  EXPECT_EQ(profile[Zone::kMoeRouting].calls, 0);
+  EXPECT_GT(profile[Zone::kMatmul].nanoseconds, 0);
+  EXPECT_LE(profile[Zone::kMatmul].nanoseconds + profile[Zone::kAttention].nanoseconds,
+            profile[Zone::kForward].nanoseconds)
+      << "matmul and attention are disjoint children of forward";
+  EXPECT_LE(profile[Zone::kForward].nanoseconds, profile.wall_nanoseconds);
+}
+
+// One token per call through mixture-of-experts layers: one routing zone per layer, whose router product counts
+// as a matmul, then gate_up and down for each of the top-k experts the token went to, and for each shared expert.
+TEST(TransformerProfile, MoeRoutesOncePerLayerAndRunsTheTopKExpertsOfTheToken) {
+  ModelConfig config = testing::test_config("minimind3-moe");
+  config.hidden_size = 128;  // shrunk as above: the counts depend on the layout, not the widths
+  config.num_q_heads = 4;
+  config.num_kv_heads = 2;
+  config.head_dim = 32;
+  config.moe_intermediate_size = 64;
+  const Model model(config, random_weights(config, 3));
+  constexpr int kSteps = 2;
+  const ProfileSnapshot profile = profile_greedy_run(model, 1, {7}, kSteps);
+  EXPECT_EQ(profile[Zone::kMoeRouting].calls, config.num_layers * kSteps);
+  const int per_layer = 3 + 2 * config.num_experts_per_token + 2 * config.num_shared_experts;  // qkv, o_proj, router
+  EXPECT_EQ(profile[Zone::kMatmul].calls, (config.num_layers * per_layer + 1) * kSteps);
+  EXPECT_LE(profile[Zone::kMoeRouting].nanoseconds, profile[Zone::kForward].nanoseconds);
 }
 
 // Tied embeddings: the logit of token t at position 0 is the final-normed embedding of the input dotted with

@@ -7,6 +7,7 @@
 #include <limits>
 #include <type_traits>
 
+#include "core/assert.h"
 #include "ops/count_dispatch.h"
 #include "ops/lane_sum.h"
 #include "ops/weight_type.h"
@@ -248,16 +249,34 @@ HWY_AFTER_NAMESPACE();
 
 #if HWY_ONCE
 namespace minigen {
+namespace {
+
+// What both kernels read without checking: a block for every key, the kv head inside the layout, a whole group.
+void assert_attention_shape(const AttentionGroup& group, std::span<const std::byte* const> blocks, int num_keys,
+                            const KvBlockLayout& layout) {
+  MINIGEN_ASSERT(num_keys >= 1, "attend: a query sees its own key at least, got ", num_keys, " keys");
+  const std::size_t blocks_needed = (num_keys + KvBlockLayout::kBlockTokens - 1) / KvBlockLayout::kBlockTokens;
+  MINIGEN_ASSERT(blocks.size() >= blocks_needed, "attend: ", num_keys, " keys need ", blocks_needed, " blocks, got ",
+                 blocks.size());
+  MINIGEN_ASSERT(0 <= group.kv_head && group.kv_head < layout.kv_heads, "attend: kv head ", group.kv_head, " of ",
+                 layout.kv_heads);
+  MINIGEN_ASSERT(group.group_size >= 1 && group.queries != nullptr && group.out != nullptr, "attend: a group of ",
+                 group.group_size, " query heads");
+}
+
+}  // namespace
 
 HWY_EXPORT(attend_group);
 
 void attend(const AttentionGroup& group, std::span<const std::byte* const> blocks, int num_keys,
             const KvBlockLayout& layout, float* scores) {
+  assert_attention_shape(group, blocks, num_keys, layout);
   HWY_DYNAMIC_DISPATCH(attend_group)(group, blocks.data(), num_keys, layout, scores);
 }
 
 void attend_reference(const AttentionGroup& group, std::span<const std::byte* const> blocks, int num_keys,
                       const KvBlockLayout& layout, float* scores) {
+  assert_attention_shape(group, blocks, num_keys, layout);
   const bool int8 = layout.dtype == KvDType::kInt8;
   constexpr int kBlock = KvBlockLayout::kBlockTokens;
   const int head_dim = layout.head_dim;

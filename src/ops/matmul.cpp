@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <cstring>
 
+#include "core/assert.h"
+#include "core/profiler.h"
 #include "ops/count_dispatch.h"
 #include "ops/matmul_quantized.h"
 
@@ -102,6 +104,9 @@ void tile_rows(int rows, const float* x, int in_features, const Weight* panels, 
 template <typename Weight>
 void panel_range(float* out, const float* x, int rows, int in_features, int out_features, const Weight* weights,
                  int panel_begin, int panel_end, MatmulOutput mode) {
+  MINIGEN_ASSERT(0 <= panel_begin && panel_begin <= panel_end &&
+                     (panel_end - 1) * PackedMatrix::kPanelWidth < std::max(out_features, 1),
+                 "matmul: panels [", panel_begin, ", ", panel_end, ") of a matrix with ", out_features, " outputs");
   const std::size_t panel_stride = static_cast<std::size_t>(in_features) * PackedMatrix::kPanelWidth;
   for (int row_block = 0; row_block < rows; row_block += kRowBlock) {
     const int block_end = std::min(rows, row_block + kRowBlock);
@@ -145,6 +150,13 @@ HWY_EXPORT(matmul_panels_bf16);
 
 void matmul(float* out, const float* x, const PackedMatrix& weight, int rows, ThreadPool& pool, MatmulOutput mode) {
   if (rows <= 0 || weight.empty()) return;
+  ProfileZone zone(Zone::kMatmul);
+  // Every output element is stored while x is still read, so an output that overlaps the input would feed
+  // finished sums back into later chains.
+  MINIGEN_ASSERT(out != x, "matmul: the output must not be the input");
+  MINIGEN_ASSERT(weight.in_features() > 0, "matmul: a ", weight.out_features(), "-output matrix has no inputs");
+  MINIGEN_ASSERT(weight.panels() == (weight.out_features() + PackedMatrix::kPanelWidth - 1) / PackedMatrix::kPanelWidth,
+                 "matmul: ", weight.panels(), " panels for ", weight.out_features(), " output features");
   if (is_block_quantized(weight.type())) {
     matmul_quantized(out, x, weight, rows, pool, mode);
     return;
@@ -166,6 +178,8 @@ void matmul(float* out, const float* x, const PackedMatrix& weight, int rows, Th
 
 void matmul_reference(float* out, const float* x, const float* weight, int rows, int in_features, int out_features,
                       MatmulOutput mode) {
+  MINIGEN_ASSERT(rows >= 0 && in_features >= 0 && out_features >= 0, "matmul_reference: shape ", rows, "×", in_features,
+                 " · ", out_features, "×", in_features, "ᵀ");
   for (int r = 0; r < rows; ++r) {
     const float* x_row = x + static_cast<std::size_t>(r) * in_features;
     for (int o = 0; o < out_features; ++o) {

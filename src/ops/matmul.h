@@ -6,15 +6,11 @@
 // — never split, never reordered. The SIMD kernel runs 16 (or 64) such chains side by side, one per output
 // feature, which is why it matches the scalar reference bit for bit, and why a row's result cannot depend on how
 // many rows share the call, how they are tiled, or how many threads split the output features.
+#include "ops/matmul_output.h"
 #include "ops/packed_matrix.h"
 #include "ops/thread_pool.h"
 
 namespace minigen {
-
-enum class MatmulOutput {
-  kStore,  // out[r][o] = acc
-  kAddTo,  // out[r][o] = out[r][o] + acc   (the residual connection h = h + f(h), fused)
-};
 
 // x: [rows][in_features], row-major with row stride in_features; out: [rows][out_features].
 void matmul(float* out, const float* x, const PackedMatrix& weight, int rows, ThreadPool& pool,

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include "core/assert.h"
 #include "ops/block_quant.h"
 #include "ops/count_dispatch.h"
 
@@ -285,6 +286,9 @@ void matmul_quantized(float* out, const float* x, const PackedMatrix& weight, in
   thread_local QuantizedRows scratch;
   QuantizedRows& xq = scratch;
   quantize_activations(xq, x, rows, weight.in_features(), weight.type(), pool);
+  // The kernels walk the weight's blocks with the activations' blocks: both cut in_features into blocks of 32.
+  MINIGEN_ASSERT(xq.rows == rows && xq.blocks == weight.blocks(), "matmul_quantized: ", xq.rows, " rows of ", xq.blocks,
+                 " blocks against ", rows, " rows and a weight of ", weight.blocks(), " blocks");
   pool.parallel_for(weight.panels(), [&](int64_t begin, int64_t end) {
     HWY_DYNAMIC_DISPATCH(matmul_panels_quantized)
     (out, xq, weight, static_cast<int>(begin), static_cast<int>(end), mode);

@@ -7,7 +7,9 @@
 //   acc  = fma(float(isum), d_w[o][b] · d_x[r][b], acc)       one fma chain over b = 0, 1, …
 // float(isum) rounds to nearest-even once |isum| passes 2²⁴ (int16 codes), the same rounding everywhere. A row's
 // codes and scales depend on that row alone, so the result is the same alone or in a batch, on any thread count.
-#include "ops/matmul.h"
+#include "ops/matmul_output.h"
+#include "ops/packed_matrix.h"
+#include "ops/thread_pool.h"
 
 namespace minigen {
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "ops/block_quant.h"
+#include "ops/matmul.h"
 #include "ops/ops_test_util.h"
 
 namespace minigen {

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/error.h"
+#include "core/profiler.h"
 #include "sampling/counter_rng.h"
 #include "sampling/token_choice.h"
 
@@ -56,6 +57,7 @@ std::vector<uint8_t> SamplerChain::kept_mask(std::span<const float> logits, cons
 }
 
 SampledToken SamplerChain::sample(std::span<float> logits, const SamplingContext& context) const {
+  ProfileZone zone(Zone::kSampling);
   filter(logits, context);
   SampledToken result;
   for (const float logit : logits) result.kept_count += is_removed(logit) ? 0 : 1;

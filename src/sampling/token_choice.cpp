@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "core/assert.h"
 #include "core/error.h"
 #include "sampling/probabilities.h"
 
@@ -49,7 +50,9 @@ int draw_from_softmax(std::span<const float> logits, double uniform) {
     last_possible_id = survivor_ids[index];
     if (cumulative > target) return last_possible_id;
   }
-  // Reached only when uniform · total rounds up to the total itself (uniform a hair below 1).
+  // Reached only when uniform · total rounds up to the total itself (uniform a hair below 1). The most likely
+  // survivor has probability e⁰ / total > 0, so some id was possible.
+  MINIGEN_ASSERT(last_possible_id >= 0, "draw: ", probabilities.size(), " candidates, none with a probability");
   return last_possible_id;
 }
 

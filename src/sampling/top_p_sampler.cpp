@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "core/assert.h"
 #include "core/error.h"
 #include "core/format.h"
 #include "sampling/descending_sort.h"
@@ -118,6 +119,10 @@ void TopPSampler::apply(std::span<float> logits, const SamplingContext& /*contex
   softmax_probabilities(descending_logits, descending_probabilities);
 
   const int kept_count = top_p_kept_count(descending_probabilities, top_p_, rule_);
+  // Every rule keeps the most likely candidate: a row that had one never leaves this sampler empty.
+  MINIGEN_ASSERT(
+      descending_logits.empty() || (kept_count >= 1 && static_cast<size_t>(kept_count) <= descending_logits.size()),
+      "top-p kept ", kept_count, " of ", descending_logits.size(), " candidates");
   if (static_cast<size_t>(kept_count) == descending_logits.size()) return;
   keep_first_in_order(logits, descending_logits, static_cast<size_t>(kept_count));
 }

@@ -3,12 +3,15 @@
 // the bodies of /health and of every /metrics line.
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
+#include <thread>
 
+#include "core/profiler.h"
 #include "generate/generate.h"
 #include "http/raw_client_test_util.h"
 #include "serve/live_server_test_util.h"
@@ -160,6 +163,64 @@ TEST(ApiFields, EveryMetricsLineAfterOneCompletion) {
   EXPECT_EQ(values["minigen_prefill_tokens_total"], 4);  // bos + "In the beginning"
   EXPECT_EQ(values["minigen_http_requests_total"], 2);   // the completion and this GET
   EXPECT_GT(values["process_resident_memory_bytes"], 1e6);
+}
+
+// The per-zone samples of one /metrics body: zone → value, for the calls and the seconds counters.
+struct ZoneSamples {
+  std::map<std::string, double> calls, seconds;
+};
+
+ZoneSamples zone_samples(const std::string& metrics) {
+  ZoneSamples samples;
+  std::istringstream lines(metrics);
+  for (std::string line; std::getline(lines, line);) {
+    for (auto [prefix, values] : {std::pair{"minigen_profile_calls_total{zone=\"", &samples.calls},
+                                  std::pair{"minigen_profile_seconds_total{zone=\"", &samples.seconds}}) {
+      if (!line.starts_with(prefix)) continue;
+      const std::size_t end = line.find("\"} ");
+      EXPECT_NE(end, std::string::npos) << line;
+      if (end == std::string::npos) continue;
+      (*values)[line.substr(std::string(prefix).size(), end - std::string(prefix).size())] =
+          std::stod(line.substr(end + 3));
+    }
+  }
+  return samples;
+}
+
+// `minigen serve --profile`: /metrics adds one labelled sample per zone of two counters, and after one 8-token
+// completion they count what ran — a forward zone per scheduler step, a sampling and a detokenise zone per token,
+// the HTTP writes of the answer.
+TEST(ApiFields, AProfiledServerExportsEveryZoneInMetrics) {
+  set_profiling(true);
+  LiveServer server;
+  post(server, "/v1/completions", {{"prompt", kPrompt}, {"ignore_eos", true}, {"max_tokens", 8}}, 200);
+  server.settled();
+  // The worker records its write once send() returns, which can be just after the client has read the answer:
+  // ask again (for up to a minute) until that write is counted.
+  std::string body;
+  ZoneSamples samples;
+  for (int attempt = 0; attempt < 6000 && samples.calls["http_write"] < 1; ++attempt) {
+    if (attempt > 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    auto metrics = server.client().Get("/metrics");
+    ASSERT_TRUE(metrics);
+    body = metrics->body;
+    samples = zone_samples(body);
+  }
+  set_profiling(false);
+  EXPECT_NE(body.find("# TYPE minigen_profile_seconds_total counter\n"), std::string::npos);
+  EXPECT_NE(body.find("# TYPE minigen_profile_calls_total counter\n"), std::string::npos);
+  std::map<std::string, double>& calls = samples.calls;
+  EXPECT_EQ(calls.size(), static_cast<std::size_t>(kZoneCount));
+  EXPECT_EQ(samples.seconds.size(), static_cast<std::size_t>(kZoneCount));
+  const EngineStatus status = server.stack.engine().status();
+  EXPECT_EQ(calls["forward"], static_cast<double>(status.counters.steps));
+  EXPECT_EQ(calls["attention"], 4 * calls["forward"]);  // minigen-tiny-sft has 4 layers
+  EXPECT_EQ(calls["sampling"], 8);
+  EXPECT_EQ(calls["detokenise"], 8);
+  EXPECT_GE(calls["http_write"], 1);
+  EXPECT_EQ(calls["moe_routing"], 0);
+  EXPECT_GT(samples.seconds["matmul"], 0);
+  EXPECT_LE(samples.seconds["matmul"], samples.seconds["forward"]);
 }
 
 // A server whose pool holds int8 K and V: a block is 8,192 bytes of elements + 1,024 of scales, so 910 of them fit

@@ -4,10 +4,12 @@
 #include <atomic>
 #include <cctype>
 #include <chrono>
+#include <optional>
 
 #include "core/ascii.h"
 #include "core/error.h"
 #include "core/json_text.h"
+#include "core/profiler.h"
 #include "serve/loopback_host.h"
 #include "serve/metrics.h"
 #include "serve/web_page.h"
@@ -161,7 +163,8 @@ http::Routed ApiServer::route(const http::Request& request) {
     if (path == "/metrics") {
       http::Response metrics;
       metrics.set("Content-Type", "text/plain; version=0.0.4");
-      metrics.body = metrics_text(engine_.status(), http_.stats());
+      metrics.body = metrics_text(engine_.status(), http_.stats(),
+                                  profiling_enabled() ? std::optional(profile_snapshot()) : std::nullopt);
       return metrics;
     }
     if (path == "/v1/models") {

@@ -8,7 +8,8 @@
 
 namespace minigen {
 
-std::string metrics_text(const EngineStatus& status, const http::ServerStats& http) {
+std::string metrics_text(const EngineStatus& status, const http::ServerStats& http,
+                         const std::optional<ProfileSnapshot>& profile) {
   std::ostringstream out;
   out << std::setprecision(17);  // counters beyond a million must not turn into 1.23457e+06
   auto metric = [&](const char* name, const char* type, const char* help, double value) {
@@ -64,6 +65,21 @@ std::string metrics_text(const EngineStatus& status, const http::ServerStats& ht
   metric("minigen_http_workers_busy", "gauge", "Requests being served on worker threads.", count(http.workers_busy));
   metric("process_resident_memory_bytes", "gauge", "Resident memory of the server process.",
          static_cast<double>(resident_memory_bytes()));
+  if (profile) {
+    // One family per quantity, one sample per zone (labelled), every zone listed so a dashboard sees zeros too.
+    auto zone_family = [&](const char* name, const char* help, auto value_of) {
+      out << "# HELP " << name << ' ' << help << "\n# TYPE " << name << " counter\n";
+      for (int z = 0; z < kZoneCount; ++z) {
+        const Zone zone = static_cast<Zone>(z);
+        out << name << "{zone=\"" << zone_name(zone) << "\"} " << value_of((*profile)[zone]) << '\n';
+      }
+    };
+    zone_family("minigen_profile_seconds_total",
+                "Inclusive time spent in each profiler zone, summed over threads (serve --profile).",
+                [](const ZoneTotals& totals) { return static_cast<double>(totals.nanoseconds) / 1e9; });
+    zone_family("minigen_profile_calls_total", "Times each profiler zone was entered (serve --profile).",
+                [](const ZoneTotals& totals) { return totals.calls; });
+  }
   return out.str();
 }
 

@@ -1,5 +1,6 @@
 #include "tokenizer/stream_decoder.h"
 
+#include "core/profiler.h"
 #include "tokenizer/utf8.h"
 
 namespace minigen {
@@ -8,6 +9,7 @@ StreamDecoder::StreamDecoder(const Tokenizer& tokenizer, bool skip_special_token
     : tokenizer_(&tokenizer), skip_special_tokens_(skip_special_tokens) {}
 
 std::string StreamDecoder::push(int id) {
+  ProfileZone zone(Zone::kDetokenise);
   if (skip_special_tokens_ && tokenizer_->is_special(id)) return {};
   pending_ += tokenizer_->token_bytes(id);
   return take_complete_text(false);
