@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "core/assert.h"
 #include "core/error.h"
 #include "generate/sequence_check.h"
 
@@ -51,7 +52,7 @@ ScheduledSequence& Scheduler::running_sequence(uint64_t id) {
 
 void Scheduler::preempt(uint64_t id, SchedulePlan& plan) {
   auto found = running_.find(id);
-  if (found == running_.end()) throw Error("internal: preempting sequence " + std::to_string(id) + ", not running");
+  MINIGEN_ASSERT(found != running_.end(), "preempting sequence ", id, ", which is not running");
   std::unique_ptr<ScheduledSequence> sequence = std::move(found->second);
   running_.erase(found);
   sequence->kv->release();        // recomputed later from its tokens: prompt + what it generated so far
@@ -67,11 +68,14 @@ void Scheduler::preempt(uint64_t id, SchedulePlan& plan) {
 bool Scheduler::make_room(ScheduledSequence& sequence, int count, SchedulePlan& plan) {
   const int needed = sequence.kv->blocks_needed(count);
   while (pool_.available_blocks() < needed) {
+    // `sequence` is running, so there is a newest one to preempt until it is `sequence` itself.
+    MINIGEN_ASSERT(!running_.empty(), "the pool is short but no sequence runs");
     const uint64_t newest = running_.rbegin()->first;
     preempt(newest, plan);
     if (newest == sequence.id) return false;
   }
   sequence.kv->reserve_for(count);
+  MINIGEN_ASSERT(sequence.kv->blocks_needed(count) == 0, "sequence ", sequence.id, " fed without blocks");
   return true;
 }
 
