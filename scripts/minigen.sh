@@ -3,7 +3,7 @@
 #   bash scripts/minigen.sh run    install what is missing, build, answer one question with the shipped chat model and
 #                                  run `minigen lab` (the course module's experiment) into lab-report/
 #   bash scripts/minigen.sh test   install what is missing, build, run the whole test suite through ctest
-# Environment: BUILD_DIR (default build), JOBS (default: cores), MINIGEN_SANITIZE=1 for an ASan+UBSan build,
+# Environment: BUILD_DIR (default build), JOBS (default: cores), MINIGEN_SANITIZE=1 for the Debug build with ASan+UBSan,
 # CTEST_EXCLUDE (a ctest -E regex) or CTEST_EXCLUDE_LABEL (a ctest -LE label, e.g. heavy) to leave tests out, LAB_FLAGS (e.g. --quick) for the run's lab.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -22,9 +22,12 @@ install_missing build-essential cmake ninja-build pkg-config libgtest-dev libgmo
 
 build_dir="${BUILD_DIR:-build}"
 jobs="${JOBS:-$(nproc)}"
-cmake_flags=(-S . -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE=Release)
+cmake_flags=(-S . -B "$build_dir" -G Ninja)
 if [[ "${MINIGEN_SANITIZE:-0}" == 1 ]]; then
-  cmake_flags+=(-DMINIGEN_SANITIZE=ON)
+  # Debug: no NDEBUG, so the assertions are checked too (CMakeLists.txt keeps it at -O1 with line tables).
+  cmake_flags+=(-DCMAKE_BUILD_TYPE=Debug -DMINIGEN_SANITIZE=ON)
+else
+  cmake_flags+=(-DCMAKE_BUILD_TYPE=Release)
 fi
 cmake "${cmake_flags[@]}" >/dev/null
 cmake --build "$build_dir" -j "$jobs"
