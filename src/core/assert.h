@@ -1,7 +1,7 @@
 #pragma once
 // MINIGEN_ASSERT(condition, message…): an invariant the code relies on, checked in builds without NDEBUG (the Debug
-// build, whose suite CI runs) and compiled away where NDEBUG is set (Release, and the sanitizer and fuzz builds,
-// which build as Release and RelWithDebInfo), so that it costs nothing there.
+// build, which is also the sanitizer build whose suite CI runs) and compiled away where NDEBUG is set (Release, and
+// the fuzz build, RelWithDebInfo), so that it costs nothing there.
 //
 // A broken invariant is a bug in minigen, not bad input: it prints where it failed, the condition and the message
 // (each further argument streamed after the other) to stderr, and aborts. Input a user can get wrong keeps its
