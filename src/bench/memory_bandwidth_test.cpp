@@ -4,6 +4,8 @@
 
 #include <vector>
 
+#include "ops/simd_targets_test_util.h"
+
 namespace minigen::bench {
 namespace {
 
@@ -42,6 +44,12 @@ TEST(BenchBandwidth, MeasurementSumsTheWholeBufferAndReportsAPositiveRate) {
 }
 
 TEST(BenchBandwidth, NamesTheDispatchedSimdTarget) { EXPECT_FALSE(simd_target_name().empty()); }
+
+// The per-target SIMD tests (ops/simd_targets_test_util.h) rest on this: forcing a target really changes which
+// compiled variant a dispatched call runs, even after an earlier call chose the CPU's best.
+class DispatchedTarget : public testing::EverySimdTarget {};
+TEST_P(DispatchedTarget, IsTheForcedOne) { EXPECT_EQ(simd_target_name(), hwy::TargetName(GetParam())); }
+MINIGEN_FOR_EVERY_SIMD_TARGET(DispatchedTarget);
 
 }  // namespace
 }  // namespace minigen::bench

@@ -19,6 +19,7 @@
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
 #include "hwy/contrib/math/math-inl.h"
+#include "ops/fused_mul_add-inl.h"
 // clang-format on
 
 HWY_BEFORE_NAMESPACE();
@@ -82,7 +83,7 @@ void score_chains(const float* const* queries, float* const* head_scores, const 
     for (int h = 0; h < kHeads; ++h) {
       const V q = hn::Set(d, queries[h][dim]);
       for (int b = 0; b < kBlocks; ++b) {
-        for (int v = 0; v < kVectorsPerBlock; ++v) acc[h][b][v] = hn::MulAdd(q, keys[b][v], acc[h][b][v]);
+        for (int v = 0; v < kVectorsPerBlock; ++v) acc[h][b][v] = fused_mul_add(q, keys[b][v], acc[h][b][v]);
       }
     }
   }
@@ -167,7 +168,7 @@ void value_chains(const ValueChains& chunk, const std::byte* const* blocks, int 
         layout.value_row<T>(blocks[j / KvBlockLayout::kBlockTokens], j % KvBlockLayout::kBlockTokens, kv_head);
     for (int c = 0; c < kCount; ++c) {
       acc[c] =
-          hn::MulAdd(hn::Set(d, chunk.probabilities[c][j]), load_widened(value_row + chunk.value_offset[c]), acc[c]);
+          fused_mul_add(hn::Set(d, chunk.probabilities[c][j]), load_widened(value_row + chunk.value_offset[c]), acc[c]);
     }
   }
   for (int c = 0; c < kCount; ++c) hn::StoreU(acc[c], d, chunk.out[c]);

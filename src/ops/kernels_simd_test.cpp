@@ -12,6 +12,7 @@
 #include "ops/ops_test_util.h"
 #include "ops/rmsnorm.h"
 #include "ops/rope.h"
+#include "ops/simd_targets_test_util.h"
 #include "ops/weight_type.h"
 
 namespace minigen {
@@ -20,12 +21,17 @@ namespace {
 using testing::bitwise_equal;
 using testing::pseudo_random_vector;
 
+class RmsNormSimd : public testing::EverySimdTarget {};
+class SiluMulSimd : public testing::EverySimdTarget {};
+class RopeSimd : public testing::EverySimdTarget {};
+class AttentionSimd : public testing::EverySimdTarget {};
+
 // |a − b| within `ulps` units in the last place of b.
 bool within_ulps(float a, float b, int ulps) {
   return std::fabs(a - b) <= ulps * std::fabs(std::nextafter(b, INFINITY) - b);
 }
 
-TEST(RmsNormSimd, MatchesScalarReferenceBitForBit) {
+TEST_P(RmsNormSimd, MatchesScalarReferenceBitForBit) {
   for (int n : {1, 2, 15, 16, 17, 32, 100, 256, 768, 1000}) {
     const auto x = pseudo_random_vector(n, 11);
     const auto weight = pseudo_random_vector(n, 12);
@@ -36,7 +42,7 @@ TEST(RmsNormSimd, MatchesScalarReferenceBitForBit) {
   }
 }
 
-TEST(SiluMulSimd, WithinOneUlpOfStdExpAndIndependentOfPosition) {
+TEST_P(SiluMulSimd, WithinOneUlpOfStdExpAndIndependentOfPosition) {
   const int n = 203;  // ragged: the masked tail goes through the same vector code
   auto gate = pseudo_random_vector(n, 13);
   for (float& g : gate) g *= 12.0f;
@@ -55,7 +61,7 @@ TEST(SiluMulSimd, WithinOneUlpOfStdExpAndIndependentOfPosition) {
   }
 }
 
-TEST(RopeSimd, MatchesScalarFormulaBitForBit) {
+TEST_P(RopeSimd, MatchesScalarFormulaBitForBit) {
   for (int head_dim : {4, 32, 64, 96, 128}) {
     RopeTable rope(head_dim, 64, 10000.0, std::nullopt);
     RopeTable unit(head_dim, 64, 10000.0, std::nullopt);
@@ -125,7 +131,7 @@ struct CacheBlocks {
   std::vector<const std::byte*> pointers;
 };
 
-TEST(AttentionSimd, MatchesScalarReferenceAndIgnoresSlotsPastTheEnd) {
+TEST_P(AttentionSimd, MatchesScalarReferenceAndIgnoresSlotsPastTheEnd) {
   for (const KvDType dtype : kAllKvDTypes) {
     for (const KvBlockLayout layout : {KvBlockLayout{2, 32, dtype}, KvBlockLayout{1, 8, dtype},
                                        KvBlockLayout{2, 96, dtype}, KvBlockLayout{1, 20, dtype}}) {
@@ -152,7 +158,7 @@ TEST(AttentionSimd, MatchesScalarReferenceAndIgnoresSlotsPastTheEnd) {
 
 // Widening a bf16 or f16 element to fp32 is exact, so attention over such a cache is, bit for bit, attention over
 // an f32 cache that holds the rounded values: the narrow types change what is stored, never how it is summed.
-TEST(AttentionSimd, NarrowFloatCacheGivesTheBitsOfAnF32CacheOfTheRoundedValues) {
+TEST_P(AttentionSimd, NarrowFloatCacheGivesTheBitsOfAnF32CacheOfTheRoundedValues) {
   const std::pair<KvDType, float (*)(float)> cases[] = {
       {KvDType::kBF16, [](float x) { return bf16_to_float(float_to_bf16(x)); }},
       {KvDType::kF16, [](float x) { return f16_to_float(float_to_f16(x)); }}};
@@ -179,7 +185,7 @@ TEST(AttentionSimd, NarrowFloatCacheGivesTheBitsOfAnF32CacheOfTheRoundedValues) 
 }
 
 // int8 against the f32 cache it quantizes: the error of a 127-level grid per row, small next to the values.
-TEST(AttentionSimd, Int8CacheStaysCloseToF32) {
+TEST_P(AttentionSimd, Int8CacheStaysCloseToF32) {
   const KvBlockLayout int8{2, 32, KvDType::kInt8};
   const KvBlockLayout f32{2, 32, KvDType::kF32};
   const CacheBlocks quantized(int8, 100, 51);
@@ -193,7 +199,7 @@ TEST(AttentionSimd, Int8CacheStaysCloseToF32) {
 
 // A query head's output is the same bits whether it is attended alone or with the other heads of its group,
 // and whether later positions exist in the cache or not (prefill vs decode).
-TEST(AttentionSimd, HeadResultIndependentOfGroupAndOfLaterPositions) {
+TEST_P(AttentionSimd, HeadResultIndependentOfGroupAndOfLaterPositions) {
   for (const KvDType dtype : kAllKvDTypes) {
     const KvBlockLayout layout{2, 32, dtype};
     const int group_size = 4;
@@ -212,6 +218,11 @@ TEST(AttentionSimd, HeadResultIndependentOfGroupAndOfLaterPositions) {
     }
   }
 }
+
+MINIGEN_FOR_EVERY_SIMD_TARGET(RmsNormSimd);
+MINIGEN_FOR_EVERY_SIMD_TARGET(SiluMulSimd);
+MINIGEN_FOR_EVERY_SIMD_TARGET(RopeSimd);
+MINIGEN_FOR_EVERY_SIMD_TARGET(AttentionSimd);
 
 }  // namespace
 }  // namespace minigen

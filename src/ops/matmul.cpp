@@ -18,6 +18,7 @@
 #define HWY_TARGET_INCLUDE "ops/matmul.cpp"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep — re-includes this file once per SIMD target
 #include "hwy/highway.h"
+#include "ops/fused_mul_add-inl.h"
 // clang-format on
 
 HWY_BEFORE_NAMESPACE();
@@ -70,7 +71,7 @@ HWY_NOINLINE void tile(const float* x, int in_features, const Weight* panels, st
     }
     for (int r = 0; r < kRows; ++r) {
       const V xk = hn::Set(d, x[static_cast<std::size_t>(r) * in_features + k]);
-      for (int v = 0; v < kPanels * kVectorsPerPanel; ++v) acc[r][v] = hn::MulAdd(xk, w[v], acc[r][v]);
+      for (int v = 0; v < kPanels * kVectorsPerPanel; ++v) acc[r][v] = fused_mul_add(xk, w[v], acc[r][v]);
     }
   }
   for (int r = 0; r < kRows; ++r) {

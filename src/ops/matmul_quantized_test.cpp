@@ -9,6 +9,7 @@
 #include "ops/block_quant.h"
 #include "ops/matmul.h"
 #include "ops/ops_test_util.h"
+#include "ops/simd_targets_test_util.h"
 
 namespace minigen {
 namespace {
@@ -100,9 +101,11 @@ struct Shape {
   int rows, in, out;
 };
 
-// The kernel this CPU dispatches to against the scalar reference, bit for bit: every row tile (1–4 and beyond),
-// ragged panels, in_features that are not a multiple of 32, both output modes.
-TEST(MatmulQuantized, SimdMatchesScalarReferenceBitForBit) {
+class MatmulQuantizedSimd : public testing::EverySimdTarget {};
+
+// The kernel, in every target this CPU runs, against the scalar reference, bit for bit: every row tile (1–4 and
+// beyond), ragged panels, in_features that are not a multiple of 32, both output modes.
+TEST_P(MatmulQuantizedSimd, MatchesScalarReferenceBitForBit) {
   ThreadPool pool(2);
   for (const Shape shape : {Shape{1, 1, 1}, Shape{1, 32, 16}, Shape{2, 33, 17}, Shape{3, 64, 40}, Shape{4, 100, 48},
                             Shape{5, 259, 67}, Shape{9, 768, 32}, Shape{37, 96, 33}}) {
@@ -124,7 +127,7 @@ TEST(MatmulQuantized, SimdMatchesScalarReferenceBitForBit) {
 
 // The vectorized activation quantization against the scalar one: ties (x / d = k + ½ round to even) and a NaN
 // (the scalar max skips it and its code is 0) give the same codes, so the same bits.
-TEST(MatmulQuantized, ActivationTiesAndNanQuantizeAsTheScalarLoopDoes) {
+TEST_P(MatmulQuantizedSimd, ActivationTiesAndNanQuantizeAsTheScalarLoopDoes) {
   ThreadPool pool(1);
   const int in = 96;
   const auto weight = pseudo_random_vector(static_cast<std::size_t>(16) * in, 21);
@@ -187,6 +190,8 @@ TEST(MatmulQuantized, ApproximatesTheFp32Product) {
   EXPECT_LT(std::sqrt(error4 / norm), 0.12);
   EXPECT_GT(std::sqrt(error4 / norm), std::sqrt(error8 / norm));
 }
+
+MINIGEN_FOR_EVERY_SIMD_TARGET(MatmulQuantizedSimd);
 
 }  // namespace
 }  // namespace minigen

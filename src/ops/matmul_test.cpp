@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "ops/ops_test_util.h"
+#include "ops/simd_targets_test_util.h"
 
 namespace minigen {
 namespace {
@@ -47,9 +48,11 @@ struct Shape {
   int rows, in, out;
 };
 
-// The SIMD kernel (whatever target this CPU dispatches to) against the scalar reference, bit for bit, over shapes
+class MatmulSimd : public testing::EverySimdTarget {};
+
+// The SIMD kernel, in every target this CPU runs, against the scalar reference, bit for bit, over shapes
 // that exercise every row tile (1–6 and beyond), ragged panels and the bf16 path.
-TEST(Matmul, SimdMatchesScalarReferenceBitForBit) {
+TEST_P(MatmulSimd, MatchesScalarReferenceBitForBit) {
   ThreadPool pool(2);
   for (const Shape shape : {Shape{1, 1, 1}, Shape{1, 7, 15}, Shape{2, 16, 16}, Shape{3, 33, 17}, Shape{5, 259, 67},
                             Shape{6, 64, 130}, Shape{7, 256, 64}, Shape{13, 100, 200}, Shape{50, 96, 48}}) {
@@ -74,7 +77,7 @@ TEST(Matmul, SimdMatchesScalarReferenceBitForBit) {
 
 // The design rule: a row's result does not depend on how many rows share the call, nor on the thread count — in
 // every weight type. 400 panels, so the pool really splits them between threads.
-TEST(Matmul, RowResultIndependentOfBatchSizeAndThreads) {
+TEST_P(MatmulSimd, RowResultIndependentOfBatchSizeAndThreads) {
   const int in = 259, out_features = 6400, rows = 9;
   const auto x = pseudo_random_vector(static_cast<std::size_t>(rows) * in, 3);
   const auto weight = pseudo_random_vector(static_cast<std::size_t>(out_features) * in, 4);
@@ -132,6 +135,8 @@ TEST(WeightType, Bf16RoundsToNearestEven) {
   PackedMatrix packed(std::vector<float>(16 * 8, 0.5f).data(), 16, 8, WeightType::kBF16);
   EXPECT_EQ(packed.bytes(), 16u * 8 * 2);
 }
+
+MINIGEN_FOR_EVERY_SIMD_TARGET(MatmulSimd);
 
 }  // namespace
 }  // namespace minigen

@@ -10,6 +10,7 @@
 #define HWY_TARGET_INCLUDE "ops/rmsnorm.cpp"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
+#include "ops/fused_mul_add-inl.h"
 // clang-format on
 
 HWY_BEFORE_NAMESPACE();
@@ -32,7 +33,7 @@ void rmsnorm_simd(float* out, const float* x, const float* weight, int n, float 
       if (first >= n) break;
       const V xv = first + kLanes <= n ? hn::LoadU(d, x + first)
                                        : hn::MaskedLoad(hn::FirstN(d, static_cast<size_t>(n - first)), d, x + first);
-      acc[v] = hn::MulAdd(xv, xv, acc[v]);
+      acc[v] = fused_mul_add(xv, xv, acc[v]);
     }
   }
   HWY_ALIGN float lanes[kLanesInSum];
