@@ -252,6 +252,7 @@ PYBIND11_MODULE(minigen, module) {
   using namespace minigen;
   using namespace minigen::python;
   module.doc() = "minigen: MiniMind-family models in C++ (forward, KV cache, MiniMind's generate and its counters)";
+  module.attr("__version__") = MINIGEN_VERSION;  // the same as `minigen --version` (CMake's project version)
   py::register_exception<Error>(module, "Error");
 
   py::class_<Result> result(module, "GenerateResult",

@@ -70,3 +70,12 @@ def test_forward_past_the_context_is_refused_before_the_cache_is_sized(sft):
     assert cache.length == 2
     grown_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - peak_before
     assert grown_kib < 200 * 1024
+
+
+def test_version_is_the_programs():
+    import subprocess
+
+    from conftest import minigen_binary
+    done = subprocess.run([minigen_binary(), "--version"], capture_output=True, text=True, check=True)
+    assert done.stdout.strip() == "minigen " + minigen.__version__
+    assert minigen.__version__.count(".") == 2

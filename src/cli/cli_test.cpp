@@ -78,6 +78,14 @@ TEST_F(Cli, GreedyWithAndWithoutCacheGiveIdenticalTokensAnd246Versus13728Forward
   EXPECT_EQ(with_cache["settings"]["top_p_rule"], "minimind");
 }
 
+// --version prints CMake's project version alone on stdout and exits 0, without a command.
+TEST_F(Cli, VersionPrintsTheProjectVersion) {
+  const RunResult result = run("--version");
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  EXPECT_EQ(result.out, std::string("minigen ") + MINIGEN_VERSION + "\n");
+  EXPECT_EQ(result.err, "");
+}
+
 TEST_F(Cli, StreamsTextAndReportsCountersOnStderr) {
   const RunResult result = run("generate -m " + tiny_model().string() + " -p 'In the beginning' -n 5 --seed 3");
   ASSERT_EQ(result.exit_code, 0) << result.err;

@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 #include <filesystem>
 #include <iostream>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -18,6 +19,7 @@
 int main(int argc, char** argv) {
   CLI::App app{"minigen — exact, measured generation for MiniMind-family language models"};
   app.require_subcommand(1);
+  app.set_version_flag("--version", std::string("minigen ") + MINIGEN_VERSION);  // CMake's project version
   std::vector<std::pair<CLI::App*, minigen::cli::CommandAction>> commands;
   auto add = [&](minigen::cli::CommandAction (*add_command)(CLI::App&)) {
     const std::size_t before = app.get_subcommands({}).size();
@@ -41,7 +43,7 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {
-    return app.exit(e);  // --help: CLI11 prints the help text
+    return app.exit(e);  // --help or --version: CLI11 prints the text
   } catch (const CLI::ParseError& e) {
     std::cerr << "minigen: error: " << minigen::cli::parse_error_line(e, app) << "\n";
     return 1;
