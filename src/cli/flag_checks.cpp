@@ -8,6 +8,8 @@
 #include <optional>
 #include <sstream>
 
+#include "core/nearest_name.h"
+
 namespace minigen::cli {
 namespace {
 
@@ -53,6 +55,31 @@ std::optional<std::pair<std::string, std::string>> split_once(const std::string&
   return std::pair{text.substr(0, at), text.substr(at + separator.size())};
 }
 
+// The long and short flags `command` takes, spelled as typed ("--temperature", "-n").
+std::vector<std::string> flag_names(const CLI::App& command) {
+  std::vector<std::string> names = {"--help"};
+  for (const CLI::Option* option : command.get_options()) {
+    for (const std::string& name : option->get_lnames()) names.push_back("--" + name);
+    for (const std::string& name : option->get_snames()) names.push_back("-" + name);
+  }
+  return names;
+}
+
+// "; did you mean '--temperature'?" when a known name is near `typed`, else nothing.
+std::string suggestion(const std::string& typed, const std::vector<std::string>& names) {
+  const std::optional<std::string> nearest = nearest_name(typed, names);
+  return nearest ? "; did you mean '" + *nearest + "'?" : "";
+}
+
+// The first unknown flag in CLI11's list of unexpected arguments, without a "=value" ("--temprature=0").
+std::string first_flag(const std::string& arguments) {
+  std::istringstream words(arguments);
+  for (std::string word; words >> word;) {
+    if (word.size() > 1 && word[0] == '-') return word.substr(0, word.find('='));
+  }
+  return "";
+}
+
 std::string rewrite(const CLI::ParseError& error, const CLI::App& app) {
   const std::string message = error.what();
   if (dynamic_cast<const CLI::ExtrasError*>(&error) != nullptr) {
@@ -61,7 +88,9 @@ std::string rewrite(const CLI::ParseError& error, const CLI::App& app) {
          {"The following argument was not expected: ", "The following arguments were not expected: "}) {
       if (auto rest = after(message, prefix)) arguments = *rest;
     }
-    if (!arguments.empty() && arguments[0] == '-') return "unknown option " + arguments;
+    if (const std::string flag = first_flag(arguments); !flag.empty()) {
+      return "unknown option " + arguments + suggestion(flag, flag_names(current_command(app)));
+    }
     return "unexpected argument " + arguments;
   }
   if (dynamic_cast<const CLI::ConversionError*>(&error) != nullptr) {
@@ -90,6 +119,10 @@ std::string rewrite(const CLI::ParseError& error, const CLI::App& app) {
     }
     const std::vector<std::string> left = command.remaining();
     if (!left.empty() && !left.front().empty() && left.front()[0] != '-') {
+      std::vector<std::string> commands;
+      for (const CLI::App* subcommand : command.get_subcommands({})) commands.push_back(subcommand->get_name());
+      const std::optional<std::string> nearest = nearest_name(left.front(), commands);
+      if (nearest) return "unknown command '" + left.front() + "'; did you mean '" + *nearest + "'?";
       return "unknown command '" + left.front() + "'; the commands are " + names;
     }
     return "give a command: " + names;
