@@ -65,8 +65,9 @@ std::string resolve_error(const std::string& what) {
 TEST(ModelSettings, AnUnknownNameNamesTheShippedModelsOrTheNearestOne) {
   EXPECT_EQ(resolve_error("minigen-tiny-sfft"),
             "model not found: minigen-tiny-sfft (did you mean the shipped model 'minigen-tiny-sft'?)");
-  EXPECT_EQ(resolve_error("qwen"), "model not found: qwen (not a file or folder here, nor a shipped model: "
-                                   "minigen-tiny-base, minigen-tiny-sft)");
+  EXPECT_EQ(resolve_error("qwen"),
+            "model not found: qwen (not a file or folder here, nor a shipped model: "
+            "minigen-tiny-base, minigen-tiny-sft)");
   EXPECT_EQ(resolve_error("/nonexistent/minigen-tiny-sft"), "model not found: /nonexistent/minigen-tiny-sft");
 }
 

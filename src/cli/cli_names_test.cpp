@@ -20,8 +20,9 @@ fs::path scratch() { return fs::temp_directory_path() / ("minigen_cli_names_" + 
 RunResult run(const std::string& arguments) { return testing::run_minigen(arguments, scratch()); }
 
 TEST(CliNames, AMistypedCommandOrFlagNamesTheNearestOne) {
-  EXPECT_EQ(run("genrate -p hi").err, "minigen: error: unknown command 'genrate'; did you mean 'generate'? (see "
-                                      "`minigen --help`)\n");
+  EXPECT_EQ(run("genrate -p hi").err,
+            "minigen: error: unknown command 'genrate'; did you mean 'generate'? (see "
+            "`minigen --help`)\n");
   EXPECT_EQ(run("generate -p hi --temprature 0.5").err,
             "minigen: error: unknown option --temprature 0.5; did you mean '--temperature'? (see `minigen generate "
             "--help`)\n");
@@ -75,8 +76,9 @@ TEST(CliNames, ShippedModelsByNameFromAnyFolder) {
   ASSERT_EQ(info.exit_code, 0) << info.err;
   EXPECT_NE(info.out.find("minigen-tiny-base"), std::string::npos) << info.out;
   ASSERT_EQ(tokens.exit_code, 0) << tokens.err;
-  EXPECT_EQ(typo.err, "minigen: error: model not found: minigen-tiny-sfft (did you mean the shipped model "
-                      "'minigen-tiny-sft'?)\n");
+  EXPECT_EQ(typo.err,
+            "minigen: error: model not found: minigen-tiny-sfft (did you mean the shipped model "
+            "'minigen-tiny-sft'?)\n");
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 #include "cli/flag_checks.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <charconv>
@@ -65,17 +66,34 @@ std::vector<std::string> flag_names(const CLI::App& command) {
   return names;
 }
 
-// "; did you mean '--temperature'?" when a known name is near `typed`, else nothing.
-std::string suggestion(const std::string& typed, const std::vector<std::string>& names) {
-  const std::optional<std::string> nearest = nearest_name(typed, names);
-  return nearest ? "; did you mean '" + *nearest + "'?" : "";
+std::string without_dashes(const std::string& flag) { return flag.substr(flag.find_first_not_of('-')); }
+
+// "; did you mean '--temperature'?" when a known flag is near `typed`, else nothing. Compared without their dashes,
+// which every flag shares: "--bar" is not near "--yarn".
+std::string flag_suggestion(const std::string& typed, const std::vector<std::string>& flags) {
+  std::vector<std::string> names;
+  for (const std::string& flag : flags) names.push_back(without_dashes(flag));
+  const std::optional<std::string> nearest = nearest_name(without_dashes(typed), names);
+  if (!nearest) return "";
+  const auto index = std::find(names.begin(), names.end(), *nearest) - names.begin();
+  return "; did you mean '" + flags[static_cast<std::size_t>(index)] + "'?";
 }
 
-// The first unknown flag in CLI11's list of unexpected arguments, without a "=value" ("--temprature=0").
-std::string first_flag(const std::string& arguments) {
-  std::istringstream words(arguments);
-  for (std::string word; words >> word;) {
-    if (word.size() > 1 && word[0] == '-') return word.substr(0, word.find('='));
+// CLI11 lists the unexpected arguments last first ("0.5 --temprature"): back in the order they were typed.
+std::vector<std::string> typed_order(const std::string& arguments) {
+  std::vector<std::string> words;
+  std::istringstream in(arguments);
+  for (std::string word; in >> word;) words.push_back(word);
+  std::reverse(words.begin(), words.end());
+  return words;
+}
+
+// The first unknown flag, without a "=value" ("--temprature=0"); empty when none of `words` is a flag.
+std::string first_flag(const std::vector<std::string>& words) {
+  for (const std::string& word : words) {
+    if (word.size() > 1 && word[0] == '-' && word.find_first_not_of('-') != std::string::npos) {
+      return word.substr(0, word.find('='));
+    }
   }
   return "";
 }
@@ -88,10 +106,13 @@ std::string rewrite(const CLI::ParseError& error, const CLI::App& app) {
          {"The following argument was not expected: ", "The following arguments were not expected: "}) {
       if (auto rest = after(message, prefix)) arguments = *rest;
     }
-    if (const std::string flag = first_flag(arguments); !flag.empty()) {
-      return "unknown option " + arguments + suggestion(flag, flag_names(current_command(app)));
+    const std::vector<std::string> words = typed_order(arguments);
+    std::string typed;
+    for (const std::string& word : words) typed += (typed.empty() ? "" : " ") + word;
+    if (const std::string flag = first_flag(words); !flag.empty()) {
+      return "unknown option " + typed + flag_suggestion(flag, flag_names(current_command(app)));
     }
-    return "unexpected argument " + arguments;
+    return "unexpected argument " + typed;
   }
   if (dynamic_cast<const CLI::ConversionError*>(&error) != nullptr) {
     if (auto rest = after(message, "Could not convert: ")) {

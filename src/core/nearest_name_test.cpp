@@ -30,7 +30,7 @@ TEST(NearestName, SuggestsTheNearestCommandOrFlag) {
 TEST(NearestName, SuggestsNothingWhenNothingIsNear) {
   EXPECT_EQ(nearest_name("compile", kCommands), std::nullopt);
   EXPECT_EQ(nearest_name("--verbose", kFlags), std::nullopt);
-  EXPECT_EQ(nearest_name("x", kCommands), std::nullopt);  // one letter is near every short name: no guess
+  EXPECT_EQ(nearest_name("x", kCommands), std::nullopt);    // one letter is near every short name: no guess
   EXPECT_EQ(nearest_name("lab", kCommands), std::nullopt);  // a known name is not a typo
 }
 

@@ -61,8 +61,9 @@ SampledToken SamplerChain::sample(std::span<float> logits, const SamplingContext
   filter(logits, context);
   SampledToken result;
   for (const float logit : logits) result.kept_count += is_removed(logit) ? 0 : 1;
-  result.token =
-      params_.takes_argmax() ? argmax(logits) : draw_from_softmax(logits, uniform_for(params_.seed, context.row, context.step));
+  result.token = params_.takes_argmax()
+                     ? argmax(logits)
+                     : draw_from_softmax(logits, uniform_for(params_.seed, context.row, context.step));
   return result;
 }
 

@@ -254,8 +254,8 @@ void ApiServer::respond_whole(const ApiRequest& request, const std::shared_ptr<J
     if (event.token >= 0) choice.tokens.push_back(event);
     if (event.finished) choice.finish_reason = event.finish_reason;
   }
-  http::Response response = json_response(
-      200, completion_response(request, response_identity, choices, stream->prompt_tokens(), tokenizer_));
+  http::Response response =
+      json_response(200, completion_response(request, response_identity, choices, stream->prompt_tokens(), tokenizer_));
   add_cors_headers(http_request, response.headers);
   writer.send(response);
   log_finished(timer, response_identity.id, *stream);
