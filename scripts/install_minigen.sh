@@ -6,7 +6,7 @@
 install_minigen() {
   local build_dir="$1" prefix="$2" as_root=() module python_dir extra=""
   [[ $(id -u) -eq 0 ]] || as_root=(sudo)
-  "${as_root[@]}" cmake --install "$build_dir" >/dev/null
+  "${as_root[@]}" cmake --install "$build_dir" --prefix "$prefix" >/dev/null
   module=$(find "$build_dir/python" -maxdepth 1 -name 'minigen.cpython-*.so' -print -quit 2>/dev/null || true)
   if [[ -n "$module" ]]; then
     python_dir=$(find "$prefix/lib" -path '*/dist-packages/minigen.cpython-*.so' -print -quit 2>/dev/null || true)
