@@ -1,5 +1,8 @@
 #include "checkpoint/model_loader.h"
 
+#include <dlfcn.h>
+
+#include <algorithm>
 #include <cstdlib>
 #include <functional>
 #include <nlohmann/json.hpp>
@@ -36,10 +39,47 @@ DType dominant_dtype(const TensorMap& tensors) {
   return tensors.empty() ? DType::kF32 : tensors.begin()->second.stored_dtype;
 }
 
+// A directory given as a model without config.json: what it holds instead and what to pass. MiniMind's trainer
+// writes its checkpoints to out/ (full_sft_512.pth, pretrain_768.pth, …) and keeps the tokenizer in model/.
+std::string not_a_model_directory(const fs::path& directory) {
+  std::vector<std::string> checkpoints;
+  std::error_code error;
+  for (const fs::directory_entry& entry : fs::directory_iterator(directory, error)) {
+    const fs::path& file = entry.path();
+    if (file.extension() == ".pth" || file.extension() == ".pt" || file.extension() == ".gguf") {
+      checkpoints.push_back(file.filename().string());
+    }
+  }
+  std::sort(checkpoints.begin(), checkpoints.end());
+  const std::string name = directory.string();
+  if (!checkpoints.empty()) {
+    std::string list;
+    for (const std::string& file : checkpoints) list += (list.empty() ? "" : ", ") + file;
+    return "no config.json in " + name + ", but it holds " + std::to_string(checkpoints.size()) + " checkpoint" +
+           (checkpoints.size() == 1 ? "" : "s") + ": " + list + "; pass one as the model, e.g. -m " +
+           (directory / checkpoints.front()).string() +
+           " --tokenizer DIR (the folder with tokenizer.json, e.g. MiniMind's model/)";
+  }
+  if (fs::exists(directory / "tokenizer.json")) {
+    return "no config.json in " + name +
+           ": it holds a tokenizer but no model weights (MiniMind's model/ folder?); pass it as --tokenizer " + name +
+           " and the checkpoint as -m, e.g. -m out/full_sft_512.pth (MiniMind's trainer writes them to out/)";
+  }
+  return "no config.json in " + name +
+         ": a model is a directory with config.json and model.safetensors, or a .pth, .safetensors or .gguf file";
+}
+
 }  // namespace
 
+fs::path tokenizer_json_path(const fs::path& path) {
+  if (fs::is_directory(path)) return path / "tokenizer.json";
+  // tokenizer_config.json is always beside tokenizer.json: pointing at either file means that folder.
+  if (path.filename() == "tokenizer_config.json") return path.parent_path() / "tokenizer.json";
+  return path;
+}
+
 std::unique_ptr<const Tokenizer> load_tokenizer(const fs::path& path) {
-  fs::path tokenizer_json = fs::is_directory(path) ? path / "tokenizer.json" : path;
+  fs::path tokenizer_json = tokenizer_json_path(path);
   if (!fs::exists(tokenizer_json)) throw Error("no tokenizer found at " + tokenizer_json.string());
   std::optional<fs::path> tokenizer_config;
   const fs::path config_path = tokenizer_json.parent_path() / "tokenizer_config.json";
@@ -51,10 +91,24 @@ fs::path minigen_home() {
   if (const char* home = std::getenv("MINIGEN_HOME"); home != nullptr && *home != '\0') return fs::path(home);
   // Beside the binary in the build tree (build/share/minigen → the source tree), above it once installed
   // (PREFIX/bin/minigen → PREFIX/share/minigen). The same lookup serves the tests, which run from the build tree.
+  // The Python module is code in python3's process, so /proc/self/exe is python3: it looks from its own file
+  // instead (build/python/minigen*.so → build/share/minigen; PREFIX/lib/python3.X/dist-packages/minigen*.so →
+  // PREFIX/share/minigen), found with dladdr on this very function.
   std::error_code error;
   const fs::path binary_directory = fs::read_symlink("/proc/self/exe", error).parent_path();
-  for (const fs::path& candidate :
-       {binary_directory / "share" / "minigen", binary_directory.parent_path() / "share" / "minigen"}) {
+  std::vector<fs::path> candidates = {binary_directory / "share" / "minigen",
+                                      binary_directory.parent_path() / "share" / "minigen"};
+  Dl_info info{};
+  if (dladdr(reinterpret_cast<void*>(&minigen_home), &info) != 0 && info.dli_fname != nullptr &&
+      info.dli_fname[0] == '/') {
+    fs::path code_file = fs::weakly_canonical(fs::path(info.dli_fname), error);
+    if (code_file.empty()) code_file = info.dli_fname;
+    for (fs::path directory = code_file.parent_path(); directory.has_relative_path();
+         directory = directory.parent_path()) {
+      candidates.push_back(directory / "share" / "minigen");
+    }
+  }
+  for (const fs::path& candidate : candidates) {
     if (fs::is_directory(candidate / "models", error)) return candidate;
   }
   throw Error("cannot find minigen's shipped files (models, tokenizers) in share/minigen beside or above " +
@@ -72,7 +126,7 @@ LoadedModel load_model(const fs::path& path, const LoadOptions& options) {
   if (fs::is_directory(path) || path.extension() == ".safetensors") {
     const fs::path directory = fs::is_directory(path) ? path : path.parent_path();
     const fs::path weights_file = fs::is_directory(path) ? directory / "model.safetensors" : path;
-    if (!fs::exists(directory / "config.json")) throw Error("no config.json in " + directory.string());
+    if (!fs::exists(directory / "config.json")) throw Error(not_a_model_directory(directory));
     if (!fs::exists(weights_file)) throw Error("no model.safetensors in " + directory.string());
     const nlohmann::json config_json = read_json_file(directory / "config.json");
     tensors = read_safetensors(weights_file);
@@ -126,7 +180,7 @@ LoadedModel load_model(const fs::path& path, const LoadOptions& options) {
 
 TokenizerFiles read_tokenizer_files(const fs::path& path) {
   const bool directory = fs::is_directory(path);
-  const fs::path tokenizer_json = directory ? path / "tokenizer.json" : path;
+  const fs::path tokenizer_json = tokenizer_json_path(path);
   const fs::path tokenizer_config = tokenizer_json.parent_path() / "tokenizer_config.json";
   if (!fs::exists(tokenizer_json)) {
     throw Error(directory ? "tokenizer directory " + path.string() + " has no tokenizer.json"

@@ -32,6 +32,9 @@ LoadedModel load_model(const std::filesystem::path& path, const LoadOptions& opt
 
 // A tokenizer.json, or the directory holding it (with tokenizer_config.json beside it when present).
 std::unique_ptr<const Tokenizer> load_tokenizer(const std::filesystem::path& path);
+// The tokenizer.json a --tokenizer path means: the directory's, the file itself, or the one beside a
+// tokenizer_config.json (people point at either file of the pair).
+std::filesystem::path tokenizer_json_path(const std::filesystem::path& path);
 
 // The texts of a model's tokenizer files, as they are copied into a saved model.
 struct TokenizerFiles {
@@ -59,8 +62,8 @@ void save_quantized_model_directory(const std::filesystem::path& directory, cons
                                     const std::string& model_card);
 
 // Where minigen finds its shipped files (default models, tokenizer, examples): $MINIGEN_HOME if set, else
-// share/minigen beside the binary (the build tree) or above it (an installed tree). Throws minigen::Error when
-// there is none.
+// share/minigen beside the binary (the build tree) or above it (an installed tree), or in a folder above the shared
+// object this code is in (the Python module, build tree or installed). Throws minigen::Error when there is none.
 std::filesystem::path minigen_home();
 
 }  // namespace minigen

@@ -105,5 +105,54 @@ TEST_F(ModelLoaderTest, APthWithoutATokenizerBesideItNamesTheFlagToPass) {
   fs::remove_all(directory);
 }
 
+// The message load_model(path) fails with.
+std::string load_error(const fs::path& path, const LoadOptions& options = {}) {
+  try {
+    load_model(path, options);
+  } catch (const Error& error) {
+    return error.what();
+  }
+  return "loaded";
+}
+
+// MiniMind's trainer writes .pth files to out/ and keeps the tokenizer in model/: pointed at either folder, the
+// loader says what is there and what to pass instead of only "no config.json".
+TEST_F(ModelLoaderTest, MiniMindsOutAndModelFoldersSayWhatToPass) {
+  const fs::path root = fs::temp_directory_path() / ("minigen-folders-" + std::to_string(::getpid()));
+  const fs::path out = root / "out";
+  const fs::path model = root / "model";
+  fs::create_directories(out);
+  fs::create_directories(model);
+  const fs::path sft = minigen_home() / "models" / "minigen-tiny-sft";
+  const auto pth_bytes = testing::pth_from_safetensors(sft / "model.safetensors", DType::kF16);
+  testing::write_bytes(out / "pretrain_512.pth", pth_bytes);
+  testing::write_bytes(out / "full_sft_512.pth", pth_bytes);
+  fs::copy_file(sft / "tokenizer.json", model / "tokenizer.json");
+  fs::copy_file(sft / "tokenizer_config.json", model / "tokenizer_config.json");
+  EXPECT_EQ(load_error(out), "no config.json in " + out.string() +
+                                 ", but it holds 2 checkpoints: full_sft_512.pth, pretrain_512.pth; pass one as the "
+                                 "model, e.g. -m " +
+                                 (out / "full_sft_512.pth").string() +
+                                 " --tokenizer DIR (the folder with tokenizer.json, e.g. MiniMind's model/)");
+  EXPECT_EQ(load_error(model), "no config.json in " + model.string() +
+                                   ": it holds a tokenizer but no model weights (MiniMind's model/ folder?); pass it "
+                                   "as --tokenizer " +
+                                   model.string() +
+                                   " and the checkpoint as -m, e.g. -m out/full_sft_512.pth (MiniMind's trainer "
+                                   "writes them to out/)");
+  EXPECT_EQ(load_error(root), "no config.json in " + root.string() +
+                                  ": a model is a directory with config.json and model.safetensors, or a .pth, "
+                                  ".safetensors or .gguf file");
+  // What the messages advise works, with --tokenizer naming either file of the pair.
+  LoadOptions options;
+  options.tokenizer_path = model / "tokenizer_config.json";
+  const LoadedModel loaded = load_model(out / "full_sft_512.pth", options);
+  EXPECT_EQ(loaded.format, "pth");
+  EXPECT_EQ(loaded.tokenizer->encode("In the beginning"), load_tokenizer(sft)->encode("In the beginning"));
+  EXPECT_EQ(tokenizer_json_path(model / "tokenizer_config.json"), model / "tokenizer.json");
+  EXPECT_EQ(read_tokenizer_files(model / "tokenizer_config.json").tokenizer_config_json.has_value(), true);
+  fs::remove_all(root);
+}
+
 }  // namespace
 }  // namespace minigen

@@ -1,22 +1,63 @@
 #include "checkpoint/model_settings.h"
 
+#include <algorithm>
+
 #include "core/error.h"
+#include "core/nearest_name.h"
 #include "ops/thread_pool.h"
 
 namespace minigen {
 
 std::filesystem::path default_model_path() { return minigen_home() / "models" / "minigen-tiny-sft"; }
 
-LoadedModel ModelSettings::load() const {
-  std::filesystem::path path = model_path;
-  if (path.empty()) {
-    path = default_model_path();
-    if (!std::filesystem::exists(path)) {
+std::vector<std::string> shipped_model_names() {
+  std::vector<std::string> names;
+  std::error_code error;
+  std::filesystem::path models;
+  try {
+    models = minigen_home() / "models";
+  } catch (const Error&) {
+    return names;  // no shipped files: nothing to offer by name
+  }
+  for (const auto& entry : std::filesystem::directory_iterator(models, error)) {
+    if (std::filesystem::exists(entry.path() / "config.json", error)) names.push_back(entry.path().filename().string());
+  }
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::filesystem::path resolve_model_path(const std::string& given) {
+  namespace fs = std::filesystem;
+  if (given.empty()) {
+    const fs::path path = default_model_path();
+    if (!fs::exists(path)) {
       throw Error("no model given and the default model " + path.string() +
                   " does not exist yet; pass -m DIR, e.g. a random model made with "
                   "`minigen init-random --family tiny --out DIR`");
     }
+    return path;
   }
+  const fs::path path(given);
+  std::error_code error;
+  if (fs::exists(path, error)) return path;
+  const std::vector<std::string> shipped = shipped_model_names();
+  const bool bare_name = given.find('/') == std::string::npos;
+  if (bare_name && std::find(shipped.begin(), shipped.end(), given) != shipped.end()) {
+    return minigen_home() / "models" / given;
+  }
+  std::string message = "model not found: " + given;
+  if (bare_name && !shipped.empty()) {
+    std::string names;
+    for (const std::string& name : shipped) names += (names.empty() ? "" : ", ") + name;
+    const std::optional<std::string> nearest = nearest_name(given, shipped);
+    message += nearest ? " (did you mean the shipped model '" + *nearest + "'?)"
+                       : " (not a file or folder here, nor a shipped model: " + names + ")";
+  }
+  throw Error(message);
+}
+
+LoadedModel ModelSettings::load() const {
+  const std::filesystem::path path = resolve_model_path(model_path);
   LoadOptions options;
   options.num_q_heads = num_q_heads;
   options.yarn = yarn;

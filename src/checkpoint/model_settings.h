@@ -6,6 +6,7 @@
 #include <filesystem>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "checkpoint/model_loader.h"
 #include "ops/kv_dtype.h"
@@ -33,5 +34,15 @@ struct ModelSettings {
 
 // The model used when none is given.
 std::filesystem::path default_model_path();
+
+// The model a -m value (or Python's Model(path)) means: the path itself when it exists; else, for a bare name
+// ("minigen-tiny-sft"), the shipped model of that name in minigen_home()/models, so that shipped models load by name
+// from any folder; empty means default_model_path(). Throws Error when it is neither, naming the shipped models (and
+// the nearest one when the name looks like a typo of one).
+std::filesystem::path resolve_model_path(const std::string& given);
+
+// The names of the shipped models (the folders of minigen_home()/models that hold a config.json), sorted; empty when
+// minigen's shipped files cannot be found.
+std::vector<std::string> shipped_model_names();
 
 }  // namespace minigen

@@ -28,7 +28,8 @@ void add_pth_flags(CLI::App& command, std::string& tokenizer_path, int& num_q_he
 }
 
 void add_threads_flag(CLI::App& command, int& threads) {
-  command.add_option("--threads", threads, "worker threads [default: one per core]")->check(integer_in(0, 1024));
+  command.add_option("--threads", threads, "worker threads; 0 (the default) means one per core")
+      ->check(integer_in(0, 1024));
 }
 
 void add_weights_flag(CLI::App& command, std::string& weights) {

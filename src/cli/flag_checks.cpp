@@ -1,5 +1,6 @@
 #include "cli/flag_checks.h"
 
+#include <algorithm>
 #include <cctype>
 #include <cerrno>
 #include <charconv>
@@ -7,6 +8,8 @@
 #include <cstdlib>
 #include <optional>
 #include <sstream>
+
+#include "core/nearest_name.h"
 
 namespace minigen::cli {
 namespace {
@@ -53,6 +56,48 @@ std::optional<std::pair<std::string, std::string>> split_once(const std::string&
   return std::pair{text.substr(0, at), text.substr(at + separator.size())};
 }
 
+// The long and short flags `command` takes, spelled as typed ("--temperature", "-n").
+std::vector<std::string> flag_names(const CLI::App& command) {
+  std::vector<std::string> names = {"--help"};
+  for (const CLI::Option* option : command.get_options()) {
+    for (const std::string& name : option->get_lnames()) names.push_back("--" + name);
+    for (const std::string& name : option->get_snames()) names.push_back("-" + name);
+  }
+  return names;
+}
+
+std::string without_dashes(const std::string& flag) { return flag.substr(flag.find_first_not_of('-')); }
+
+// "; did you mean '--temperature'?" when a known flag is near `typed`, else nothing. Compared without their dashes,
+// which every flag shares: "--bar" is not near "--yarn".
+std::string flag_suggestion(const std::string& typed, const std::vector<std::string>& flags) {
+  std::vector<std::string> names;
+  for (const std::string& flag : flags) names.push_back(without_dashes(flag));
+  const std::optional<std::string> nearest = nearest_name(without_dashes(typed), names);
+  if (!nearest) return "";
+  const auto index = std::find(names.begin(), names.end(), *nearest) - names.begin();
+  return "; did you mean '" + flags[static_cast<std::size_t>(index)] + "'?";
+}
+
+// CLI11 lists the unexpected arguments last first ("0.5 --temprature"): back in the order they were typed.
+std::vector<std::string> typed_order(const std::string& arguments) {
+  std::vector<std::string> words;
+  std::istringstream in(arguments);
+  for (std::string word; in >> word;) words.push_back(word);
+  std::reverse(words.begin(), words.end());
+  return words;
+}
+
+// The first unknown flag, without a "=value" ("--temprature=0"); empty when none of `words` is a flag.
+std::string first_flag(const std::vector<std::string>& words) {
+  for (const std::string& word : words) {
+    if (word.size() > 1 && word[0] == '-' && word.find_first_not_of('-') != std::string::npos) {
+      return word.substr(0, word.find('='));
+    }
+  }
+  return "";
+}
+
 std::string rewrite(const CLI::ParseError& error, const CLI::App& app) {
   const std::string message = error.what();
   if (dynamic_cast<const CLI::ExtrasError*>(&error) != nullptr) {
@@ -61,8 +106,13 @@ std::string rewrite(const CLI::ParseError& error, const CLI::App& app) {
          {"The following argument was not expected: ", "The following arguments were not expected: "}) {
       if (auto rest = after(message, prefix)) arguments = *rest;
     }
-    if (!arguments.empty() && arguments[0] == '-') return "unknown option " + arguments;
-    return "unexpected argument " + arguments;
+    const std::vector<std::string> words = typed_order(arguments);
+    std::string typed;
+    for (const std::string& word : words) typed += (typed.empty() ? "" : " ") + word;
+    if (const std::string flag = first_flag(words); !flag.empty()) {
+      return "unknown option " + typed + flag_suggestion(flag, flag_names(current_command(app)));
+    }
+    return "unexpected argument " + typed;
   }
   if (dynamic_cast<const CLI::ConversionError*>(&error) != nullptr) {
     if (auto rest = after(message, "Could not convert: ")) {
@@ -90,6 +140,10 @@ std::string rewrite(const CLI::ParseError& error, const CLI::App& app) {
     }
     const std::vector<std::string> left = command.remaining();
     if (!left.empty() && !left.front().empty() && left.front()[0] != '-') {
+      std::vector<std::string> commands;
+      for (const CLI::App* subcommand : command.get_subcommands({})) commands.push_back(subcommand->get_name());
+      const std::optional<std::string> nearest = nearest_name(left.front(), commands);
+      if (nearest) return "unknown command '" + left.front() + "'; did you mean '" + *nearest + "'?";
       return "unknown command '" + left.front() + "'; the commands are " + names;
     }
     return "give a command: " + names;

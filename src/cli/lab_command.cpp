@@ -27,10 +27,9 @@ struct LabFlags {
 
 int run_lab_command(const LabFlags& flags) {
   lab::LabOptions options;
-  options.base_model = flags.base_model.empty() ? minigen_home() / "models" / "minigen-tiny-base"
-                                                : std::filesystem::path(flags.base_model);
-  options.sft_model =
-      flags.sft_model.empty() ? minigen_home() / "models" / "minigen-tiny-sft" : std::filesystem::path(flags.sft_model);
+  options.base_model =
+      resolve_model_path(flags.base_model.empty() ? std::string("minigen-tiny-base") : flags.base_model);
+  options.sft_model = resolve_model_path(flags.sft_model.empty() ? std::string("minigen-tiny-sft") : flags.sft_model);
   options.out_dir = flags.out_dir;
   options.pth_options.num_q_heads = flags.num_q_heads;
   options.pth_options.yarn = flags.yarn;

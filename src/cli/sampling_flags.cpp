@@ -19,7 +19,9 @@ std::string sampling_flag_name(std::string_view field) {
 std::string sampling_flag_name(SamplingParam param) { return sampling_flag_name(sampling_param_name(param)); }
 
 void SamplingFlags::add_to(CLI::App& command) {
-  command.add_option("--temperature", values.temperature, "divide logits by T before sampling (> 0)")
+  command
+      .add_option("--temperature", values.temperature,
+                  "divide logits by T before sampling; 0 takes the argmax, as --greedy")
       ->check(finite_number())
       ->capture_default_str();
   command.add_option("--top-k", values.top_k, "keep the k most likely tokens; 0 turns it off")
@@ -90,7 +92,7 @@ SamplingParams SamplingFlags::params() const {
     check_sampling_settings(params);
   } catch (const RequestError& error) {
     throw Error(sampling_flag_name(error.field()) + " " + error.what() +
-                (is_temperature_error(error) ? " (--greedy takes the argmax)" : ""));
+                (is_temperature_error(error) ? " (0 or --greedy takes the argmax)" : ""));
   }
   return params;
 }

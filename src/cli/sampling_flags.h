@@ -18,7 +18,8 @@ struct SamplingFlags {
 
   void add_to(CLI::App& command);
   // The parameters, validated; an out-of-range value is an Error naming its flag ("--top-p must be in (0, 1], got
-  // 1.5"; "--temperature must be > 0 when sampling, got 0 (--greedy takes the argmax)"). For --seed -1 the seed is
+  // 1.5"; "--temperature must be >= 0 (0 is greedy decoding), got -1 (0 or --greedy takes the argmax)"); a
+  // temperature of 0 is greedy decoding (SamplingParams::takes_argmax). For --seed -1 the seed is
   // drawn here and named on stderr, so call it once per run.
   SamplingParams params() const;
 

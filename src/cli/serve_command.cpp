@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
 #include <thread>
@@ -34,6 +35,7 @@ struct ServeFlags {
   double idle_timeout_s = 5;
   int max_connections = 512;
   bool profile = false;
+  std::string served_model_name;  // empty: the model folder's or file's name
 };
 
 std::chrono::milliseconds to_milliseconds(double seconds) {
@@ -60,6 +62,18 @@ void print_capacity(const ServerStack& stack, const LoadedModel& loaded, const S
     const int64_t per_request = (length + BlockPool::kBlockTokens - 1) / BlockPool::kBlockTokens;
     std::fprintf(stderr, "[minigen] maximum concurrency for %d tokens per request: %.2fx\n", length,
                  static_cast<double>(blocks) / per_request);
+  }
+  const int64_t context_blocks =
+      (config.max_position_embeddings + BlockPool::kBlockTokens - 1) / BlockPool::kBlockTokens;
+  if (blocks < context_blocks) {
+    // vLLM refuses to start in this case; minigen serves, and refuses each request that would outgrow the pool.
+    const double needed_mib = static_cast<double>(context_blocks) * block_bytes / (1024.0 * 1024.0);
+    std::fprintf(stderr,
+                 "[minigen] warning: --kv-budget %s holds %lld tokens, fewer than one request of the model's full "
+                 "context (%d tokens): a request whose prompt and max_tokens need more is refused with a 400; "
+                 "--kv-budget %.0fMiB holds one\n",
+                 flags.kv_budget.c_str(), static_cast<long long>(tokens), config.max_position_embeddings,
+                 std::ceil(needed_mib));
   }
   std::fprintf(stderr,
                "[minigen] batch up to %d sequences, %d tokens per step, queue %d, %d connections; API key %s; "
@@ -124,10 +138,13 @@ int run_serve_command(const ServeFlags& flags) {
   options.api.http.request_timeout = to_milliseconds(flags.request_timeout_s);
   options.api.http.idle_timeout = to_milliseconds(flags.idle_timeout_s);
   options.api.http.max_connections = flags.max_connections;
+  options.api.log_requests = true;
 
   LoadedModel loaded = flags.model.load();
   options.weight_type = flags.model.weight_type(*loaded.model);
-  ServerStack stack(*loaded.model, *loaded.tokenizer, loaded.path.filename().string(), options);
+  const std::string model_name =
+      flags.served_model_name.empty() ? loaded.path.filename().string() : flags.served_model_name;
+  ServerStack stack(*loaded.model, *loaded.tokenizer, model_name, options);
   loaded.model->release_matrices();  // the packed copy is the one that runs
   const int port = stack.bind(flags.host, flags.port);
   print_capacity(stack, loaded, flags, port);
@@ -188,6 +205,9 @@ CommandAction add_serve_command(CLI::App& app) {
                    "open connections at most; when full, the one waiting longest for its request is closed")
       ->default_val(512)
       ->check(integer_in(2, 100000));
+  command->add_option("--served-model-name", flags->served_model_name,
+                      "the model's name in /v1/models and in every response's \"model\" (as vLLM's flag) "
+                      "[default: the model folder's or file's name]");
   command->add_flag("--profile", flags->profile,
                     "time the profiler's zones (forward, matmul, sampling, HTTP write, …) and export them in /metrics "
                     "as minigen_profile_seconds_total and minigen_profile_calls_total");

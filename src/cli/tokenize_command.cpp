@@ -27,7 +27,7 @@ struct TokenizerFlags {
 
   std::unique_ptr<const Tokenizer> load() const {
     if (!tokenizer_path.empty()) return load_tokenizer(tokenizer_path);
-    std::filesystem::path model = model_path.empty() ? default_model_path() : std::filesystem::path(model_path);
+    std::filesystem::path model = resolve_model_path(model_path);
     if (!std::filesystem::is_directory(model)) model = model.parent_path();
     return load_tokenizer(model);
   }

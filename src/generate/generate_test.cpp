@@ -221,7 +221,9 @@ TEST(Generate, RejectsPromptsThatOverflowTheContextAndBadSettings) {
   EXPECT_NO_THROW(generate(transformer, long_prompt, greedy_exactly(12)));
   const std::vector<std::vector<int>> prompts = {test_prompt(3, 1)};
   GenerateOptions cold = sampled_exactly(4, 1);
-  cold.sampling.temperature = 0.0f;
+  cold.sampling.temperature = -1.0f;  // 0 would be greedy decoding
+  EXPECT_THROW(generate(transformer, prompts, cold), Error);
+  cold.sampling.temperature = 0.005f;  // overflows the logits
   EXPECT_THROW(generate(transformer, prompts, cold), Error);
   const std::vector<std::vector<int>> empty = {{}};
   EXPECT_THROW(generate(transformer, empty, greedy_exactly(2)), Error);

@@ -56,7 +56,7 @@ nlohmann::json run_summary_json(const GenerateResult& result, const Tokenizer& t
         {"use_cache", options.use_cache},
         {"kv_dtype", kv_dtype_name(options.kv_dtype)},
         {"ignore_eos", options.ignore_eos},
-        {"greedy", sampling.greedy},
+        {"greedy", sampling.takes_argmax()},
         {"temperature", as_typed_decimal(sampling.temperature)},
         {"top_k", sampling.top_k},
         {"top_p", as_typed_decimal(sampling.top_p)},

@@ -238,7 +238,7 @@ ApiRequest parse_request_body(Endpoint endpoint, const std::string& body_text, c
   // keep the arithmetic defined are SamplingParams::validate()'s, applied once below.
   const SamplingParams defaults;
   settings.sampling.temperature = static_cast<float>(number_field(body, "temperature", defaults.temperature, 0.0, 2.0));
-  settings.sampling.greedy = settings.sampling.temperature == 0.0f;
+  // 0 is greedy decoding: SamplingParams::takes_argmax, the rule the CLI and Python follow too.
   settings.sampling.top_p = static_cast<float>(number_field(body, "top_p", defaults.top_p, 0.0, 1.0, false));
   settings.sampling.top_k = integer_field(body, "top_k", defaults.top_k, 0, 1 << 20);
   settings.sampling.min_p = static_cast<float>(number_field(body, "min_p", defaults.min_p, 0.0, 1.0));

@@ -28,16 +28,17 @@ TEST(SamplingSettings, AValueOutOfRangeNamesItsParameterAndTheProblemAlone) {
 
 TEST(SamplingSettings, OnlyTheTemperaturesErrorIsTheTemperatures) {
   SamplingParams cold;
-  cold.temperature = 0.0f;
+  cold.temperature = 0.005f;
   try {
     check_sampling_settings(cold);
-    ADD_FAILURE() << "temperature 0 passed while sampling";
+    ADD_FAILURE() << "temperature 0.005 passed while sampling";
   } catch (const RequestError& error) {
     EXPECT_EQ(error.field(), "temperature");
+    EXPECT_EQ(std::string(error.what()), "must be at least 0.01 (smaller ones overflow the logits), got 0.005");
     EXPECT_TRUE(is_temperature_error(error));
   }
   EXPECT_FALSE(is_temperature_error(RequestError("top_p", "must be in (0, 1], got 1.5")));
-  cold.greedy = true;  // greedy decoding divides by no temperature
+  cold.temperature = 0.0f;  // greedy decoding, in every frontend
   EXPECT_NO_THROW(check_sampling_settings(cold));
 }
 

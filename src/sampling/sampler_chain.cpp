@@ -61,8 +61,9 @@ SampledToken SamplerChain::sample(std::span<float> logits, const SamplingContext
   filter(logits, context);
   SampledToken result;
   for (const float logit : logits) result.kept_count += is_removed(logit) ? 0 : 1;
-  result.token =
-      params_.greedy ? argmax(logits) : draw_from_softmax(logits, uniform_for(params_.seed, context.row, context.step));
+  result.token = params_.takes_argmax()
+                     ? argmax(logits)
+                     : draw_from_softmax(logits, uniform_for(params_.seed, context.row, context.step));
   return result;
 }
 
@@ -72,7 +73,7 @@ std::vector<std::string> SamplerChain::stage_names() const {
     if (std::holds_alternative<AllowedTokensSampler>(stage)) continue;  // a no-op unless the row has a grammar
     names.push_back(std::visit([](const auto& sampler) { return sampler.name(); }, stage));
   }
-  names.push_back(params_.greedy ? "argmax" : "draw(seed=" + std::to_string(params_.seed) + ")");
+  names.push_back(params_.takes_argmax() ? "argmax" : "draw(seed=" + std::to_string(params_.seed) + ")");
   return names;
 }
 

@@ -92,6 +92,10 @@ void check_logit_bias(const std::vector<LogitBias>& logit_bias) {
 
 void SamplingParams::validate() const {
   if (std::isnan(temperature) || std::isinf(temperature)) check_temperature(temperature);
+  if (!greedy && temperature < 0.0f) {
+    throw InvalidSamplingParam(SamplingParam::kTemperature,
+                               "must be >= 0 (0 is greedy decoding), got " + shortest_decimal(temperature));
+  }
   if (applies_temperature()) check_temperature(temperature);
   check_top_k(top_k);
   check_top_p(top_p);
@@ -119,6 +123,8 @@ void SamplingParams::check_vocabulary(int vocab_size) const {
   }
 }
 
-bool SamplingParams::applies_temperature() const { return !greedy || temperature > 0.0f; }
+bool SamplingParams::applies_temperature() const { return !takes_argmax() || temperature > 0.0f; }
+
+bool SamplingParams::takes_argmax() const { return greedy || temperature == 0.0f; }
 
 }  // namespace minigen

@@ -53,9 +53,9 @@ struct SamplingParams {
   TopPRule top_p_rule = TopPRule::kMinimind;
   uint64_t seed = 0;  // with (row, step), determines every draw; see counter_rng.h
 
-  // Throws InvalidSamplingParam for the first parameter out of range; NaN is rejected everywhere. When greedy, a
-  // temperature ≤ 0 is accepted and ignored; a positive one is still applied, because MiniMind divides by the
-  // temperature even when it then takes the argmax.
+  // Throws InvalidSamplingParam for the first parameter out of range; NaN is rejected everywhere. A temperature of
+  // exactly 0 is greedy decoding (takes_argmax). When greedy, a temperature ≤ 0 is accepted and ignored; a positive
+  // one is still applied, because MiniMind divides by the temperature even when it then takes the argmax.
   void validate() const;
   // The part only the model can check: every logit_bias id inside [0, vocab_size), and not every id banned (then
   // every logit is −inf and no token can be drawn). Throws InvalidSamplingParam.
@@ -63,6 +63,10 @@ struct SamplingParams {
 
   // Whether the chain divides by the temperature: always when sampling, only for a positive one when greedy.
   bool applies_temperature() const;
+  // Whether each token is the argmax rather than a random draw: greedy, or a temperature of exactly 0 — the one rule
+  // of the CLI (--temperature 0 = --greedy), Python (temperature=0) and the API ("temperature": 0), as OpenAI,
+  // llama.cpp and vLLM read it: softmax(z / T) tends to the argmax as T → 0.
+  bool takes_argmax() const;
 };
 
 enum class SamplingParam {

@@ -45,8 +45,7 @@ TEST(SamplingParamsTest, MessagesNameTheParameter) {
   EXPECT_EQ(ValidationMessage({.min_p = -0.5f}), "min_p must be in [0, 1], got -0.5");
   EXPECT_EQ(ValidationMessage({.repetition_penalty = 0.0f}),
             "repetition_penalty must be in [0.01, 100] (1 turns it off), got 0");
-  EXPECT_EQ(ValidationMessage({.temperature = 0.0f}), "temperature must be > 0 when sampling, got 0");
-  EXPECT_EQ(ValidationMessage({.temperature = -1.0f}), "temperature must be > 0 when sampling, got -1");
+  EXPECT_EQ(ValidationMessage({.temperature = -1.0f}), "temperature must be >= 0 (0 is greedy decoding), got -1");
   try {
     SamplingParams{.top_p = 2.0f}.validate();
     ADD_FAILURE() << "expected InvalidSamplingParam";
@@ -75,6 +74,19 @@ TEST(SamplingParamsTest, GreedyAcceptsAndIgnoresNonPositiveTemperature) {
   // MiniMind divides by the temperature even for greedy decoding, so a positive one is still applied.
   EXPECT_TRUE((SamplingParams{.temperature = 0.5f, .greedy = true}).applies_temperature());
   EXPECT_TRUE(SamplingParams{}.applies_temperature());
+}
+
+// One rule for every frontend: temperature 0 is greedy decoding (the argmax, no division), as OpenAI, llama.cpp and
+// vLLM read it.
+TEST(SamplingParamsTest, TemperatureZeroIsGreedy) {
+  const SamplingParams zero{.temperature = 0.0f};
+  EXPECT_EQ(ValidationMessage(zero), "");
+  EXPECT_TRUE(zero.takes_argmax());
+  EXPECT_FALSE(zero.applies_temperature());
+  EXPECT_TRUE((SamplingParams{.temperature = -0.0f}).takes_argmax());
+  EXPECT_TRUE((SamplingParams{.greedy = true}).takes_argmax());
+  EXPECT_FALSE(SamplingParams{}.takes_argmax());
+  EXPECT_FALSE((SamplingParams{.temperature = 0.01f}).takes_argmax());
 }
 
 TEST(SamplingParamsTest, TemperaturesAndPenaltiesThatOverflowLogitsAreRejected) {

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cctype>
 #include <chrono>
+#include <cstdio>
 #include <optional>
 
 #include "core/ascii.h"
@@ -189,7 +190,15 @@ ResponseIdentity ApiServer::identity(const ApiRequest& request) const {
           options_.system_fingerprint};
 }
 
+void ApiServer::log_finished(const RequestTimer& timer, const std::string& id, const JobStream& stream,
+                             const std::string& outcome) const {
+  if (!options_.log_requests) return;
+  const std::string line = request_log_line(timer.finish(id, stream.prompt_tokens(), outcome)) + "\n";
+  std::fputs(line.c_str(), stderr);  // one call per line: lines of concurrent requests do not interleave
+}
+
 void ApiServer::generate(Endpoint endpoint, const http::Request& http_request, http::ResponseWriter& writer) {
+  RequestTimer timer;  // from the request's arrival: the TTFT includes parsing, queueing and prefill
   ApiRequest request;
   std::shared_ptr<JobStream> stream;
   auto fail = [&](const http::Response& response) {
@@ -211,14 +220,15 @@ void ApiServer::generate(Endpoint endpoint, const http::Request& http_request, h
     return fail(error(400, failure.what()));
   }
   if (request.stream) {
-    respond_streaming(request, stream, http_request, writer);
+    respond_streaming(request, stream, http_request, writer, timer);
   } else {
-    respond_whole(request, stream, http_request, writer);
+    respond_whole(request, stream, http_request, writer, timer);
   }
 }
 
 void ApiServer::respond_whole(const ApiRequest& request, const std::shared_ptr<JobStream>& stream,
-                              const http::Request& http_request, http::ResponseWriter& writer) {
+                              const http::Request& http_request, http::ResponseWriter& writer, RequestTimer& timer) {
+  const ResponseIdentity response_identity = identity(request);
   std::vector<ChoiceResult> choices(request.job.choices);
   JobEvent event;
   for (int finished = 0; finished < request.job.choices;) {
@@ -226,11 +236,13 @@ void ApiServer::respond_whole(const ApiRequest& request, const std::shared_ptr<J
     if (writer.cancelled()) {
       engine_.cancel(stream);
       writer.send(error(503, "the server is shutting down"));  // goes nowhere if the client has gone
-      return;
+      return log_finished(timer, response_identity.id, *stream, "cancelled");
     }
     if (!stream->next(event, milliseconds(100))) continue;
+    timer.on_event(event);
     if (event.finished) ++finished;
     if (!event.error.empty()) {
+      log_finished(timer, response_identity.id, *stream, "error");
       engine_.cancel(stream);
       http::Response failure = error(event.error_status, event.error);
       add_cors_headers(http_request, failure.headers);
@@ -243,17 +255,23 @@ void ApiServer::respond_whole(const ApiRequest& request, const std::shared_ptr<J
     if (event.finished) choice.finish_reason = event.finish_reason;
   }
   http::Response response =
-      json_response(200, completion_response(request, identity(request), choices, stream->prompt_tokens(), tokenizer_));
+      json_response(200, completion_response(request, response_identity, choices, stream->prompt_tokens(), tokenizer_));
   add_cors_headers(http_request, response.headers);
   writer.send(response);
+  log_finished(timer, response_identity.id, *stream);
 }
 
 void ApiServer::respond_streaming(const ApiRequest& request, const std::shared_ptr<JobStream>& stream,
-                                  const http::Request& http_request, http::ResponseWriter& writer) {
+                                  const http::Request& http_request, http::ResponseWriter& writer,
+                                  RequestTimer& timer) {
   http::Headers headers = kSseHeaders;
   add_cors_headers(http_request, headers);
-  if (!writer.begin_stream(200, headers)) return engine_.cancel(stream);
   const ResponseIdentity same_for_every_chunk = identity(request);
+  const auto cancel = [&] {
+    engine_.cancel(stream);
+    log_finished(timer, same_for_every_chunk.id, *stream, "cancelled");
+  };
+  if (!writer.begin_stream(200, headers)) return cancel();
   const bool chat = request.endpoint == Endpoint::kChatCompletions;
   std::vector<ChoiceStream> choice_streams;  // chat: each choice's reply parser
   for (int i = 0; chat && i < request.job.choices; ++i) {
@@ -263,16 +281,17 @@ void ApiServer::respond_streaming(const ApiRequest& request, const std::shared_p
   JobEvent event;
   for (int finished = 0; finished < request.job.choices;) {
     if (writer.cancelled()) {
-      engine_.cancel(stream);
+      cancel();
       writer.write("data: " + to_json_text(error_body("the server is shutting down", "server_error", "")) + "\n\n");
       writer.end_stream();
       return;
     }
     if (!stream->next(event, milliseconds(250))) {
       // Nothing to send: a comment keeps proxies from timing out and finds a vanished client.
-      if (!writer.write(": keep-alive\n\n")) return engine_.cancel(stream);
+      if (!writer.write(": keep-alive\n\n")) return cancel();
       continue;
     }
+    timer.on_event(event);  // a failed choice ends with finish_reason "error": the line says so
     if (event.finished) ++finished;
     if (event.token >= 0) ++completion_tokens;
     const json chunk =
@@ -280,7 +299,7 @@ void ApiServer::respond_streaming(const ApiRequest& request, const std::shared_p
             ? error_body(event.error, event.error_status >= 500 ? "server_error" : "invalid_request_error", "")
         : chat ? chat_stream_chunk(request, same_for_every_chunk, event, tokenizer_, choice_streams[event.choice])
                : stream_chunk(request, same_for_every_chunk, event, tokenizer_);
-    if (!writer.write("data: " + to_json_text(chunk) + "\n\n")) return engine_.cancel(stream);
+    if (!writer.write("data: " + to_json_text(chunk) + "\n\n")) return cancel();
   }
   if (request.include_usage) {
     const json usage = usage_chunk(request, same_for_every_chunk, stream->prompt_tokens(), completion_tokens);
@@ -288,6 +307,7 @@ void ApiServer::respond_streaming(const ApiRequest& request, const std::shared_p
   }
   writer.write("data: [DONE]\n\n");
   writer.end_stream();
+  log_finished(timer, same_for_every_chunk.id, *stream);
 }
 
 }  // namespace minigen

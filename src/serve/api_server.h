@@ -13,6 +13,7 @@
 #include "http/server.h"
 #include "openai/openai_api.h"
 #include "serve/engine.h"
+#include "serve/request_log.h"
 
 namespace minigen {
 
@@ -23,6 +24,9 @@ struct ApiServerOptions {
   // The model's tokens as byte strings, for grammars (response_format, forced tool calls); null: those are a 400.
   std::shared_ptr<const TokenVocabulary> grammar_vocabulary;
   http::ServerOptions http;
+  // One stderr line per request the engine finished (serve/request_log.h); `minigen serve` turns it on, the
+  // in-process servers of tests and bench-serve leave it off.
+  bool log_requests = false;
 };
 
 class ApiServer {
@@ -50,9 +54,12 @@ class ApiServer {
   ResponseIdentity identity(const ApiRequest& request) const;  // a fresh id, the model, the fingerprint
   void generate(Endpoint endpoint, const http::Request& http_request, http::ResponseWriter& writer);
   void respond_whole(const ApiRequest& request, const std::shared_ptr<JobStream>& stream,
-                     const http::Request& http_request, http::ResponseWriter& writer);
+                     const http::Request& http_request, http::ResponseWriter& writer, RequestTimer& timer);
   void respond_streaming(const ApiRequest& request, const std::shared_ptr<JobStream>& stream,
-                         const http::Request& http_request, http::ResponseWriter& writer);
+                         const http::Request& http_request, http::ResponseWriter& writer, RequestTimer& timer);
+  // The request's log line, when log_requests is on; `outcome` as RequestTimer::finish takes it.
+  void log_finished(const RequestTimer& timer, const std::string& id, const JobStream& stream,
+                    const std::string& outcome = "") const;
 
   Engine& engine_;
   const Tokenizer& tokenizer_;
