@@ -9,8 +9,8 @@ namespace minigen::cli {
 
 void ModelFlags::add_to(CLI::App& command) {
   command.add_option("-m,--model", model_path,
-                     "model: an HF directory (config.json + model.safetensors) or a MiniMind .pth file "
-                     "[default: the shipped minigen-tiny-sft]");
+                     "model: an HF directory (config.json + model.safetensors), a MiniMind .pth file, or a "
+                     "shipped model's name (minigen-tiny-sft, minigen-tiny-base) [default: minigen-tiny-sft]");
   add_pth_flags(command, tokenizer_path, num_q_heads, yarn);
   add_threads_flag(command, threads);
   add_weights_flag(command, weights);
@@ -18,7 +18,9 @@ void ModelFlags::add_to(CLI::App& command) {
 }
 
 void add_pth_flags(CLI::App& command, std::string& tokenizer_path, int& num_q_heads, bool& yarn) {
-  command.add_option("--tokenizer", tokenizer_path, "tokenizer.json or its directory (default: beside the model)");
+  command.add_option(
+      "--tokenizer", tokenizer_path,
+      "tokenizer.json, the tokenizer_config.json beside it, or their directory (default: beside the model)");
   command.add_option("--heads", num_q_heads, "query heads of a .pth model, which its tensors cannot tell")
       ->default_val(8)
       ->check(integer_in(1, 1024));

@@ -10,7 +10,7 @@ TEST(EditDistance, CountsInsertionsDeletionsSubstitutionsAndSwaps) {
   EXPECT_EQ(edit_distance("temprature", "temperature"), 1);  // one letter missing
   EXPECT_EQ(edit_distance("greddy", "greedy"), 1);           // one letter wrong
   EXPECT_EQ(edit_distance("gerenate", "generate"), 2);       // two letters wrong
-  EXPECT_EQ(edit_distance("tokniez", "tokenize"), 2);  // a letter missing and a swapped pair
+  EXPECT_EQ(edit_distance("tokniez", "tokenize"), 2);        // a letter missing and a swapped pair
   EXPECT_EQ(edit_distance("kitten", "sitting"), 3);
   EXPECT_EQ(edit_distance("teh", "the"), 1);  // a swapped pair is one edit
   EXPECT_EQ(edit_distance("", "abc"), 3);

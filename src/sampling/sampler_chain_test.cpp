@@ -150,7 +150,12 @@ TEST(SamplerChainTest, OneSurvivorIsAlwaysSampled) {
 
 TEST(SamplerChainTest, RejectsBadParamsAndBadRows) {
   EXPECT_THROW(SamplerChain(SamplingParams{.top_p = 1.5f}), Error);
-  EXPECT_THROW(SamplerChain(SamplingParams{.temperature = 0.0f}), Error);
+  EXPECT_THROW(SamplerChain(SamplingParams{.temperature = -1.0f}), Error);
+  // Temperature 0 is greedy decoding: the chain ends in the argmax and divides by nothing.
+  const SamplerChain zero(SamplingParams{.temperature = 0.0f, .top_k = 0, .top_p = 1.0f});
+  EXPECT_EQ(zero.stage_names(), (std::vector<std::string>{"argmax"}));
+  std::vector<float> three = {0.5f, 2.0f, 1.0f};
+  EXPECT_EQ(zero.sample(three, {}).token, 1);
   SamplerChain chain(SamplingParams{});
   std::vector<float> with_nan = {0.0f, std::numeric_limits<float>::quiet_NaN()};
   EXPECT_THROW(chain.sample(with_nan, {}), Error);
