@@ -156,8 +156,7 @@ ReportSection forward_tokens_report(const ForwardTokensData& data) {
       "tokens generated so far: P + (P + 1) + … + (P + N − 1) = **P·N + N(N−1)/2**. The first grows linearly in N, "
       "the second quadratically. minigen counts every token it hands to the model; the table compares that count "
       "with both formulas (✓: equal). Prompts of any length P are cut from `" +
-      data.prompt_text_source +
-      "` after tokenization; the model is the base model, greedy, eos ignored.");
+      data.prompt_text_source + "` after tokenization; the model is the base model, greedy, eos ignored.");
   add_grid(section, data);
   add_sweep_plots(section, data);
 

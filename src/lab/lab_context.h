@@ -1,7 +1,7 @@
 #pragma once
 // What every lab section shares: the two models, their forward passes, the sizes of the run (quick or full), the
-// prompts cut from the run's material (lab_material.h), the progress log, and a memo of the base model's greedy runs, so that a run one section needs again
-// (183 tokens, 64 new, without the cache: seconds of work) is computed once.
+// prompts cut from the run's material (lab_material.h), the progress log, and a memo of the base model's greedy runs,
+// so that a run one section needs again (183 tokens, 64 new, without the cache: seconds of work) is computed once.
 #include <chrono>
 #include <filesystem>
 #include <map>

@@ -106,7 +106,8 @@ EvalText read_eval_text(const fs::path& path) {
     } catch (const Error& error) {
       throw Error(std::string("--eval: ") + error.what() + " (a .jsonl file holds one {\"text\": \"…\"} per line)");
     }
-    if (eval.texts.empty()) throw Error("--eval: " + path.string() + " holds no documents (one {\"text\": \"…\"} per line)");
+    if (eval.texts.empty())
+      throw Error("--eval: " + path.string() + " holds no documents (one {\"text\": \"…\"} per line)");
   } else {
     if (blank(text)) throw Error("--eval: " + path.string() + " holds no text");
     eval.texts.push_back(std::move(text));
@@ -134,8 +135,8 @@ bool is_minimind_tokenizer(const Tokenizer& tokenizer, const fs::path& minigen_h
 LabMaterial choose_lab_material(const LabMaterialFiles& files, const Tokenizer& base_tokenizer,
                                 const fs::path& minigen_home) {
   LabMaterial material;
-  const bool chinese = (!files.prompt_text || !files.chat_prompts || !files.eval) &&
-                       is_minimind_tokenizer(base_tokenizer, minigen_home);
+  const bool chinese =
+      (!files.prompt_text || !files.chat_prompts || !files.eval) && is_minimind_tokenizer(base_tokenizer, minigen_home);
   if (chinese) {
     material.chinese_set_reason =
         "the base model's tokenizer is MiniMind's (not minigen-6400), so the shipped Chinese material "
@@ -146,10 +147,12 @@ LabMaterial choose_lab_material(const LabMaterialFiles& files, const Tokenizer& 
   } else {
     const std::string relative = chinese ? "examples/zh/poems.txt" : "examples/genesis-183.txt";
     material.prompt_text.source = relative;
-    material.prompt_text.text = read_whole_file(shipped(minigen_home, relative), kMaxPromptFileBytes, "lab prompt text");
+    material.prompt_text.text =
+        read_whole_file(shipped(minigen_home, relative), kMaxPromptFileBytes, "lab prompt text");
     material.prompt_text.may_repeat = true;
-    if (!chinese) material.prompt_text.short_prompts = {"In the beginning", "And it came to pass, when the",
-                                                        "A fool and his money"};
+    if (!chinese)
+      material.prompt_text.short_prompts = {"In the beginning", "And it came to pass, when the",
+                                            "A fool and his money"};
   }
   if (files.chat_prompts) {
     material.chat_prompts = read_chat_prompts(*files.chat_prompts);

@@ -27,9 +27,8 @@ namespace fs = std::filesystem;
 class LabMaterialInput : public ::testing::Test {
  protected:
   void SetUp() override {
-    scratch_ = fs::temp_directory_path() /
-               ("minigen_lab_material_" + std::to_string(::getpid()) + "_" +
-                ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    scratch_ = fs::temp_directory_path() / ("minigen_lab_material_" + std::to_string(::getpid()) + "_" +
+                                            ::testing::UnitTest::GetInstance()->current_test_info()->name());
     fs::remove_all(scratch_);
     fs::create_directories(scratch_);
   }
@@ -160,7 +159,7 @@ TEST_F(LabMaterialInput, PromptTextShorterThanTheLongestPromptIsRefusedBeforeAny
   std::ostringstream progress;
   EXPECT_EQ(error_of([&] { LabContext lab(options, progress); }),
             "--prompt-text: " + options.material.prompt_text->string() +
-                " is 13 tokens (with bos) for the base model's tokenizer; the quick lab cuts prompts of up to 384 "
+                " is 12 tokens (with bos) for the base model's tokenizer; the quick lab cuts prompts of up to 384 "
                 "tokens from it. Give a longer text.");
   EXPECT_EQ(progress.str(), "") << "nothing was timed";
 }

@@ -64,7 +64,7 @@ inline ModelConfig small_config(const std::string& family, int vocab_size) {
 
 // Writes the model as MiniMind's trainer saves it: a state dict in fp16, no config.
 inline fs::path write_pth(const fs::path& directory, const std::string& name, const ModelConfig& config,
-                   const fs::path& tokenizer) {
+                          const fs::path& tokenizer) {
   const fs::path hf = directory / (name + "-hf");
   save_model_directory(hf, config, random_weights(config, 7), tokenizer, DType::kF16);
   const fs::path pth = directory / (name + ".pth");

@@ -202,11 +202,11 @@ ReportSection shrinking_report(const ShrinkingData& data) {
       "rows stayed identical to the end. "
       "Perplexity is on the first " +
       std::to_string(data.documents) +
-      (data.eval_is_documents
-           ? " documents of `" + data.eval_source +
-                 "` (bos + text + eos, as `minigen perplexity --jsonl` scores them), with "
-           : " windows of `" + data.eval_source + "` (bos + the text's next tokens, as `minigen perplexity -f` scores "
-                                                 "it), with ") +
+      (data.eval_is_documents ? " documents of `" + data.eval_source +
+                                    "` (bos + text + eos, as `minigen perplexity --jsonl` scores them), with "
+                              : " windows of `" + data.eval_source +
+                                    "` (bos + the text's next tokens, as `minigen perplexity -f` scores "
+                                    "it), with ") +
       "the mean KL divergence from the same model with an f32 cache. Sequences per GiB count the cache alone: "
       "⌊1 GiB / (bytes per token · L)⌋.");
 
