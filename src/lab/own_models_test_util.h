@@ -22,7 +22,8 @@ using nlohmann::json;
 inline constexpr int kTokenizerVocabLimit = 420;
 
 // A MiniMind-layout tokenizer (36 added tokens, 256 bytes, merges) with a small vocabulary trained on a few
-// sentences: the genesis text comes out much longer than minigen-6400's 182 tokens. `minimind2_template` writes
+// sentences: MiniMind's layout, not minigen-6400's vocabulary (the lab picks its Chinese material for it), and the
+// genesis text comes out much longer than minigen-6400's 182 tokens. `minimind2_template` writes
 // MiniMind2's chat template (recognised by its default system message) instead of minimind-3's.
 struct WrittenTokenizer {
   fs::path directory;
