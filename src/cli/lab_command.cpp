@@ -17,6 +17,9 @@ struct LabFlags {
   std::string sft_model;
   std::string out_dir = "lab-report";
   std::string tokenizer_path;
+  std::string prompt_text;
+  std::string chat_prompts;
+  std::string eval;
   int num_q_heads = 8;
   bool yarn = false;
   std::string weights = "f32";
@@ -27,9 +30,12 @@ struct LabFlags {
 
 int run_lab_command(const LabFlags& flags) {
   lab::LabOptions options;
-  options.base_model =
-      resolve_model_path(flags.base_model.empty() ? std::string("minigen-tiny-base") : flags.base_model);
-  options.sft_model = resolve_model_path(flags.sft_model.empty() ? std::string("minigen-tiny-sft") : flags.sft_model);
+  // Neither model given: the shipped tiny pair; one given: it plays both parts (the report says so).
+  if (!flags.base_model.empty()) options.base_model = resolve_model_path(flags.base_model);
+  if (!flags.sft_model.empty()) options.sft_model = resolve_model_path(flags.sft_model);
+  if (!flags.prompt_text.empty()) options.material.prompt_text = flags.prompt_text;
+  if (!flags.chat_prompts.empty()) options.material.chat_prompts = flags.chat_prompts;
+  if (!flags.eval.empty()) options.material.eval = flags.eval;
   options.out_dir = flags.out_dir;
   options.pth_options.num_q_heads = flags.num_q_heads;
   options.pth_options.yarn = flags.yarn;
@@ -55,9 +61,22 @@ CommandAction add_lab_command(CLI::App& app) {
   CLI::App* command = app.add_subcommand(
       "lab", "measure the KV cache and sampling: report.md, report.json and SVG plots (needs gnuplot)");
   command->add_option("--base", flags->base_model,
-                      "base (pretrained) model: an HF directory or a MiniMind .pth (--heads, --tokenizer) "
-                      "[default: models/minigen-tiny-base]");
-  command->add_option("--sft", flags->sft_model, "SFT (chat) model, any family [default: models/minigen-tiny-sft]");
+                      "base (pretrained) model: an HF directory or a MiniMind .pth (--heads, --tokenizer); given "
+                      "alone, it also plays the SFT part [default: models/minigen-tiny-base]");
+  command->add_option("--sft", flags->sft_model,
+                      "SFT (chat) model, any family; given alone, it also plays the base part "
+                      "[default: models/minigen-tiny-sft]");
+  command->add_option("--prompt-text", flags->prompt_text,
+                      "UTF-8 text the base-model prompts are cut from (sections 1-4, 9), at least as many tokens as "
+                      "the longest prompt [default: examples/genesis-183.txt, examples/zh/poems.txt for MiniMind's "
+                      "tokenizer]");
+  command->add_option("--chat-prompts", flags->chat_prompts,
+                      "UTF-8 file of questions, one per line, for the SFT sections (5-8, 10) [default: "
+                      "examples/questions.txt, examples/zh/questions.txt for MiniMind's tokenizer]");
+  command->add_option("--eval", flags->eval,
+                      "section 9's perplexity text: .jsonl of {\"text\": ...} documents (MiniMind's pretraining "
+                      "format) or a plain UTF-8 text [default: examples/heldout.jsonl, examples/zh/heldout.jsonl for "
+                      "MiniMind's tokenizer]");
   command->add_option("--out", flags->out_dir, "directory for the report")->default_val("lab-report");
   add_pth_flags(*command, flags->tokenizer_path, flags->num_q_heads, flags->yarn);
   add_weights_flag(*command, flags->weights);

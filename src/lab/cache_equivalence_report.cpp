@@ -93,6 +93,7 @@ ReportSection cache_equivalence_report(const CacheEquivalenceData& data) {
   section.data["max_abs_logit_difference"] = max_difference;
   section.data["genesis_prompt_tokens"] = data.genesis_prompt_tokens;
   section.data["genesis_text_prompt_tokens"] = data.genesis_text_prompt_tokens;
+  section.data["prompt_text"] = data.prompt_text_source;
   section.summary.push_back(
       "cache on/off: token ids identical in " + std::string(all_tokens_identical ? "every" : "NOT every") + " one of " +
       std::to_string(runs.size()) + " runs, max |Δ logit| = " + exact_or_scientific(max_difference) +

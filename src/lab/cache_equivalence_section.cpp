@@ -50,15 +50,17 @@ CacheEquivalenceData measure_cache_equivalence(LabContext& lab) {
       const GeneratedSequence& with_cache = cached->sequences.front();
       const GeneratedSequence& without_cache = uncached->sequences.front();
       data.runs.push_back({prompt.name, static_cast<int>(prompt.tokens.size()), sampled,
-                           compare_rows(with_cache, without_cache), with_cache.token_ids, without_cache.token_ids});
+                           compare_rows(with_cache, without_cache), with_cache.token_ids, without_cache.token_ids,
+                           prompt.tokens});
       if (!sampled && long_prompt) {
         data.genesis_continuation_text =
             lab.base().tokenizer->decode(with_cache.token_ids, /*skip_special_tokens=*/true);
       }
     }
   }
-  data.genesis_prompt_tokens = static_cast<int>(lab.genesis_prompt().size());
-  data.genesis_text_prompt_tokens = lab.genesis_text_prompt_tokens();
+  data.genesis_prompt_tokens = static_cast<int>(lab.headline_prompt().size());
+  data.genesis_text_prompt_tokens = lab.prompt_text_tokens();
+  data.prompt_text_source = lab.material().prompt_text.source;
   return data;
 }
 

@@ -14,7 +14,6 @@
 namespace minigen::lab {
 namespace {
 
-const char* const kQuestion = "What does 'river' mean? Answer as JSON.";
 // Short strings, so an answer fits in the section's tokens; "additionalProperties": false, so nothing else fits.
 const char* const kSchema = R"({"type": "object", "properties": {
   "word": {"type": "string", "minLength": 1, "maxLength": 12},
@@ -66,7 +65,7 @@ ConstrainingData measure_constraining(LabContext& lab) {
   const LabScale& scale = lab.scale();
   const Model& model = *lab.sft().model;
   ConstrainingData data;
-  data.question = kQuestion;
+  data.question = lab.constraining_question();
   data.schema = nlohmann::ordered_json::parse(kSchema);
   data.samples = scale.constraining_samples;
   data.new_tokens = scale.constraining_new_tokens;
@@ -75,7 +74,7 @@ ConstrainingData measure_constraining(LabContext& lab) {
   const auto grammar = std::make_shared<const CompiledGrammar>(
       compile_json_schema(data.schema),
       TokenVocabulary::from_tokenizer(*lab.sft().tokenizer, model.config.vocab_size, model.config.eos_token_id));
-  const std::vector<int> prompt = lab.chat_prompt(kQuestion);
+  const std::vector<int> prompt = lab.chat_prompt(lab.constraining_question());
   lab.progress("  " + std::to_string(data.samples) + " answers without a schema");
   data.free = sample(lab, prompt, nullptr);
   lab.progress("  " + std::to_string(data.samples) + " answers with the schema");

@@ -155,8 +155,8 @@ ReportSection forward_tokens_report(const ForwardTokensData& data) {
       "fed, so the total is **P + N − 1**. Without the cache, step s (counting from 0) re-feeds the prompt plus the s "
       "tokens generated so far: P + (P + 1) + … + (P + N − 1) = **P·N + N(N−1)/2**. The first grows linearly in N, "
       "the second quadratically. minigen counts every token it hands to the model; the table compares that count "
-      "with both formulas (✓: equal). Prompts of any length P are cut from the genesis text (or repeat it); the "
-      "model is the base model, greedy, eos ignored.");
+      "with both formulas (✓: equal). Prompts of any length P are cut from `" +
+      data.prompt_text_source + "` after tokenization; the model is the base model, greedy, eos ignored.");
   add_grid(section, data);
   add_sweep_plots(section, data);
 

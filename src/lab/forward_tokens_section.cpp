@@ -62,6 +62,7 @@ ForwardTokensData measure_forward_tokens(LabContext& lab) {
   }
   data.headline = measure_point(lab, kHeadlinePromptTokens, kHeadlineNewTokens, true);
   if (lab.base().model->config.use_moe) data.routing = measure_routing(lab, data.headline);
+  data.prompt_text_source = lab.material().prompt_text.source;
   return data;
 }
 

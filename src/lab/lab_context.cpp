@@ -5,7 +5,6 @@
 
 #include "core/error.h"
 #include "core/file_io.h"
-#include "core/jsonl_texts.h"
 
 namespace minigen::lab {
 namespace {
@@ -60,25 +59,62 @@ ForwardCost calibrate(Transformer& transformer, const std::vector<int>& long_pro
   return price_from_timings(timings);
 }
 
-// The shipped example prompt (a few KB); the cap only guards against a replaced or damaged file.
-std::string read_example(const std::filesystem::path& path) {
-  return read_whole_file(path, kMaxPromptFileBytes, "lab example prompt");
+// Which file plays each part. One model given plays both, with a note for the report: a shipped model never stands
+// in for a missing one unannounced.
+struct ModelChoice {
+  std::filesystem::path base;
+  std::filesystem::path sft;
+  std::string note;
+};
+
+ModelChoice choose_models(const LabOptions& options) {
+  if (options.base_model && options.sft_model) return {*options.base_model, *options.sft_model, {}};
+  if (options.base_model) {
+    return {*options.base_model, *options.base_model,
+            "Only `--base` was given, so the SFT sections (5–8 and 10, and section 9's SFT rows) ran on that same "
+            "pretrained model. It was not trained to answer questions: its answers show how the sampler behaves, not "
+            "how a chat model answers. Give `--sft` to measure a chat model."};
+  }
+  if (options.sft_model) {
+    return {*options.sft_model, *options.sft_model,
+            "Only `--sft` was given, so the base sections (1–4, and section 9's base rows and weight types) ran on "
+            "that same chat model. Give `--base` to measure a pretrained model."};
+  }
+  const std::filesystem::path shipped = minigen_home() / "models";
+  return {shipped / "minigen-tiny-base", shipped / "minigen-tiny-sft", {}};
 }
 
-// The first `count` documents of the held-out split, each bos + text + eos as `minigen perplexity --jsonl` scores them.
-std::vector<std::vector<int>> read_heldout_documents(const Tokenizer& tokenizer, int count) {
+// What section 9 scores of the evaluation set with one model's tokenizer: the first `count` documents as bos + text +
+// eos, or a plain text's first `count` windows of bos + `context` tokens (each token of the text a target once).
+std::vector<std::vector<int>> eval_documents(const EvalText& eval, const Tokenizer& tokenizer, int count, int context) {
   std::vector<std::vector<int>> documents;
-  const std::filesystem::path path = minigen_home() / "examples" / "heldout.jsonl";
-  if (!std::filesystem::exists(path)) throw Error("the lab's held-out documents " + path.string() + " are missing");
-  for_each_jsonl_text(path.string(), [&](const std::string& text) {
-    if (static_cast<int>(documents.size()) >= count) return;
+  if (!eval.documents) {
+    const std::vector<int> ids = tokenizer.encode(eval.texts.front());
+    for (std::size_t start = 0; start < ids.size() && static_cast<int>(documents.size()) < count; start += context) {
+      std::vector<int> window{tokenizer.bos_id()};
+      window.insert(window.end(), ids.begin() + start, ids.begin() + std::min(ids.size(), start + context));
+      documents.push_back(std::move(window));
+    }
+    return documents;
+  }
+  for (const std::string& text : eval.texts) {
+    if (static_cast<int>(documents.size()) >= count) break;
     std::vector<int> document{tokenizer.bos_id()};
     const std::vector<int> ids = tokenizer.encode(text);
     document.insert(document.end(), ids.begin(), ids.end());
     document.push_back(tokenizer.eos_id());
     documents.push_back(std::move(document));
-  });
+  }
   return documents;
+}
+
+// The longest base-model prompt the run's sizes ask for.
+int longest_base_prompt(const LabScale& scale) {
+  int longest = std::max(kHeadlinePromptTokens, kShrinkingDecodePromptTokens);
+  for (int tokens : scale.grid_prompt_tokens) longest = std::max(longest, tokens);
+  for (int tokens : scale.ttft_prompt_tokens) longest = std::max(longest, tokens);
+  for (int tokens : kShortPromptTokens) longest = std::max(longest, tokens);
+  return longest;
 }
 
 }  // namespace
@@ -88,37 +124,65 @@ LabContext::LabContext(const LabOptions& options, std::ostream& progress)
       kv_dtype_(options.kv_dtype),
       progress_(progress),
       start_(std::chrono::steady_clock::now()),
-      base_(load_lab_model(options.base_model, "--base", options.pth_options)),
-      sft_(load_lab_model(options.sft_model, "--sft", options.pth_options)),
+      models_note_(choose_models(options).note),
+      base_(load_lab_model(choose_models(options).base, options.base_model ? "--base" : "--sft", options.pth_options)),
       pool_(options.threads > 0 ? options.threads : ThreadPool::default_thread_count()) {
+  const std::filesystem::path sft_path = choose_models(options).sft;
   base_transformer_ = std::make_unique<Transformer>(*base_.model, pool_, options.weight_type);
-  sft_transformer_ = std::make_unique<Transformer>(*sft_.model, pool_, options.weight_type);
-  // The prompts come from each model's own tokenizer: the genesis text is cut (or repeated) to exactly the lengths
-  // the sections ask for, whatever number of tokens it encodes to.
-  const std::string genesis_text = read_example(minigen_home() / "examples" / "genesis-183.txt");
-  genesis_text_tokens_ = base_.tokenizer->encode(genesis_text);
-  if (genesis_text_tokens_.empty()) throw Error("examples/genesis-183.txt is empty");
-  genesis_prompt_ = base_prompt_of_length(kHeadlinePromptTokens);
-  for (const char* text : {"In the beginning", "And it came to pass, when the", "A fool and his money"}) {
-    equivalence_prompts_.push_back({std::string("\"") + text + "\"", encode_base_prompt(*base_.tokenizer, text)});
+  if (std::filesystem::exists(sft_path) && std::filesystem::equivalent(sft_path, base_.path)) {
+    sft_ = &base_;  // one file in both parts: loaded once
+    sft_transformer_ = base_transformer_.get();
+  } else {
+    own_sft_ = load_lab_model(sft_path, "--sft", options.pth_options);
+    sft_ = &*own_sft_;
+    own_sft_transformer_ = std::make_unique<Transformer>(*sft_->model, pool_, options.weight_type);
+    sft_transformer_ = own_sft_transformer_.get();
   }
-  equivalence_prompts_.push_back({"examples/genesis-183.txt", genesis_prompt_});
-  chat_format_ = recognise_chat_template(sft_.tokenizer->chat_template());
-  base_heldout_documents_ = read_heldout_documents(*base_.tokenizer, scale_.shrinking_documents);
-  sft_heldout_documents_ = read_heldout_documents(*sft_.tokenizer, scale_.shrinking_documents);
+  material_ = choose_lab_material(options.material, *base_.tokenizer, minigen_home());
+  // The prompts come from each model's own tokenizer: the prompt text is cut to exactly the lengths the sections ask
+  // for, whatever number of tokens it encodes to.
+  prompt_text_tokens_ = base_.tokenizer->encode(material_.prompt_text.text);
+  if (prompt_text_tokens_.empty()) throw Error(material_.prompt_text.source + " encodes to no tokens");
+  const Tokenizer& sft_tokenizer = *sft_->tokenizer;
+  chat_format_ = recognise_chat_template(sft_tokenizer.chat_template());
+  const auto perplexity_context = [](const LoadedModel& loaded) {
+    return std::min(kPerplexityContext, loaded.model->config.max_position_embeddings - 1);
+  };
+  base_eval_documents_ =
+      eval_documents(material_.eval, *base_.tokenizer, scale_.shrinking_documents, perplexity_context(base_));
+  sft_eval_documents_ =
+      eval_documents(material_.eval, sft_tokenizer, scale_.shrinking_documents, perplexity_context(*sft_));
+
+  headline_prompt_ = base_prompt_of_length(kHeadlinePromptTokens);
+  const std::string quoted_source = "`" + material_.prompt_text.source + "`";
+  for (const std::string& text : material_.prompt_text.short_prompts) {
+    equivalence_prompts_.push_back({"\"" + text + "\"", encode_base_prompt(*base_.tokenizer, text)});
+  }
+  if (material_.prompt_text.short_prompts.empty()) {
+    for (int tokens : kShortPromptTokens) {
+      equivalence_prompts_.push_back(
+          {"the first " + std::to_string(tokens) + " tokens of " + quoted_source, base_prompt_of_length(tokens)});
+    }
+  }
+  equivalence_prompts_.push_back({quoted_source, headline_prompt_});
 
   const LabPromptSizes prompts = prompt_sizes();
   const int longest_chat_prompt = *std::max_element(prompts.chat_prompts.begin(), prompts.chat_prompts.end());
-  fit_to_context(scale_, base_.model->config.max_position_embeddings, sft_.model->config.max_position_embeddings,
+  fit_to_context(scale_, base_.model->config.max_position_embeddings, sft_->model->config.max_position_embeddings,
                  longest_chat_prompt);
+  // A learner's text must hold the longest prompt itself, so that every prompt the report shows is their text.
+  const int longest = longest_base_prompt(scale_);
+  if (!material_.prompt_text.may_repeat && prompt_text_tokens() < longest) {
+    throw Error("--prompt-text: " + material_.prompt_text.source + " is " + std::to_string(prompt_text_tokens()) +
+                " tokens (with bos) for the base model's tokenizer; the " + (options.quick ? "quick" : "full") +
+                " lab cuts prompts of up to " + std::to_string(longest) + " tokens from it. Give a longer text" +
+                (options.quick ? "." : ", or run with --quick."));
+  }
 
   // One untimed prefill of the longest prompt before anything is measured: the forward pass grows its activation
   // buffers on first use, a cost that would otherwise be charged to whichever timed run happens to come first.
-  int longest_prompt = kHeadlinePromptTokens;
-  for (int tokens : scale_.grid_prompt_tokens) longest_prompt = std::max(longest_prompt, tokens);
-  for (int tokens : scale_.ttft_prompt_tokens) longest_prompt = std::max(longest_prompt, tokens);
   this->progress("timing the models to estimate the run");
-  const std::vector<std::vector<int>> warm_up = {base_prompt_of_length(longest_prompt)};
+  const std::vector<std::vector<int>> warm_up = {base_prompt_of_length(longest)};
   generate(*base_transformer_, warm_up, base_greedy_options(1, true));
   // Both models priced on base-model-form prompts (any ids do: only the lengths matter to the price).
   // The long prompt stays inside each model's context (fit_to_context made sure it holds 183 + 64 positions).
@@ -128,7 +192,7 @@ LabContext::LabContext(const LabOptions& options, std::ostream& progress)
     return prompt;
   };
   base_cost_ = calibrate(*base_transformer_, calibration_prompt(base_.model->config), kv_dtype_);
-  sft_cost_ = calibrate(*sft_transformer_, calibration_prompt(sft_.model->config), kv_dtype_);
+  sft_cost_ = calibrate(*sft_transformer_, calibration_prompt(sft_->model->config), kv_dtype_);
   estimate_ =
       fit_to_budget(scale_, prompts, base_cost_, sft_cost_, options.quick ? kQuickBudgetSeconds : kFullBudgetSeconds);
 }
@@ -164,39 +228,29 @@ LabPromptSizes LabContext::prompt_sizes() const {
   for (const std::string& message : chat_messages()) {
     sizes.chat_prompts.push_back(static_cast<int>(chat_prompt(message).size()));
   }
-  for (const std::vector<int>& document : base_heldout_documents_) {
+  for (const std::vector<int>& document : base_eval_documents_) {
     sizes.base_documents.push_back(static_cast<int>(document.size()));
   }
-  for (const std::vector<int>& document : sft_heldout_documents_) {
+  for (const std::vector<int>& document : sft_eval_documents_) {
     sizes.sft_documents.push_back(static_cast<int>(document.size()));
   }
   return sizes;
 }
 
 std::vector<int> LabContext::base_prompt_of_length(int tokens) const {
-  // bos, then the text's tokens, from the start again when the text runs out. Cutting happens after tokenization,
-  // so every length is exact whichever tokenizer the model brings (the cut may fall inside a word).
+  // bos, then the text's tokens, from the start again when the text runs out (only the shipped English text runs
+  // out in the sections; a learner's text was checked to be long enough). Cutting happens after tokenization, so
+  // every length is exact whichever tokenizer the model brings (the cut may fall inside a word or a character).
   std::vector<int> prompt{base_.tokenizer->bos_id()};
   for (std::size_t i = 0; static_cast<int>(prompt.size()) < tokens; ++i) {
-    prompt.push_back(genesis_text_tokens_[i % genesis_text_tokens_.size()]);
+    prompt.push_back(prompt_text_tokens_[i % prompt_text_tokens_.size()]);
   }
   return prompt;
 }
 
 std::vector<int> LabContext::chat_prompt(std::string_view user_message) const {
   const std::vector<ChatMessage> messages = {{"user", std::string(user_message)}};
-  return encode_chatml(*sft_.tokenizer, messages, /*add_generation_prompt=*/true, /*enable_thinking=*/false);
-}
-
-const std::vector<std::string>& LabContext::chat_messages() {
-  static const std::vector<std::string> messages = {
-      // The kinds of question the SFT model was trained on: a definition, a verse, a joke, a poem's author.
-      "What does 'river' mean?",
-      "What does John 3:16 say?",
-      "Tell me a joke.",
-      "《清平调・其二》的作者是谁？",
-  };
-  return messages;
+  return encode_chatml(*sft_->tokenizer, messages, /*add_generation_prompt=*/true, /*enable_thinking=*/false);
 }
 
 const GenerateResult& LabContext::base_greedy_run(const std::vector<int>& prompt, int new_tokens, bool use_cache) {

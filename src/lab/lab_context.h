@@ -1,11 +1,12 @@
 #pragma once
 // What every lab section shares: the two models, their forward passes, the sizes of the run (quick or full), the
-// prompts, the progress log, and a memo of the base model's greedy runs, so that a run one section needs again
-// (183 tokens, 64 new, without the cache: seconds of work) is computed once.
+// prompts cut from the run's material (lab_material.h), the progress log, and a memo of the base model's greedy runs,
+// so that a run one section needs again (183 tokens, 64 new, without the cache: seconds of work) is computed once.
 #include <chrono>
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <string_view>
@@ -15,6 +16,7 @@
 #include "checkpoint/model_loader.h"
 #include "generate/generate.h"
 #include "lab/budget_fit.h"
+#include "lab/lab_material.h"
 #include "model/transformer.h"
 #include "ops/thread_pool.h"
 #include "ops/weight_type.h"
@@ -23,8 +25,11 @@
 namespace minigen::lab {
 
 struct LabOptions {
-  std::filesystem::path base_model;  // a pretrained (base) model: sections 1–4 and 9
-  std::filesystem::path sft_model;   // a chat (SFT) model: sections 5–9
+  // A pretrained (base) model for sections 1–4 and 9, a chat (SFT) model for sections 5–10. Neither given: the shipped
+  // tiny models. One given: it plays both parts, and the report says so (never a shipped model in its place).
+  std::optional<std::filesystem::path> base_model;
+  std::optional<std::filesystem::path> sft_model;
+  LabMaterialFiles material;  // --prompt-text, --chat-prompts, --eval
   std::filesystem::path out_dir;
   LoadOptions pth_options;  // --heads and --tokenizer: what a .pth file cannot tell (a directory carries its own)
   WeightType weight_type = WeightType::kF32;
@@ -47,7 +52,7 @@ class LabContext {
 
   const LabScale& scale() const { return scale_; }
   const LoadedModel& base() const { return base_; }
-  const LoadedModel& sft() const { return sft_; }
+  const LoadedModel& sft() const { return *sft_; }
   Transformer& base_transformer() { return *base_transformer_; }
   Transformer& sft_transformer() { return *sft_transformer_; }
   int threads() const { return pool_.num_threads(); }
@@ -66,24 +71,31 @@ class LabContext {
   const ForwardCost& base_cost() const { return base_cost_; }
   const ForwardCost& sft_cost() const { return sft_cost_; }
 
-  // examples/genesis-183.txt in the base-model form (bos + text), cut or extended to exactly 183 tokens with the
-  // base model's tokenizer.
-  const std::vector<int>& genesis_prompt() const { return genesis_prompt_; }
-  // How many tokens (with bos) the whole genesis text is with the base model's tokenizer.
-  int genesis_text_prompt_tokens() const { return static_cast<int>(genesis_text_tokens_.size()) + 1; }
-  // Section 1's base-model prompts (three short sentences, then the genesis prompt), which section 9 also decodes.
+  // The run's text, questions and evaluation set, and a sentence on the models when one stood in for the other
+  // (empty when both were given or both shipped).
+  const LabMaterial& material() const { return material_; }
+  const std::string& models_note() const { return models_note_; }
+  // The prompt text in the base-model form (bos + text), cut (or, for the shipped English text, extended) to exactly
+  // 183 tokens with the base model's tokenizer.
+  const std::vector<int>& headline_prompt() const { return headline_prompt_; }
+  // How many tokens (with bos) the whole prompt text is with the base model's tokenizer.
+  int prompt_text_tokens() const { return static_cast<int>(prompt_text_tokens_.size()) + 1; }
+  // Section 1's base-model prompts (three short ones, then the 183-token prompt), which section 9 also decodes.
   const std::vector<NamedPrompt>& equivalence_prompts() const { return equivalence_prompts_; }
-  // A base-model prompt of exactly `tokens` tokens: the genesis prompt cut short, or followed by its text again.
+  // A base-model prompt of exactly `tokens` tokens: the prompt text cut short (or the shipped English text followed
+  // by itself again).
   std::vector<int> base_prompt_of_length(int tokens) const;
   // A user message in the SFT model's chat format (its tokenizer's template), thinking off.
   std::vector<int> chat_prompt(std::string_view user_message) const;
   const ChatFormatChoice& chat_format() const { return chat_format_; }
-  // User messages for the SFT sections.
-  static const std::vector<std::string>& chat_messages();
-  // The first documents of examples/heldout.jsonl (as many as the full run's scale scores) as bos + text + eos, with
-  // the base and with the SFT model's tokenizer: what section 9's perplexities score.
-  const std::vector<std::vector<int>>& base_heldout_documents() const { return base_heldout_documents_; }
-  const std::vector<std::vector<int>>& sft_heldout_documents() const { return sft_heldout_documents_; }
+  // The questions for the SFT sections, in file order, and section 10's.
+  const std::vector<std::string>& chat_messages() const { return material_.chat_prompts.questions; }
+  const std::string& constraining_question() const { return material_.chat_prompts.constraining_question; }
+  // What section 9's perplexities score, with the base and with the SFT model's tokenizer: the first documents of
+  // the evaluation set (as many as the full run scores), each bos + text + eos as `minigen perplexity --jsonl` scores
+  // them; for a plain text, its tokens in windows of bos + the model's perplexity context, as `minigen perplexity -f`.
+  const std::vector<std::vector<int>>& base_eval_documents() const { return base_eval_documents_; }
+  const std::vector<std::vector<int>>& sft_eval_documents() const { return sft_eval_documents_; }
   // The prompt sizes the work estimate needs.
   LabPromptSizes prompt_sizes() const;
 
@@ -106,17 +118,21 @@ class LabContext {
   KvDType kv_dtype_;
   std::ostream& progress_;
   std::chrono::steady_clock::time_point start_;
+  std::string models_note_;
   LoadedModel base_;
-  LoadedModel sft_;
+  std::optional<LoadedModel> own_sft_;  // absent when the SFT part is played by the base model's file
+  const LoadedModel* sft_ = nullptr;
   ThreadPool pool_;
   std::unique_ptr<Transformer> base_transformer_;
-  std::unique_ptr<Transformer> sft_transformer_;
-  std::vector<int> genesis_prompt_;
-  std::vector<int> genesis_text_tokens_;  // without bos: what is repeated to make longer prompts
+  std::unique_ptr<Transformer> own_sft_transformer_;
+  Transformer* sft_transformer_ = nullptr;
+  LabMaterial material_;
+  std::vector<int> headline_prompt_;
+  std::vector<int> prompt_text_tokens_;  // without bos: what the prompts are cut from
   std::vector<NamedPrompt> equivalence_prompts_;
   ChatFormatChoice chat_format_;
-  std::vector<std::vector<int>> base_heldout_documents_;
-  std::vector<std::vector<int>> sft_heldout_documents_;
+  std::vector<std::vector<int>> base_eval_documents_;
+  std::vector<std::vector<int>> sft_eval_documents_;
   ForwardCost base_cost_;
   ForwardCost sft_cost_;
   BudgetFit estimate_;

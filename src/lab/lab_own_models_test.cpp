@@ -13,76 +13,22 @@
 #include "checkpoint/model_loader.h"
 #include "cli/run_binary_test_util.h"
 #include "core/error.h"
-#include "core/file_io.h"
 #include "lab/lab_context.h"
 #include "lab/lab_runner.h"
-#include "model/io/torch_pth_test_writer.h"
-#include "model/test_models.h"
-#include "tokenizer/bpe_trainer.h"
-#include "tokenizer/tokenizer_writer.h"
+#include "lab/own_models_test_util.h"
 
 namespace minigen::lab {
 namespace {
 
 namespace fs = std::filesystem;
 using nlohmann::json;
-
-constexpr int kTokenizerVocabLimit = 420;
+using testing::small_config;
+using testing::write_pth;
+using testing::write_tokenizer;
+using testing::WrittenTokenizer;
 
 fs::path scratch_directory(const std::string& name) {
   return fs::temp_directory_path() / ("minigen_lab_own_" + std::to_string(::getpid()) + "_" + name);
-}
-
-// A MiniMind-layout tokenizer (36 added tokens, 256 bytes, merges) with a small vocabulary trained on a few
-// sentences: the genesis text comes out much longer than minigen-6400's 182 tokens. `minimind2_template` writes
-// MiniMind2's chat template (recognised by its default system message) instead of minimind-3's.
-struct WrittenTokenizer {
-  fs::path directory;
-  int vocab_size = 0;  // as many as the few sentences allow, up to kTokenizerVocabLimit
-};
-
-WrittenTokenizer write_tokenizer(const fs::path& directory, bool minimind2_template) {
-  const std::vector<std::string> texts = {
-      "In the beginning the river ran to the sea, and the sea was wide.",
-      "A fool and his money are soon parted; a wise man keeps his counsel.",
-      "The light was good, and the evening and the morning were the first day.",
-  };
-  BpeTrainOptions options;
-  options.vocab_size = kTokenizerVocabLimit;
-  options.min_frequency = 1;
-  const TrainedBpe trained = train_bpe_on_texts(texts, options);
-  write_tokenizer_files(trained, directory);
-  if (minimind2_template) {
-    json config = json::parse(read_whole_file(directory / "tokenizer_config.json", 1 << 20, "tokenizer_config.json"));
-    config["chat_template"] =
-        "{% if messages[0]['role'] == 'system' %}{{ '<|im_start|>system\\n' + messages[0]['content'] + "
-        "'<|im_end|>\\n' }}{% else %}{{ '<|im_start|>system\\nYou are a helpful assistant<|im_end|>\\n' }}{% endif %}";
-    write_file_atomically(directory / "tokenizer_config.json", config.dump(2));
-  }
-  return {directory, static_cast<int>(trained.vocab.size())};
-}
-
-// A family's layout (qk-norm or not, GQA ratio, experts) at a test size: two layers, hidden 128, 16-wide heads.
-ModelConfig small_config(const std::string& family, int vocab_size) {
-  ModelConfig config = minigen::testing::test_config(family);
-  config.vocab_size = vocab_size;
-  config.hidden_size = 128;
-  config.head_dim = 16;
-  config.intermediate_size = 256;
-  if (config.use_moe) config.moe_intermediate_size = 64;
-  config.max_position_embeddings = 32768;  // what a .pth load assumes
-  return config;
-}
-
-// Writes the model as MiniMind's trainer saves it: a state dict in fp16, no config.
-fs::path write_pth(const fs::path& directory, const std::string& name, const ModelConfig& config,
-                   const fs::path& tokenizer) {
-  const fs::path hf = directory / (name + "-hf");
-  save_model_directory(hf, config, random_weights(config, 7), tokenizer, DType::kF16);
-  const fs::path pth = directory / (name + ".pth");
-  minigen::testing::write_bytes(pth, minigen::testing::pth_from_safetensors(hf / "model.safetensors", DType::kF16));
-  fs::remove_all(hf);
-  return pth;
 }
 
 struct OwnModelCase {
@@ -134,8 +80,16 @@ TEST_P(LabOnOwnModels, QuickLabOnFp16PthCheckpointsHoldsTheFormulasForTheirShape
     EXPECT_TRUE(settings["base_model"]["moe"].is_null());
   }
   EXPECT_EQ(settings["base_model"]["yarn"], test.yarn);
-  // The genesis text is not 183 tokens with this tokenizer, yet the prompt is cut to exactly 183.
-  EXPECT_GT(settings["genesis_text_prompt_tokens"].get<int>(), 300);
+  // MiniMind's tokenizer layout with a vocabulary that is not minigen-6400's: the shipped Chinese material is chosen,
+  // and the report says so.
+  EXPECT_EQ(settings["material"]["prompt_text"], "examples/zh/poems.txt");
+  EXPECT_EQ(settings["material"]["chat_prompts"], "examples/zh/questions.txt");
+  EXPECT_EQ(settings["material"]["eval"], "examples/zh/heldout.jsonl");
+  EXPECT_NE(settings["material"]["chinese_set_reason"].get<std::string>().find("MiniMind's"), std::string::npos);
+  EXPECT_EQ(sections["temperature"]["settings"][0]["prompts"][0]["prompt"], "“江”是什么意思？");
+  // The poems are not 183 tokens with this tokenizer (trained on English: a Chinese character is three byte
+  // tokens), yet the prompt is cut to exactly 183.
+  EXPECT_GT(settings["genesis_text_prompt_tokens"].get<int>(), 3000);
   EXPECT_EQ(sections["cache_equivalence"]["genesis_prompt_tokens"], 183);
   EXPECT_EQ(sections["cache_equivalence"]["genesis_text_prompt_tokens"], settings["genesis_text_prompt_tokens"]);
   EXPECT_EQ(settings["chat_template"].get<std::string>().rfind(

@@ -46,7 +46,14 @@ RunDescription describe_run(const LabContext& lab, const LabOptions& options) {
   run.base_description = model_description(lab.base());
   run.sft_description = model_description(lab.sft());
   run.chat_template = lab.chat_format().description;
-  run.genesis_text_prompt_tokens = lab.genesis_text_prompt_tokens();
+  run.genesis_text_prompt_tokens = lab.prompt_text_tokens();
+  const LabMaterial& material = lab.material();
+  run.prompt_text_source = material.prompt_text.source;
+  run.chat_prompts_source = material.chat_prompts.source;
+  run.eval_source = material.eval.source;
+  run.eval_is_documents = material.eval.documents;
+  run.chinese_set_reason = material.chinese_set_reason;
+  run.models_note = lab.models_note();
   run.cuts = lab.scale().cuts;
   run.estimate = lab.estimate();
   run.base_cost = lab.base_cost();

@@ -2,6 +2,7 @@
 // How much the lab measures: the grids, repeats and sample counts of a quick or full run, cut to the models'
 // context and shrunk to a time budget for big models. Every cut is written down, so the report can say what was
 // left out and why. Plain data at the bottom of the lab: the work estimate, the budget fit and the sections read it.
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -23,6 +24,8 @@ inline constexpr int kShrinkingKvTypes = 4;
 inline constexpr int kShrinkingWeightTypes = 4;
 inline constexpr int kShrinkingTimedDecodes = 2;
 inline constexpr int kShrinkingDecodePromptTokens = 32;
+// Section 9 decodes the first questions only: a learner's file may hold many, and each costs a batch row per type.
+inline constexpr std::size_t kShrinkingChatPrompts = 4;
 
 struct LabScale {
   bool quick = false;

@@ -69,8 +69,13 @@ std::vector<std::string> introduction(const RunDescription& run) {
       "the cache's and the weights' element types on both models and measures what that gives up; section 10 adds "
       "a grammar stage to the sampler and shows what it takes away.",
       "Models:\n\n- base (pretrained, for the cache sections): " + model_text(run.base) +
-          "\n- SFT (chat, for the sampling sections): " + model_text(run.sft),
-      "Prompts are built with each model's own tokenizer. The genesis text (`examples/genesis-183.txt`) is " +
+          "\n- SFT (chat, for the sampling sections): " + model_text(run.sft) +
+          (run.models_note.empty() ? std::string() : "\n\n**Note:** " + run.models_note),
+      "Material: base-model prompts cut from `" + run.prompt_text_source + "`; questions from `" +
+          run.chat_prompts_source + "`; section 9's perplexity on `" + run.eval_source + "` (" +
+          (run.eval_is_documents ? "documents" : "a plain text") + ")" +
+          (run.chinese_set_reason.empty() ? std::string(".") : " — " + run.chinese_set_reason + "."),
+      "Prompts are built with each model's own tokenizer. The prompt text (`" + run.prompt_text_source + "`) is " +
           std::to_string(run.genesis_text_prompt_tokens) +
           " tokens with bos for the base model's tokenizer; every prompt of P tokens is that token sequence cut "
           "or repeated to exactly P, so the 183-token prompt is 183 tokens for any tokenizer. Chat prompts use " +
@@ -97,6 +102,13 @@ nlohmann::json settings_json(const RunDescription& run) {
           {"sft_model", run.sft_description},
           {"chat_template", run.chat_template},
           {"genesis_text_prompt_tokens", run.genesis_text_prompt_tokens},
+          {"material",
+           {{"prompt_text", run.prompt_text_source},
+            {"chat_prompts", run.chat_prompts_source},
+            {"eval", run.eval_source},
+            {"eval_format", run.eval_is_documents ? "jsonl documents" : "plain text"},
+            {"chinese_set_reason", run.chinese_set_reason}}},
+          {"models_note", run.models_note},
           {"cuts", run.cuts},
           {"estimated_seconds_at_default_sizes", run.estimate.estimated_seconds_before},
           {"estimated_seconds", run.estimate.estimated_seconds},

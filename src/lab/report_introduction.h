@@ -41,7 +41,14 @@ struct RunDescription {
   nlohmann::json base_description;  // model_description() of each, for report.json
   nlohmann::json sft_description;
   std::string chat_template;
-  int genesis_text_prompt_tokens = 0;
+  int genesis_text_prompt_tokens = 0;  // the whole prompt text with bos, with the base model's tokenizer
+  // The material (lab_material.h): where each part came from, and why the shipped Chinese set was chosen if it was.
+  std::string prompt_text_source;
+  std::string chat_prompts_source;
+  std::string eval_source;
+  bool eval_is_documents = true;
+  std::string chinese_set_reason;
+  std::string models_note;  // one model given for both parts; empty otherwise
   std::vector<std::string> cuts;
   BudgetFit estimate;
   ForwardCost base_cost;

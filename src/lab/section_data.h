@@ -24,6 +24,7 @@ struct EquivalenceRun {
   RowComparison comparison;
   std::vector<int> token_ids_cached;
   std::vector<int> token_ids_uncached;
+  std::vector<int> prompt_token_ids;  // bos + the prompt text's tokens
 };
 
 struct CacheEquivalenceData {
@@ -33,7 +34,8 @@ struct CacheEquivalenceData {
   std::vector<EquivalenceRun> runs;                      // greedy on every prompt, then sampled
   std::optional<std::string> genesis_continuation_text;  // the greedy continuation of the long prompt, decoded
   int genesis_prompt_tokens = 0;
-  int genesis_text_prompt_tokens = 0;  // the whole genesis text with bos, before the cut or extension
+  int genesis_text_prompt_tokens = 0;  // the whole prompt text with bos, before the cut or extension
+  std::string prompt_text_source;      // the text the prompts were cut from: a shipped file or the learner's
 };
 
 // 2. Tokens fed to forward in one mode, beside the module's formula for it.
@@ -78,6 +80,7 @@ struct ForwardTokensData {
   std::vector<int64_t> uncached_formula_curve;
   ForwardTokensPoint headline;  // P = 183, N = 64
   std::optional<ExpertRouting> routing;
+  std::string prompt_text_source;  // the text every prompt of P tokens was cut from
 };
 
 // 3. Times of repeated runs (the report shows their medians).
@@ -182,6 +185,7 @@ struct TemperatureData {
   uint64_t seed = 0;
   std::size_t opening_tokens = 0;
   std::vector<TemperatureSettingResult> settings;
+  std::string chat_prompts_source;  // where the questions came from: built in, a shipped file or the learner's
 };
 
 // 6. Candidates kept per step by one filter.
@@ -200,6 +204,8 @@ struct TopPData {
   double peaked_top_probability = 0;     // a step is peaked when its top token has at least this probability
   double flat_top_probability = 0;       // and flat when it has less than this
   std::vector<CandidateCounts> filters;  // the top-p values, then top-k for comparison
+  std::vector<std::string> prompts;      // the questions asked
+  std::string chat_prompts_source;
 };
 
 // 7. Eos padding in section 5's batches.
@@ -260,6 +266,7 @@ struct SeedData {
   int new_tokens = 0;
   std::string prompt;
   std::vector<SeedCheck> checks;  // different seeds, same seed cache on/off, greedy on/off, the usual bug, batch
+  std::string chat_prompts_source;
 };
 
 // 9. Shrinking the cache and the weights, each type against f32.
@@ -296,7 +303,9 @@ struct WeightTypeResult {
 
 struct ShrinkingData {
   int new_tokens = 0;
-  int documents = 0;
+  std::string eval_source;        // the evaluation set the perplexities scored
+  bool eval_is_documents = true;  // .jsonl documents (bos + text + eos); else a plain text in windows
+  int documents = 0;              // documents scored, or windows of a plain text
   int decode_tokens = 0;
   std::vector<int> budget_lengths;    // sequence lengths of the sequences-per-GiB columns
   std::vector<KvTypeResult> base_kv;  // f32, bf16, f16, int8

@@ -115,8 +115,8 @@ TEST(LabSectionReports, CacheEquivalenceVerdictFollowsTheComparedPairs) {
   parted.first_differing_step = 5;
   parted.max_abs_logit_difference = 0.25;
   parted.logits_compared = 1000;
-  data.runs = {{"\"In the beginning\"", 4, false, same, {1, 2}, {1, 2}},
-               {"\"In the beginning\"", 4, true, parted, {1, 2}, {1, 3}}};
+  data.runs = {{"\"In the beginning\"", 4, false, same, {1, 2}, {1, 2}, {1, 9, 8, 7}},
+               {"\"In the beginning\"", 4, true, parted, {1, 2}, {1, 3}, {1, 9, 8, 7}}};
   data.genesis_continuation_text = "first line\nsecond line";
   data.genesis_prompt_tokens = 183;
   data.genesis_text_prompt_tokens = 201;

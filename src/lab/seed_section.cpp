@@ -36,7 +36,8 @@ struct Pair {
 SeedData measure_seeds(LabContext& lab) {
   SeedData data;
   data.new_tokens = lab.scale().seed_new_tokens;
-  data.prompt = LabContext::chat_messages().front();
+  data.prompt = lab.chat_messages().front();
+  data.chat_prompts_source = lab.material().chat_prompts.source;
   const std::vector<int> prompt = lab.chat_prompt(data.prompt);
   const std::vector<Pair> pairs = {
       {"different seeds, both with the cache",
@@ -66,8 +67,10 @@ SeedData measure_seeds(LabContext& lab) {
   lab.progress("  the same request alone and inside a batch of three");
   const Setup sampled{"seed 1, cache on", true, false, 1};
   const GenerateResult alone = lab.generate(lab.sft_transformer(), batch, setup_options(sampled, data.new_tokens));
-  const std::vector<std::vector<int>> shared_batch = {prompt, lab.chat_prompt(LabContext::chat_messages()[1]),
-                                                      lab.chat_prompt(LabContext::chat_messages()[2])};
+  // The other two rows ask the next questions (the first again when the learner gave fewer than three).
+  const std::vector<std::string>& messages = lab.chat_messages();
+  const std::vector<std::vector<int>> shared_batch = {prompt, lab.chat_prompt(messages[1 % messages.size()]),
+                                                      lab.chat_prompt(messages[2 % messages.size()])};
   const GenerateResult in_batch =
       lab.generate(lab.sft_transformer(), shared_batch, setup_options(sampled, data.new_tokens));
   SeedCheck batch_check;

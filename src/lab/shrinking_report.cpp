@@ -202,7 +202,11 @@ ReportSection shrinking_report(const ShrinkingData& data) {
       "rows stayed identical to the end. "
       "Perplexity is on the first " +
       std::to_string(data.documents) +
-      " documents of `examples/heldout.jsonl` (bos + text + eos, as `minigen perplexity --jsonl` scores them), with "
+      (data.eval_is_documents ? " documents of `" + data.eval_source +
+                                    "` (bos + text + eos, as `minigen perplexity --jsonl` scores them), with "
+                              : " windows of `" + data.eval_source +
+                                    "` (bos + the text's next tokens, as `minigen perplexity -f` scores "
+                                    "it), with ") +
       "the mean KL divergence from the same model with an f32 cache. Sequences per GiB count the cache alone: "
       "⌊1 GiB / (bytes per token · L)⌋.");
 
@@ -213,6 +217,8 @@ ReportSection shrinking_report(const ShrinkingData& data) {
 
   section.data["new_tokens"] = data.new_tokens;
   section.data["documents"] = data.documents;
+  section.data["eval"] = data.eval_source;
+  section.data["eval_format"] = data.eval_is_documents ? "jsonl documents" : "plain text";
   const std::vector<KvTypeResult>& base_kv = data.base_kv;
   const std::vector<WeightTypeResult>& weights = data.weights;
   const double f32_weight_bytes = static_cast<double>(weights.front().weight_bytes);

@@ -128,7 +128,7 @@ std::vector<WeightTypeResult> measure_weight_types(LabContext& lab) {
     f32 = own_f32.get();
   }
   const std::vector<std::vector<int>> sequences =
-      perplexity_sequences(lab.base_heldout_documents(), lab.scale().shrinking_documents, model.config);
+      perplexity_sequences(lab.base_eval_documents(), lab.scale().shrinking_documents, model.config);
   std::vector<WeightTypeResult> rows;
   std::vector<std::unique_ptr<Transformer>> packed;  // alive until all four are scored in one pass
   std::vector<PerplexityVariant> variants;
@@ -159,16 +159,21 @@ std::vector<WeightTypeResult> measure_weight_types(LabContext& lab) {
 ShrinkingData measure_shrinking(LabContext& lab) {
   ShrinkingData data;
   data.new_tokens = lab.scale().shrinking_new_tokens;
-  data.documents = static_cast<int>(std::min<std::size_t>(lab.base_heldout_documents().size(),
+  data.eval_source = lab.material().eval.source;
+  data.eval_is_documents = lab.material().eval.documents;
+  data.documents = static_cast<int>(std::min<std::size_t>(lab.base_eval_documents().size(),
                                                           static_cast<std::size_t>(lab.scale().shrinking_documents)));
   data.decode_tokens = lab.scale().shrinking_decode_tokens;
   data.budget_lengths.assign(std::begin(kBudgetLengths), std::end(kBudgetLengths));
   std::vector<std::vector<int>> base_prompts;
   for (const NamedPrompt& prompt : lab.equivalence_prompts()) base_prompts.push_back(prompt.tokens);
   std::vector<std::vector<int>> chat_prompts;
-  for (const std::string& message : LabContext::chat_messages()) chat_prompts.push_back(lab.chat_prompt(message));
-  data.base_kv = measure_kv_types(lab, "base", lab.base_transformer(), base_prompts, lab.base_heldout_documents());
-  data.sft_kv = measure_kv_types(lab, "SFT", lab.sft_transformer(), chat_prompts, lab.sft_heldout_documents());
+  const std::vector<std::string>& messages = lab.chat_messages();
+  for (std::size_t i = 0; i < std::min(messages.size(), kShrinkingChatPrompts); ++i) {
+    chat_prompts.push_back(lab.chat_prompt(messages[i]));
+  }
+  data.base_kv = measure_kv_types(lab, "base", lab.base_transformer(), base_prompts, lab.base_eval_documents());
+  data.sft_kv = measure_kv_types(lab, "SFT", lab.sft_transformer(), chat_prompts, lab.sft_eval_documents());
   data.weights = measure_weight_types(lab);
   return data;
 }

@@ -76,7 +76,8 @@ TemperatureData measure_temperature(LabContext& lab, std::vector<TemperatureBatc
   data.max_new_tokens = scale.temperature_new_tokens;
   data.seed = kSeed;
   data.opening_tokens = kOpeningTokens;
-  const std::vector<std::string>& messages = LabContext::chat_messages();
+  data.chat_prompts_source = lab.material().chat_prompts.source;
+  const std::vector<std::string>& messages = lab.chat_messages();
   const int prompt_count = std::min<int>(scale.temperature_prompt_count, static_cast<int>(messages.size()));
   for (const TemperatureSetting& setting : kSettings) {
     TemperatureSettingResult by_setting{setting.name, setting.temperature, {}};

@@ -39,7 +39,7 @@ TimingData measure_timing(LabContext& lab) {
   data.repeats = lab.scale().timing_repeats;
   data.threads = lab.threads();
   lab.progress("  P = 183, N = 64: " + std::to_string(data.repeats) + " repeat(s) with and without the cache");
-  data.headline = time_point(lab, lab.genesis_prompt(), kHeadlineNewTokens, data.repeats);
+  data.headline = time_point(lab, lab.headline_prompt(), kHeadlineNewTokens, data.repeats);
   const int new_tokens = lab.scale().ttft_new_tokens;
   data.against_prompt_new_tokens = new_tokens;
   for (int prompt_tokens : lab.scale().ttft_prompt_tokens) {

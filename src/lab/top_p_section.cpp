@@ -22,7 +22,7 @@ constexpr double kFlatTopProbability = 0.2;
 CandidateCounts collect(LabContext& lab, const std::string& name, int top_k, float top_p) {
   const LabScale& scale = lab.scale();
   CandidateCounts counts{name, {}, {}};
-  const std::vector<std::string>& messages = LabContext::chat_messages();
+  const std::vector<std::string>& messages = lab.chat_messages();
   const int prompt_count = std::min<int>(scale.top_p_prompt_count, static_cast<int>(messages.size()));
   for (int p = 0; p < prompt_count; ++p) {
     GenerateOptions options;
@@ -49,11 +49,13 @@ CandidateCounts collect(LabContext& lab, const std::string& name, int top_k, flo
 TopPData measure_top_p(LabContext& lab) {
   const LabScale& scale = lab.scale();
   TopPData data;
-  data.prompt_count = std::min<int>(scale.top_p_prompt_count, static_cast<int>(LabContext::chat_messages().size()));
+  data.prompt_count = std::min<int>(scale.top_p_prompt_count, static_cast<int>(lab.chat_messages().size()));
   data.rows = scale.top_p_rows;
   data.new_tokens = scale.top_p_new_tokens;
   data.top_k = kTopK;
   data.vocab_size = lab.sft().model->config.vocab_size;
+  data.prompts.assign(lab.chat_messages().begin(), lab.chat_messages().begin() + data.prompt_count);
+  data.chat_prompts_source = lab.material().chat_prompts.source;
   data.peaked_top_probability = kPeakedTopProbability;
   data.flat_top_probability = kFlatTopProbability;
   for (float p : kTopPValues) {

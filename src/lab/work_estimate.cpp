@@ -173,16 +173,17 @@ std::vector<SectionWork> lab_work(const LabScale& scale, const LabPromptSizes& p
   sections[5].sft.calls *= top_p_runs;
 
   // 7. eos padding reuses section 5's batches. 8. Seeds: four pairs on the first chat prompt (five runs with the
-  // cache, three without), the same request alone, then in a batch of three prompts.
-  if (chat_prompts >= 3) {
+  // cache, three without), the same request alone, then in a batch of three prompts (the first again when there are
+  // fewer than three).
+  if (chat_prompts >= 1) {
     const int first = prompts.chat_prompts[0];
     const int new_tokens = scale.seed_new_tokens;
     for (int run = 0; run < 6; ++run) sections[7].sft += generation_work(first, new_tokens, 1, true);
     for (int run = 0; run < 3; ++run) sections[7].sft += generation_work(first, new_tokens, 1, false);
     // The batch: three rows' work in one set of calls.
     ForwardWork batch = generation_work(first, new_tokens, 1, true);
-    batch += generation_work(prompts.chat_prompts[1], new_tokens, 1, true);
-    batch += generation_work(prompts.chat_prompts[2], new_tokens, 1, true);
+    batch += generation_work(prompts.chat_prompts[1 % chat_prompts], new_tokens, 1, true);
+    batch += generation_work(prompts.chat_prompts[2 % chat_prompts], new_tokens, 1, true);
     batch.calls = new_tokens;
     sections[7].sft += batch;
   }
@@ -190,9 +191,12 @@ std::vector<SectionWork> lab_work(const LabScale& scale, const LabPromptSizes& p
   // 9. Shrinking the cache: each KV type generates on every prompt of the model as one batch and scores the held-out
   // documents; each weight type (base model) times a short decode and scores them too. The f32 reference's pass is
   // shared by every type and is the f32 type's own, so each type costs one perplexity pass.
+  const std::vector<int> shrinking_chat_prompts(
+      prompts.chat_prompts.begin(),
+      prompts.chat_prompts.begin() + std::min(prompts.chat_prompts.size(), kShrinkingChatPrompts));
   for (int kv_type = 0; kv_type < kShrinkingKvTypes; ++kv_type) {
     sections[8].base += batch_work(prompts.equivalence_prompts, scale.shrinking_new_tokens);
-    sections[8].sft += batch_work(prompts.chat_prompts, scale.shrinking_new_tokens);
+    sections[8].sft += batch_work(shrinking_chat_prompts, scale.shrinking_new_tokens);
     sections[8].base += perplexity_work(prompts.base_documents, scale.shrinking_documents);
     sections[8].sft += perplexity_work(prompts.sft_documents, scale.shrinking_documents);
   }
