@@ -1,5 +1,7 @@
 #include "python_config.h"
 
+#include <pybind11/stl.h>
+
 #include <string>
 #include <vector>
 
