@@ -8,8 +8,11 @@
 #include <cstring>
 
 #include "core/error.h"
+#include "core/format.h"
 #include "core/json_parse.h"
 #include "core/json_text.h"
+#include "keyword_check.h"
+#include "python_config.h"
 #include "python_model.h"
 #include "python_stream.h"
 #include "request/output_grammar.h"
@@ -50,6 +53,24 @@ nlohmann::ordered_json to_json(const py::handle& value, const char* name) {
   }
 }
 
+// A prompt's ids: a list, a tuple or a numpy array of ints. A list of prompts is refused with what to do instead.
+std::vector<int> prompt_ids(const py::object& prompt) {
+  const std::string shape = "prompt must be a str or a list of token ids (ints), got ";
+  if (!py::isinstance<py::sequence>(prompt) || py::isinstance<py::bytes>(prompt))
+    throw Error(shape + py::str(py::type::of(prompt).attr("__name__")).cast<std::string>());
+  for (const py::handle item : prompt.cast<py::sequence>()) {
+    if (py::isinstance<py::str>(item) || py::isinstance<py::sequence>(item))
+      throw Error(
+          "one prompt per call: a str or a list of token ids, not a list of prompts (num_return_sequences=N "
+          "samples one prompt N times)");
+  }
+  try {
+    return prompt.cast<std::vector<int>>();
+  } catch (const py::cast_error&) {
+    throw Error(shape + py::repr(prompt).cast<std::string>());
+  }
+}
+
 Prompt to_prompt(const py::object& prompt, bool chat, const std::string& system) {
   Prompt out;
   out.chat = chat;
@@ -58,7 +79,7 @@ Prompt to_prompt(const py::object& prompt, bool chat, const std::string& system)
     out.text = prompt.cast<std::string>();
   } else {
     if (chat) throw Error("chat=True takes the user message as a str, not token ids");
-    out.ids = prompt.cast<std::vector<int>>();
+    out.ids = prompt_ids(prompt);
     if (out.ids.empty()) throw Error("give a prompt: a non-empty text or a list of token ids");
   }
   return out;
@@ -184,11 +205,13 @@ uint64_t seed_from(const py::object& seed) {
 }
 
 // Defines generate() or stream(): the keyword arguments are listed once, here, and `run` gets them as a RunRequest.
+// The float defaults are the decimals SamplingParams{} was written with (help() shows temperature=0.85, not the
+// float's 0.8500000238418579); an unknown keyword raises minigen.Error naming the nearest (keyword_check.h).
 template <class Class, class Run>
 void def_generate_like(Class& cls, const char* name, Run run, const char* doc) {
   const SamplingParams defaults;
-  cls.def(
-      name,
+  def_checking_keywords(
+      cls, name,
       [run](std::shared_ptr<PythonModel> model, const py::object& prompt, bool chat, const std::string& system,
             bool think, const py::object& tools, const std::string& tool_choice, const py::object& json_schema,
             bool json_object, int max_new_tokens, float temperature, float top_p, int top_k, float min_p,
@@ -224,11 +247,13 @@ void def_generate_like(Class& cls, const char* name, Run run, const char* doc) {
       },
       py::arg("prompt"), py::kw_only(), py::arg("chat") = false, py::arg("system") = "", py::arg("think") = false,
       py::arg("tools") = py::none(), py::arg("tool_choice") = "auto", py::arg("json_schema") = py::none(),
-      py::arg("json_object") = false, py::arg("max_new_tokens") = 256, py::arg("temperature") = defaults.temperature,
-      py::arg("top_p") = defaults.top_p, py::arg("top_k") = defaults.top_k, py::arg("min_p") = defaults.min_p,
-      py::arg("repetition_penalty") = defaults.repetition_penalty,
-      py::arg("frequency_penalty") = defaults.frequency_penalty,
-      py::arg("presence_penalty") = defaults.presence_penalty, py::arg("logit_bias") = py::none(),
+      py::arg("json_object") = false, py::arg("max_new_tokens") = 256,
+      py::arg("temperature") = as_typed_decimal(defaults.temperature),
+      py::arg("top_p") = as_typed_decimal(defaults.top_p), py::arg("top_k") = defaults.top_k,
+      py::arg("min_p") = as_typed_decimal(defaults.min_p),
+      py::arg("repetition_penalty") = as_typed_decimal(defaults.repetition_penalty),
+      py::arg("frequency_penalty") = as_typed_decimal(defaults.frequency_penalty),
+      py::arg("presence_penalty") = as_typed_decimal(defaults.presence_penalty), py::arg("logit_bias") = py::none(),
       py::arg("greedy") = defaults.greedy, py::arg("seed") = defaults.seed, py::arg("top_p_rule") = "minimind",
       py::arg("use_cache") = true, py::arg("ignore_eos") = false, py::arg("num_return_sequences") = 1, doc);
 }
@@ -269,14 +294,16 @@ PYBIND11_MODULE(minigen, module) {
     result.def_property_readonly(field, [field](const Result& r) { return to_python(r.summary[field]); });
   }
 
-  py::class_<PythonCache, std::shared_ptr<PythonCache>>(
-      module, "Cache", "one sequence's KV cache: Model.forward(ids, cache=c) appends K and V of ids and advances it")
-      .def_property_readonly("length", &PythonCache::length, "tokens held (the next position)")
+  py::class_<PythonCache, std::shared_ptr<PythonCache>> cache(
+      module, "Cache", "one sequence's KV cache: Model.forward(ids, cache=c) appends K and V of ids and advances it");
+  cache.def_property_readonly("length", &PythonCache::length, "tokens held (the next position)")
       .def_property_readonly("bytes_used", &PythonCache::bytes_used,
                              "length · 2 · layers · kv_heads · head_dim · bytes")
       .def_property_readonly("bytes_allocated", &PythonCache::bytes_allocated)
-      .def("truncate", &PythonCache::truncate, py::arg("length"), "keep the first `length` positions")
       .def("__len__", &PythonCache::length);
+  def_checking_keywords(
+      cache, "truncate", [](PythonCache& self, int length) { self.truncate(length); }, py::arg("length"),
+      "keep the first `length` positions");
 
   py::class_<TextStream>(module, "Stream", "text pieces as they are decoded; .result once the loop has ended")
       .def("__iter__", [](TextStream& self) -> TextStream& { return self; })
@@ -292,27 +319,31 @@ PYBIND11_MODULE(minigen, module) {
            })
       .def_property_readonly("result", [](const TextStream& self) { return Result{self.summary()}; });
 
+  define_model_config(module);
+
   py::class_<PythonModel, std::shared_ptr<PythonModel>> model(module, "Model");
+  def_init_checking_keywords(
+      model,
+      [](const std::string& path, const std::string& weights, int threads, int heads, const std::string& tokenizer,
+         bool yarn, const std::string& kv_dtype) {
+        // The CLI's ranges for --threads and --heads.
+        if (threads < 0 || threads > 1024) throw Error("threads must be in [0, 1024] (0: one per core)");
+        if (heads < 1 || heads > 1024) throw Error("heads must be in [1, 1024]");
+        ModelSettings settings;
+        settings.model_path = path;
+        settings.weights = weights;
+        settings.threads = threads;
+        settings.num_q_heads = heads;
+        settings.tokenizer_path = tokenizer;
+        settings.yarn = yarn;
+        settings.kv_dtype = kv_dtype;
+        const py::gil_scoped_release release;
+        return std::make_shared<PythonModel>(settings);
+      },
+      py::arg("path"), py::kw_only(), py::arg("weights") = "", py::arg("threads") = 0, py::arg("heads") = 8,
+      py::arg("tokenizer") = "", py::arg("yarn") = false, py::arg("kv_dtype") = "f32",
+      "an HF directory or a MiniMind .pth, loaded as `minigen -m PATH --weights … --threads …` loads it");
   model
-      .def(py::init([](const std::string& path, const std::string& weights, int threads, int heads,
-                       const std::string& tokenizer, bool yarn, const std::string& kv_dtype) {
-             // The CLI's ranges for --threads and --heads.
-             if (threads < 0 || threads > 1024) throw Error("threads must be in [0, 1024] (0: one per core)");
-             if (heads < 1 || heads > 1024) throw Error("heads must be in [1, 1024]");
-             ModelSettings settings;
-             settings.model_path = path;
-             settings.weights = weights;
-             settings.threads = threads;
-             settings.num_q_heads = heads;
-             settings.tokenizer_path = tokenizer;
-             settings.yarn = yarn;
-             settings.kv_dtype = kv_dtype;
-             const py::gil_scoped_release release;
-             return std::make_shared<PythonModel>(settings);
-           }),
-           py::arg("path"), py::kw_only(), py::arg("weights") = "", py::arg("threads") = 0, py::arg("heads") = 8,
-           py::arg("tokenizer") = "", py::arg("yarn") = false, py::arg("kv_dtype") = "f32",
-           "an HF directory or a MiniMind .pth, loaded as `minigen -m PATH --weights … --threads …` loads it")
       .def("__repr__",
            [](const PythonModel& m) {
              return "minigen.Model('" + m.loaded().path.string() + "', weights='" +
@@ -323,49 +354,57 @@ PYBIND11_MODULE(minigen, module) {
       .def_property_readonly("weights",
                              [](const PythonModel& m) { return weight_type_name(m.transformer().weight_type()); })
       .def_property_readonly("threads", [](const PythonModel& m) { return m.transformer().threads(); })
+      .def_property_readonly(
+          "config", [](const PythonModel& m) { return ConfigView{to_python(m.config_fields()).cast<py::dict>()}; },
+          "the model's shape (minigen.ModelConfig): `minigen info --json`'s fields and config.json's names, as "
+          "attributes (config.hidden_size) and as a dict (dict(config))")
       .def_property_readonly("vocab_size", [](const PythonModel& m) { return m.config().vocab_size; })
       .def_property_readonly("bos_token_id", [](const PythonModel& m) { return m.config().bos_token_id; })
       .def_property_readonly("eos_token_id", [](const PythonModel& m) { return m.config().eos_token_id; })
       .def_property_readonly("kv_bytes_per_token",
-                             [](const PythonModel& m) { return m.config().kv_bytes_per_token(m.kv_dtype()); })
-      .def(
-          "tokenize",
-          [](const PythonModel& m, const std::string& text, bool chat, const std::string& system, bool bos) {
-            if (chat || bos) return m.encode(to_prompt(py::str(text), chat, system));
-            return m.tokenizer().encode(text);
-          },
-          py::arg("text"), py::kw_only(), py::arg("chat") = false, py::arg("system") = "", py::arg("bos") = true,
-          "the ids generate() feeds for this prompt: bos + text, or with chat=True the ChatML user turn")
-      .def(
-          "detokenize",
-          [](const PythonModel& m, const std::vector<int>& ids, bool skip_special_tokens) {
-            return py::bytes(m.tokenizer().decode(ids, skip_special_tokens)).attr("decode")("utf-8", "replace");
-          },
-          py::arg("ids"), py::kw_only(), py::arg("skip_special_tokens") = false)
-      .def(
-          "chat_prompt",
-          [](const PythonModel& m, const py::list& messages, const py::object& tools, bool add_generation_prompt,
-             bool thinking) {
-            return m.encode_messages(to_json(messages, "messages"), tools.is_none() ? nullptr : to_json(tools, "tools"),
-                                     add_generation_prompt, thinking);
-          },
-          py::arg("messages"), py::kw_only(), py::arg("tools") = py::none(), py::arg("add_generation_prompt") = true,
-          py::arg("thinking") = false,
-          "ids of an OpenAI messages list ([{'role': …, 'content': …}, …], tool calls and results too) in the model's "
-          "chat template, with `tools` (OpenAI's array) offered")
-      .def(
-          "new_cache",
-          [](std::shared_ptr<PythonModel> m, int capacity) {
-            // Beyond the context a cache cannot be used; the bound also keeps new_cache(capacity=2**24) from
-            // reserving 32 GiB (the kernel killed the process before it).
-            const int context = m->config().max_position_embeddings;
-            if (capacity < 1 || capacity > context)
-              throw Error("capacity must be in [1, " + std::to_string(context) + "] (the model's context)");
-            return std::make_shared<PythonCache>(std::move(m), capacity);
-          },
-          py::arg("capacity") = 64, "an empty KV cache for forward(ids, cache=…); it grows as needed")
-      .def("forward", &forward, py::arg("ids"), py::kw_only(), py::arg("cache") = py::none(),
-           "logits of every fed position, numpy float32 [len(ids), vocab]");
+                             [](const PythonModel& m) { return m.config().kv_bytes_per_token(m.kv_dtype()); });
+  def_checking_keywords(
+      model, "tokenize",
+      [](const PythonModel& m, const std::string& text, bool chat, const std::string& system, bool bos) {
+        if (chat || bos) return m.encode(to_prompt(py::str(text), chat, system));
+        return m.tokenizer().encode(text);
+      },
+      py::arg("text"), py::kw_only(), py::arg("chat") = false, py::arg("system") = "", py::arg("bos") = true,
+      "the ids generate() feeds for this prompt: bos + text, or with chat=True the ChatML user turn");
+  def_checking_keywords(
+      model, "detokenize",
+      [](const PythonModel& m, const std::vector<int>& ids, bool skip_special_tokens) {
+        // Bytes that are not UTF-8 (ids that stop inside a character) become U+FFFD, as in generate's texts.
+        const std::string bytes = m.tokenizer().decode(ids, skip_special_tokens);
+        return py::reinterpret_steal<py::str>(
+            PyUnicode_DecodeUTF8(bytes.data(), static_cast<py::ssize_t>(bytes.size()), "replace"));
+      },
+      py::arg("ids"), py::kw_only(), py::arg("skip_special_tokens") = false,
+      "the text of token ids (a str; bytes that are not UTF-8 become U+FFFD)");
+  def_checking_keywords(
+      model, "chat_prompt",
+      [](const PythonModel& m, const py::list& messages, const py::object& tools, bool add_generation_prompt,
+         bool thinking) {
+        return m.encode_messages(to_json(messages, "messages"), tools.is_none() ? nullptr : to_json(tools, "tools"),
+                                 add_generation_prompt, thinking);
+      },
+      py::arg("messages"), py::kw_only(), py::arg("tools") = py::none(), py::arg("add_generation_prompt") = true,
+      py::arg("thinking") = false,
+      "ids of an OpenAI messages list ([{'role': …, 'content': …}, …], tool calls and results too) in the model's "
+      "chat template, with `tools` (OpenAI's array) offered");
+  def_checking_keywords(
+      model, "new_cache",
+      [](std::shared_ptr<PythonModel> m, int capacity) {
+        // Beyond the context a cache cannot be used; the bound also keeps new_cache(capacity=2**24) from
+        // reserving 32 GiB (the kernel killed the process before it).
+        const int context = m->config().max_position_embeddings;
+        if (capacity < 1 || capacity > context)
+          throw Error("capacity must be in [1, " + std::to_string(context) + "] (the model's context)");
+        return std::make_shared<PythonCache>(std::move(m), capacity);
+      },
+      py::arg("capacity") = 64, "an empty KV cache for forward(ids, cache=…); it grows as needed");
+  def_checking_keywords(model, "forward", &forward, py::arg("ids"), py::kw_only(), py::arg("cache") = py::none(),
+                        "logits of every fed position, numpy float32 [len(ids), vocab]");
   def_generate_like(
       model, "generate",
       [](std::shared_ptr<PythonModel> m, RunRequest run) {

@@ -1,5 +1,6 @@
 #include "python_model.h"
 
+#include "checkpoint/model_description.h"
 #include "core/error.h"
 #include "generate/memory_budget.h"
 #include "generate/run_summary.h"
@@ -19,6 +20,18 @@ PythonModel::PythonModel(const ModelSettings& settings)
   pool_ = std::make_unique<ThreadPool>(settings.thread_count());
   transformer_ = std::make_unique<Transformer>(*loaded_.model, *pool_, weights);
   loaded_.model->release_matrices();  // the packed copy is the one that runs (as in the CLI)
+}
+
+nlohmann::json PythonModel::config_fields() const {
+  nlohmann::json fields = model_description(loaded_, kv_dtype_);
+  nlohmann::json names_of_config_json = config_to_json(config());
+  // config_to_json writes what an export stores (float32); stored_dtype and weights say what this model holds and runs.
+  names_of_config_json.erase("torch_dtype");
+  // Where both name a field, config.json's meaning wins: its intermediate_size is the dense MLP's width (an MoE
+  // model's expert width is moe_intermediate_size), where `minigen info` shows the width that runs.
+  fields.update(names_of_config_json);
+  fields["weights"] = weight_type_name(transformer_->weight_type());
+  return fields;
 }
 
 std::vector<int> PythonModel::encode(const Prompt& prompt) const {

@@ -68,6 +68,9 @@ class PythonModel {
   const LoadedModel& loaded() const { return loaded_; }
   const Transformer& transformer() const { return *transformer_; }
   KvDType kv_dtype() const { return kv_dtype_; }
+  // Model.config's fields: `minigen info --json`'s object (layers, q_heads, context...) with config.json's names
+  // (num_hidden_layers, num_attention_heads, max_position_embeddings...) and the weight type it runs in.
+  nlohmann::json config_fields() const;
   // The model's tokens as grammars mask them (TokenVocabulary::from_tokenizer).
   std::shared_ptr<const TokenVocabulary> vocabulary(bool plain_added_tokens_as_text = false) const;
 

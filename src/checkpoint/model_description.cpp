@@ -29,4 +29,13 @@ nlohmann::json model_description(const LoadedModel& loaded) {
   };
 }
 
+nlohmann::json model_description(const LoadedModel& loaded, KvDType kv_dtype) {
+  nlohmann::json description = model_description(loaded);
+  const std::size_t per_token = loaded.model->config.kv_bytes_per_token(kv_dtype);
+  description["kv_cache_dtype"] = kv_dtype_name(kv_dtype);
+  description["kv_bytes_per_token"] = per_token;
+  description["kv_bytes_per_1000_tokens"] = per_token * 1000;
+  return description;
+}
+
 }  // namespace minigen

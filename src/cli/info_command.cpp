@@ -23,12 +23,8 @@ int run_info(InfoFlags flags) {
   const ModelConfig& c = loaded.model->config;
   const KvDType kv_dtype = flags.model.kv_dtype_value();
   const std::size_t per_token = c.kv_bytes_per_token(kv_dtype);
-  nlohmann::json info = model_description(loaded);
-  info["kv_cache_dtype"] = kv_dtype_name(kv_dtype);
-  info["kv_bytes_per_token"] = per_token;
-  info["kv_bytes_per_1000_tokens"] = per_token * 1000;
   if (flags.json) {
-    std::cout << to_json_text(info) << "\n";
+    std::cout << to_json_text(model_description(loaded, kv_dtype)) << "\n";
     return 0;
   }
   std::printf("model        %s (%s, %s)\n", loaded.path.string().c_str(), loaded.format.c_str(),
