@@ -1,12 +1,15 @@
 // `minigen lab`: the KV-cache and sampling module's experiment as one command — runs every section with progress on
 // stderr, prints a summary, and writes report.md, report.json and SVG plots.
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 
 #include "checkpoint/model_loader.h"
+#include "checkpoint/model_settings.h"
 #include "cli/command_context.h"
 #include "cli/commands.h"
 #include "cli/flag_checks.h"
+#include "core/error.h"
 #include "lab/lab_runner.h"
 
 namespace minigen::cli {
@@ -28,11 +31,20 @@ struct LabFlags {
   int threads = 0;
 };
 
+// A shipped model's name or a path; the error names the flag, since the lab takes two models.
+std::filesystem::path resolve_model_flag(const std::string& flag, const std::string& given) {
+  try {
+    return resolve_model_path(given);
+  } catch (const Error& error) {
+    throw Error(flag + ": " + error.what());
+  }
+}
+
 int run_lab_command(const LabFlags& flags) {
   lab::LabOptions options;
   // Neither model given: the shipped tiny pair; one given: it plays both parts (the report says so).
-  if (!flags.base_model.empty()) options.base_model = resolve_model_path(flags.base_model);
-  if (!flags.sft_model.empty()) options.sft_model = resolve_model_path(flags.sft_model);
+  if (!flags.base_model.empty()) options.base_model = resolve_model_flag("--base", flags.base_model);
+  if (!flags.sft_model.empty()) options.sft_model = resolve_model_flag("--sft", flags.sft_model);
   if (!flags.prompt_text.empty()) options.material.prompt_text = flags.prompt_text;
   if (!flags.chat_prompts.empty()) options.material.chat_prompts = flags.chat_prompts;
   if (!flags.eval.empty()) options.material.eval = flags.eval;
