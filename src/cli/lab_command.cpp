@@ -70,8 +70,9 @@ CommandAction add_lab_command(CLI::App& app) {
                     "under 5 for a 64 M-parameter one)");
   add_threads_flag(*command, flags->threads);
   command
-      ->add_option("--lang", flags->language,
-                   "language of report.md and the plots: en or zh (Chinese); report.json and this summary stay the same")
+      ->add_option(
+          "--lang", flags->language,
+          "language of report.md and the plots: en or zh (Chinese); report.json and this summary stay the same")
       ->check(CLI::IsMember({"en", "zh"}))
       ->default_val("en");
   return [flags] { return run_lab_command(*flags); };

@@ -75,8 +75,8 @@ std::string same_cost_note(const std::vector<GqaSaving>& rows, const Words& say)
       }
       const std::string bytes = with_thousands(static_cast<long long>(rows[i].kv_bytes_per_token));
       return say(rows[i].shape.name + " and " + rows[j].shape.name + " need the same " + bytes +
-                     " B per token by different routes: " + shape(rows[i].shape) + " against " +
-                     shape(rows[j].shape) + ".",
+                     " B per token by different routes: " + shape(rows[i].shape) + " against " + shape(rows[j].shape) +
+                     ".",
                  rows[i].shape.name + " 和 " + rows[j].shape.name + " 每个令牌需要同样的 " + bytes +
                      " B，但途径不同：" + shape(rows[i].shape) + " 对比 " + shape(rows[j].shape) + "。");
     }
@@ -85,22 +85,23 @@ std::string same_cost_note(const std::vector<GqaSaving>& rows, const Words& say)
 }
 
 void add_dtypes(ReportSection& section, const CacheBytesData& data, const Words& say) {
-  ReportTable table{{"--kv-dtype", say("bytes per element", "每个元素的字节数"), say("bytes per token", "每个令牌的字节数"),
-                     say("1,000 tokens", "1,000 个令牌")},
+  ReportTable table{{"--kv-dtype", say("bytes per element", "每个元素的字节数"),
+                     say("bytes per token", "每个令牌的字节数"), say("1,000 tokens", "1,000 个令牌")},
                     {}};
   nlohmann::json rows = nlohmann::json::array();
   for (const KvDTypeCost& cost : data.dtypes) {
     table.rows.push_back(
-        {std::string(kv_dtype_name(cost.dtype)) + (cost.dtype == data.kv_dtype ? say(" (this report)", "（本报告）") : ""),
+        {std::string(kv_dtype_name(cost.dtype)) +
+             (cost.dtype == data.kv_dtype ? say(" (this report)", "（本报告）") : ""),
          cost.dtype == KvDType::kInt8 ? say("1 + scales", "1 + 缩放因子") : std::to_string(kv_dtype_bytes(cost.dtype)),
          bytes_text(cost.kv_bytes_per_token), bytes_text(1000 * cost.kv_bytes_per_token)});
     rows.push_back({{"kv_dtype", kv_dtype_name(cost.dtype)}, {"kv_bytes_per_token", cost.kv_bytes_per_token}});
   }
-  section.paragraph(say(
-      "The element type is `--kv-dtype`: bf16 and f16 halve the bytes, int8 quarters them and adds one fp32 scale "
-      "per position, kv head and K or V. Attention widens every element back to fp32 before it computes:",
-      "元素类型由 `--kv-dtype` 决定：bf16 和 f16 把字节数减半，int8 减为四分之一，并为每个位置、每个 kv 头、K 或 V "
-      "各加一个 fp32 缩放因子。注意力在计算前把每个元素扩展回 fp32："));
+  section.paragraph(
+      say("The element type is `--kv-dtype`: bf16 and f16 halve the bytes, int8 quarters them and adds one fp32 scale "
+          "per position, kv head and K or V. Attention widens every element back to fp32 before it computes:",
+          "元素类型由 `--kv-dtype` 决定：bf16 和 f16 把字节数减半，int8 减为四分之一，并为每个位置、每个 kv 头、K 或 V "
+          "各加一个 fp32 缩放因子。注意力在计算前把每个元素扩展回 fp32："));
   section.table(std::move(table));
   section.data["kv_dtypes"] = rows;
 }
@@ -135,23 +136,24 @@ void add_growth(ReportSection& section, const CacheBytesData& data, const Words&
           : say("A cache grown one position at a time up to " + max_length +
                     " positions: the bytes used do **NOT** equal the formula at every length — a bug in the cache's "
                     "accounting. The memory actually reserved is larger between doublings.",
-                "一个缓存逐个位置增长到 " + max_length + " 个位置：已用字节**并非**在每个长度上都等于公式——缓存的计数有"
+                "一个缓存逐个位置增长到 " + max_length +
+                    " 个位置：已用字节**并非**在每个长度上都等于公式——缓存的计数有"
                     "错误。两次翻倍之间实际预留的内存更大。"));
-  section.plot(PlotSpec{"cache_bytes.svg",
-                        say("KV cache bytes of the " + data.model.name + " model against length",
-                            data.model.name + " 模型的 KV 缓存字节数随长度的变化"),
-                        say("cached length (tokens)", "缓存长度（令牌）"),
-                        say("KV cache (MiB)", "KV 缓存 (MiB)"),
-                        false,
-                        false,
-                        {},
-                        {allocated_series, used_series},
-                        std::nullopt,
-                        "top left"},
-               say("Used bytes grow by exactly " + bytes_text(data.formula_bytes_per_token) +
-                       " B per token; a cache that grows on demand reserves up to twice that.",
-                   "已用字节每个令牌恰好增加 " + bytes_text(data.formula_bytes_per_token) +
-                       " B；按需增长的缓存最多预留两倍。"));
+  section.plot(
+      PlotSpec{"cache_bytes.svg",
+               say("KV cache bytes of the " + data.model.name + " model against length",
+                   data.model.name + " 模型的 KV 缓存字节数随长度的变化"),
+               say("cached length (tokens)", "缓存长度（令牌）"),
+               say("KV cache (MiB)", "KV 缓存 (MiB)"),
+               false,
+               false,
+               {},
+               {allocated_series, used_series},
+               std::nullopt,
+               "top left"},
+      say("Used bytes grow by exactly " + bytes_text(data.formula_bytes_per_token) +
+              " B per token; a cache that grows on demand reserves up to twice that.",
+          "已用字节每个令牌恰好增加 " + bytes_text(data.formula_bytes_per_token) + " B；按需增长的缓存最多预留两倍。"));
 }
 
 void add_generate_runs(ReportSection& section, const CacheBytesData& data, const Words& say) {
@@ -176,8 +178,8 @@ void add_generate_runs(ReportSection& section, const CacheBytesData& data, const
   const KvShape& model = data.model;
   const std::string formula = "2 · " + std::to_string(model.layers) + say(" layers · 100 · ", " 层 · 100 · ") +
                               std::to_string(model.kv_heads) + say(" heads · ", " 个头 · ") +
-                              std::to_string(model.head_dim) + element_text(model, data.kv_dtype, "100", say) + " = **" +
-                              bytes_text(data.bytes_at_100_tokens) + " B**";
+                              std::to_string(model.head_dim) + element_text(model, data.kv_dtype, "100", say) +
+                              " = **" + bytes_text(data.bytes_at_100_tokens) + " B**";
   const std::string opening =
       data.is_module_shape ? say("The module's figure: ", "课程中的数字：")
                            : say("The module's figure is for a model of 4 layers, 2 kv heads and head_dim 32 "
@@ -218,11 +220,12 @@ void add_gqa(ReportSection& section, const CacheBytesData& data, const FamilyRow
                    {"bytes_at_100_tokens_without_gqa", saving.bytes_at_100_tokens_without_gqa},
                    {"ratio", saving.ratio}});
   }
-  section.paragraph(say("Grouped-query attention lets several query heads share one key/value head. The cache only "
-                        "stores the shared heads, so against the same model with one kv head per query head it is "
-                        "q_heads / kv_heads times smaller (measured with KvCache objects of both shapes):",
-                        "分组查询注意力（GQA）让多个查询头共享一个键/值头。缓存只存共享的头，因此与每个查询头各有一个 kv "
-                        "头的同一模型相比，它小 q_heads / kv_heads 倍（用两种形状的 KvCache 对象实测）："));
+  section.paragraph(
+      say("Grouped-query attention lets several query heads share one key/value head. The cache only "
+          "stores the shared heads, so against the same model with one kv head per query head it is "
+          "q_heads / kv_heads times smaller (measured with KvCache objects of both shapes):",
+          "分组查询注意力（GQA）让多个查询头共享一个键/值头。缓存只存共享的头，因此与每个查询头各有一个 kv "
+          "头的同一模型相比，它小 q_heads / kv_heads 倍（用两种形状的 KvCache 对象实测）："));
   section.table(std::move(table));
   section.data["gqa"] = gqa;
   section.data["gqa_ratio"] = data.gqa.front().ratio;
@@ -230,10 +233,9 @@ void add_gqa(ReportSection& section, const CacheBytesData& data, const FamilyRow
 
 // Concurrent sequences per memory budget: what is left after the weights, divided by one sequence's cache.
 void add_budgets(ReportSection& section, const CacheBytesData& data, const FamilyRows& families, const Words& say) {
-  ReportTable table{{say("model", "模型"), say("weights (fp32)", "权重 (fp32)"),
-                     say("sequence length L", "序列长度 L"), say("KV cache per sequence", "每个序列的 KV 缓存"),
-                     say("fits in 1 GiB", "1 GiB 可容纳"), say("fits in 24 GiB", "24 GiB 可容纳"),
-                     say("fits in 80 GiB", "80 GiB 可容纳")},
+  ReportTable table{{say("model", "模型"), say("weights (fp32)", "权重 (fp32)"), say("sequence length L", "序列长度 L"),
+                     say("KV cache per sequence", "每个序列的 KV 缓存"), say("fits in 1 GiB", "1 GiB 可容纳"),
+                     say("fits in 24 GiB", "24 GiB 可容纳"), say("fits in 80 GiB", "80 GiB 可容纳")},
                     {}};
   nlohmann::json rows = nlohmann::json::array();
   for (const SequencesInBudget& budget : families.budgets) {
@@ -254,12 +256,13 @@ void add_budgets(ReportSection& section, const CacheBytesData& data, const Famil
   }
   const std::string dtype(kv_dtype_name(data.kv_dtype));
   const std::string note = same_cost_note(families.gqa, say);
-  section.paragraph(say("In serving, this number decides how many requests run at once. Each cell below is ⌊(budget − "
-                        "weights) / (bytes per token · L)⌋, with fp32 weights and the cache in " +
-                            dtype + " (this report's --kv-dtype)." + (note.empty() ? "" : " " + note),
-                        "在服务中，这个数字决定能同时运行多少个请求。下表每格为 ⌊(预算 − 权重) / (每令牌字节数 · L)⌋，权重为 "
-                        "fp32，缓存为 " +
-                            dtype + "（本报告的 --kv-dtype）。" + note));
+  section.paragraph(
+      say("In serving, this number decides how many requests run at once. Each cell below is ⌊(budget − "
+          "weights) / (bytes per token · L)⌋, with fp32 weights and the cache in " +
+              dtype + " (this report's --kv-dtype)." + (note.empty() ? "" : " " + note),
+          "在服务中，这个数字决定能同时运行多少个请求。下表每格为 ⌊(预算 − 权重) / (每令牌字节数 · L)⌋，权重为 "
+          "fp32，缓存为 " +
+              dtype + "（本报告的 --kv-dtype）。" + note));
   section.table(std::move(table));
   section.data["budgets"] = rows;
 }

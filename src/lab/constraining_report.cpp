@@ -27,17 +27,20 @@ std::string reading_paragraph(const ConstrainingData& data, const Words& say) {
   const std::string of = say(" of ", " / ");
   std::string text =
       free.parsed == 0
-          ? say("Without the schema no answer parses (0 of " + samples + "): the model answers in prose, as it was "
-                "trained to. ",
+          ? say("Without the schema no answer parses (0 of " + samples +
+                    "): the model answers in prose, as it was "
+                    "trained to. ",
                 "没有模式约束时，没有一个回答能解析（0 / " + samples + "）：模型按训练的方式用自然语言回答。")
           : say("Without the schema " + std::to_string(free.parsed) + " of " + samples +
                     " answers parse: the model sometimes writes the format on its own. ",
-                "没有模式约束时，有 " + std::to_string(free.parsed) + " / " + samples + " 个回答能解析：模型有时会自己写出这种格式。");
+                "没有模式约束时，有 " + std::to_string(free.parsed) + " / " + samples +
+                    " 个回答能解析：模型有时会自己写出这种格式。");
   const std::string parsed = std::to_string(constrained.parsed) + of + samples;
   text += constrained.parsed >= constrained.stopped
               ? say("With it, every answer that ended by itself is a valid document (" + parsed +
                         " parse; an answer cut by the token limit cannot be complete). ",
-                    "有模式约束时，每个自行结束的回答都是有效的文档（" + parsed + " 能解析；被令牌上限截断的回答不可能完整）。")
+                    "有模式约束时，每个自行结束的回答都是有效的文档（" + parsed +
+                        " 能解析；被令牌上限截断的回答不可能完整）。")
               : say("With it, **not every answer that ended by itself is valid** (" + parsed + " parse, " +
                         std::to_string(constrained.stopped) + " ended by eos) — a bug in the grammar stage. ",
                     "有模式约束时，**并非每个自行结束的回答都有效**（" + parsed + " 能解析，" +
@@ -53,20 +56,22 @@ std::string reading_paragraph(const ConstrainingData& data, const Words& say) {
   const double kept_free = median(free.kept_candidates);
   const std::string kept = fixed(kept_constrained, 0);
   const std::string kept_without = fixed(kept_free, 0);
-  text += kept_constrained < kept_free
-              ? say("top-p then keeps a median of " + kept + " candidates instead of " + kept_without +
-                        ": where the grammar leaves one token, the nucleus is that token, and the temperature no longer "
-                        "matters. ",
-                    "随后 top-p 保留的候选中位数为 " + kept + "，而不是 " + kept_without +
-                        "：语法只留下一个令牌的地方，核就是那个令牌，温度也就不再起作用。")
-              : say("top-p kept a median of " + kept + " candidates with the schema against " + kept_without +
-                        " without: here the mask did not narrow the nucleus. ",
-                    "有模式约束时 top-p 保留的候选中位数为 " + kept + "，无约束时为 " + kept_without +
-                        "：这里掩码并没有缩小核。");
-  text += say("The cost is a different text, not only a different format — the mask renormalises the model's "
-              "probabilities over what is left, which can push a small model into answers it would rarely give.",
-              "代价是不同的文本，而不仅是不同的格式——掩码在剩下的令牌上重新归一化模型的概率，这可能把小模型推向它很少会给出"
-              "的回答。");
+  text +=
+      kept_constrained < kept_free
+          ? say("top-p then keeps a median of " + kept + " candidates instead of " + kept_without +
+                    ": where the grammar leaves one token, the nucleus is that token, and the temperature no longer "
+                    "matters. ",
+                "随后 top-p 保留的候选中位数为 " + kept + "，而不是 " + kept_without +
+                    "：语法只留下一个令牌的地方，核就是那个令牌，温度也就不再起作用。")
+          : say("top-p kept a median of " + kept + " candidates with the schema against " + kept_without +
+                    " without: here the mask did not narrow the nucleus. ",
+                "有模式约束时 top-p 保留的候选中位数为 " + kept + "，无约束时为 " + kept_without +
+                    "：这里掩码并没有缩小核。");
+  text +=
+      say("The cost is a different text, not only a different format — the mask renormalises the model's "
+          "probabilities over what is left, which can push a small model into answers it would rarely give.",
+          "代价是不同的文本，而不仅是不同的格式——掩码在剩下的令牌上重新归一化模型的概率，这可能把小模型推向它很少会给出"
+          "的回答。");
   return text;
 }
 
@@ -107,12 +112,11 @@ ReportSection constraining_report(const ConstrainingData& data, Language languag
   };
   const ConstrainedRun& free = data.free;
   const ConstrainedRun& constrained = data.constrained;
-  section.table(ReportTable{{say("sampling", "抽样"), say("answers that parse and validate", "能解析并通过验证的回答"),
-                             say("ended by eos", "以 eos 结束"),
-                             say("vocabulary removed per step (mean)", "每步去掉的词表比例（平均）"),
-                             say("top-p kept candidates (median)", "top-p 保留的候选（中位数）"), say("(mean)", "（平均）")},
-                            {row(say("free", "自由"), free, false),
-                             row(say("with the schema", "使用模式"), constrained, true)}});
+  section.table(ReportTable{
+      {say("sampling", "抽样"), say("answers that parse and validate", "能解析并通过验证的回答"),
+       say("ended by eos", "以 eos 结束"), say("vocabulary removed per step (mean)", "每步去掉的词表比例（平均）"),
+       say("top-p kept candidates (median)", "top-p 保留的候选（中位数）"), say("(mean)", "（平均）")},
+      {row(say("free", "自由"), free, false), row(say("with the schema", "使用模式"), constrained, true)}});
   section.paragraph(reading_paragraph(data, say));
   section.paragraph(say("First answers: free — \"", "第一个回答：自由——“") + printable_text(free.texts.front()) +
                     say("\"; with the schema — `", "”；使用模式——`") + printable_text(constrained.texts.front()) +

@@ -38,10 +38,11 @@ void add_trace_plot(ReportSection& section, const PaddingTrace& trace, const Wor
 std::string reading_sentence(const EosPaddingData& data, const Words& say) {
   const PaddingTotals& all = data.all;
   if (all.padding_row_steps == 0) {
-    return say("No row finished before the rest of its batch in this run (no padding row-step), so there is no waste "
-               "to show here: every batch's rows stopped together or at the token limit.",
-               "本次运行中没有哪一行早于同批次的其他行结束（没有填充的行步），所以这里没有浪费可展示：每个批次的各行同时"
-               "停止，或都到达了令牌上限。");
+    return say(
+        "No row finished before the rest of its batch in this run (no padding row-step), so there is no waste "
+        "to show here: every batch's rows stopped together or at the token limit.",
+        "本次运行中没有哪一行早于同批次的其他行结束（没有填充的行步），所以这里没有浪费可展示：每个批次的各行同时"
+        "停止，或都到达了令牌上限。");
   }
   const PaddingSetting* most = &data.settings.front();
   for (const PaddingSetting& setting : data.settings) {
@@ -49,8 +50,8 @@ std::string reading_sentence(const EosPaddingData& data, const Words& say) {
   }
   const std::string share = fixed(100.0 * all.wasted_share(), 1);
   const std::string most_share = fixed(100.0 * most->totals.wasted_share(), 1);
-  return say("In this run " + share + " % of the row-steps computed were padding; the most at " + most->setting +
-                 " (" + most_share + " %).",
+  return say("In this run " + share + " % of the row-steps computed were padding; the most at " + most->setting + " (" +
+                 most_share + " %).",
              "本次运行中计算的行步有 " + share + " % 是填充；最多的是 " + say.label(most->setting) + "（" + most_share +
                  " %）。");
 }

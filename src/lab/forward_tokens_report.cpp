@@ -48,24 +48,24 @@ std::string measured_cell(const ForwardTokensMode& mode) {
 }
 
 void add_grid(ReportSection& section, const ForwardTokensData& data, const Words& say) {
-  ReportTable table{{"P", "N", say("fed with cache (P+N−1)", "有缓存时输入的令牌 (P+N−1)"),
-                     say("fed without cache (P·N+N(N−1)/2)", "无缓存时输入的令牌 (P·N+N(N−1)/2)"), say("ratio", "比值")},
-                    {}};
+  ReportTable table{
+      {"P", "N", say("fed with cache (P+N−1)", "有缓存时输入的令牌 (P+N−1)"),
+       say("fed without cache (P·N+N(N−1)/2)", "无缓存时输入的令牌 (P·N+N(N−1)/2)"), say("ratio", "比值")},
+      {}};
   bool skipped_uncached_points = false;
   for (const ForwardTokensPoint& point : data.grid) {
     skipped_uncached_points = skipped_uncached_points || !point.uncached_run;
-    const std::string uncached_cell =
-        point.uncached_run ? measured_cell(point.uncached)
-                           : say("not run (formula: ", "未运行（公式：") + with_thousands(point.uncached.formula) +
-                                 say(")", "）");
+    const std::string uncached_cell = point.uncached_run ? measured_cell(point.uncached)
+                                                         : say("not run (formula: ", "未运行（公式：") +
+                                                               with_thousands(point.uncached.formula) + say(")", "）");
     table.rows.push_back({std::to_string(point.prompt_tokens), std::to_string(point.new_tokens),
                           measured_cell(point.cached), uncached_cell, fixed(formula_ratio(point), 1) + "×"});
   }
   section.table(std::move(table));
-  std::string note = say(
-      "The ratio column is the saving: it grows with both P and N, because the no-cache run pays for "
-      "the whole prefix again at every step.",
-      "比值一列就是节省的倍数：它随 P 和 N 增长，因为无缓存的运行在每一步都要为整个前缀重新付出计算。");
+  std::string note =
+      say("The ratio column is the saving: it grows with both P and N, because the no-cache run pays for "
+          "the whole prefix again at every step.",
+          "比值一列就是节省的倍数：它随 P 和 N 增长，因为无缓存的运行在每一步都要为整个前缀重新付出计算。");
   if (skipped_uncached_points) {
     const std::string limit = with_thousands(data.max_uncached_grid_tokens);
     note += say(" Points marked \"not run\" would feed more than " + limit +
@@ -89,14 +89,15 @@ std::string time_caption(const std::vector<ForwardTokensPoint>& sweep, const Wor
   }
   const double cached = time_growth(sweep, true);
   const double uncached = time_growth(sweep, false);
-  const std::string span = "N = " + std::to_string(sweep.front().new_tokens) + " → " +
-                           std::to_string(sweep.back().new_tokens);
+  const std::string span =
+      "N = " + std::to_string(sweep.front().new_tokens) + " → " + std::to_string(sweep.back().new_tokens);
   const std::string numbers = " (" + span + ": ×" + fixed(uncached, 1) + say(" without, ×", " 无缓存，×") +
                               fixed(cached, 1) + say(" with", " 有缓存") + ")";
   if (cached > 0 && compare_ratio(uncached / cached) == Comparison::kLarger) {
-    return say("Wall time follows the token counts: it grew faster without the cache than with it" + numbers +
-                   " (one run each; the times include the shared machine's noise).",
-               "墙钟时间随令牌数变化：无缓存时比有缓存时增长得更快" + numbers + "（各运行一次；时间包含共享机器的噪声）。");
+    return say(
+        "Wall time follows the token counts: it grew faster without the cache than with it" + numbers +
+            " (one run each; the times include the shared machine's noise).",
+        "墙钟时间随令牌数变化：无缓存时比有缓存时增长得更快" + numbers + "（各运行一次；时间包含共享机器的噪声）。");
   }
   return say("Here the wall time did not grow faster without the cache than with it" + numbers +
                  ", beyond ±10 %: on this model the fixed cost of each forward call hid the extra tokens.",
@@ -191,13 +192,14 @@ void add_routing(ReportSection& section, const ExpertRouting& routing, const Wor
   section.paragraph(
       say("This base model is a mixture of experts (" + experts + " routed experts, top " + top + " per token). ",
           "这个基础模型是混合专家模型（" + experts + " 个路由专家，每个令牌取前 " + top + " 个）。") +
-      (all_expected ? say("The router sent every token it was fed to that many experts in every layer, so the experts' "
-                          "work follows the tokens fed: counted in the router during the two runs above,",
-                          "路由器把输入的每个令牌在每一层都送给这么多个专家，所以专家的工作量随输入的令牌数变化：以下是在"
-                          "上面两次运行中由路由器统计的，")
-                    : say("The router's assignments do **NOT** equal tokens × top-k × layers in every run — see the "
-                          "table:",
-                          "路由器的分配次数**并非**在每次运行中都等于 令牌 × top-k × 层数——见下表：")));
+      (all_expected
+           ? say("The router sent every token it was fed to that many experts in every layer, so the experts' "
+                 "work follows the tokens fed: counted in the router during the two runs above,",
+                 "路由器把输入的每个令牌在每一层都送给这么多个专家，所以专家的工作量随输入的令牌数变化：以下是在"
+                 "上面两次运行中由路由器统计的，")
+           : say("The router's assignments do **NOT** equal tokens × top-k × layers in every run — see the "
+                 "table:",
+                 "路由器的分配次数**并非**在每次运行中都等于 令牌 × top-k × 层数——见下表：")));
   section.table(std::move(table));
   section.data["routing"] = routing_json;
 }
@@ -233,9 +235,8 @@ ReportSection forward_tokens_report(const ForwardTokensData& data, Language lang
   const std::string cached_ms = fixed(headline.cached.total_ms, 0);
   const std::string uncached_ms = fixed(headline.uncached.total_ms, 0);
   section.paragraph(say("The module's example, P = 183 and N = 64: **" + cached_tokens +
-                            "** tokens with the cache against **" + uncached_tokens + "** without, " +
-                            fixed(ratio, 1) + "× as many (" + cached_ms + " ms against " + uncached_ms +
-                            " ms of wall time in this run).",
+                            "** tokens with the cache against **" + uncached_tokens + "** without, " + fixed(ratio, 1) +
+                            "× as many (" + cached_ms + " ms against " + uncached_ms + " ms of wall time in this run).",
                         "课程中的例子，P = 183、N = 64：有缓存时 **" + cached_tokens + "** 个令牌，无缓存时 **" +
                             uncached_tokens + "** 个，是前者的 " + fixed(ratio, 1) + " 倍（本次运行的墙钟时间为 " +
                             cached_ms + " ms 对 " + uncached_ms + " ms）。"));

@@ -72,7 +72,8 @@ LabOutcome run_lab(const LabOptions& options, std::ostream& progress, Language l
                                                " cuts, listed in the report)"));
 
   LabReport report;
-  report.title = Words{language}("minigen lab: the KV cache and sampling, measured", "minigen lab：KV 缓存与采样的实测");
+  report.title =
+      Words{language}("minigen lab: the KV cache and sampling, measured", "minigen lab：KV 缓存与采样的实测");
 
   // Each section measures into plain data, then the report writer renders that data; nothing else passes between.
   std::vector<TemperatureBatch> temperature_batches;
@@ -97,13 +98,15 @@ LabOutcome run_lab(const LabOptions& options, std::ostream& progress, Language l
       {"eos padding in a batch", SectionModels::kSft,
        [&] { return eos_padding_report(measure_eos_padding(temperature_batches), language); }},
       {"seeds, cache and greedy", SectionModels::kSft, [&] { return seed_report(measure_seeds(lab), language); }},
-      {"shrinking the cache", SectionModels::kBoth, [&] {
+      {"shrinking the cache", SectionModels::kBoth,
+       [&] {
          const ShrinkingData shrinking = measure_shrinking(lab);
          base_perplexity = f32_perplexity(shrinking.base_kv);
          sft_perplexity = f32_perplexity(shrinking.sft_kv);
          return shrinking_report(shrinking, language);
        }},
-      {"constraining the sampler", SectionModels::kSft, [&] { return constraining_report(measure_constraining(lab), language); }},
+      {"constraining the sampler", SectionModels::kSft,
+       [&] { return constraining_report(measure_constraining(lab), language); }},
   };
   RunDescription run = describe_run(lab, options);
   for (std::size_t i = 0; i < sections.size(); ++i) {

@@ -21,10 +21,11 @@ std::string timing_paragraph(const RunDescription& run, const Words& say) {
            fixed(cost.seconds_per_attention_pair * 1e6, 3) + say(" µs per attention pair + ", " µs/注意力对 + ") +
            fixed(cost.seconds_per_row_step * 1e3, 3) + say(" ms per row and step", " ms/行·步");
   };
-  std::string text = say("Run time per section, estimated before the run from a few timed forwards of each model (base: " +
-                             prices(run.base_cost) + "; SFT: " + prices(run.sft_cost) + "), then measured:\n",
-                         "每节的运行时间：运行前根据每个模型几次计时的前向计算估计（基础：" + prices(run.base_cost) +
-                             "；SFT：" + prices(run.sft_cost) + "），然后实测：\n");
+  std::string text =
+      say("Run time per section, estimated before the run from a few timed forwards of each model (base: " +
+              prices(run.base_cost) + "; SFT: " + prices(run.sft_cost) + "), then measured:\n",
+          "每节的运行时间：运行前根据每个模型几次计时的前向计算估计（基础：" + prices(run.base_cost) + "；SFT：" +
+              prices(run.sft_cost) + "），然后实测：\n");
   text += say("\n| section | estimated | measured |\n|---|---:|---:|", "\n| 节 | 估计 | 实测 |\n|---|---:|---:|");
   for (std::size_t i = 0; i < run.section_titles.size(); ++i) {
     text += "\n| " + std::to_string(i + 1) + ". " + run.section_titles[i] + " | " +
@@ -44,8 +45,9 @@ std::string model_text(const ModelSummary& model, Language language) {
                      say(" key/value heads, head_dim ", " 个键/值头，head_dim ") + std::to_string(model.head_dim) +
                      say(", context ", "，上下文 ") + with_thousands(model.context);
   if (model.experts > 0) {
-    text += say(", " + std::to_string(model.experts) + " experts (top " + std::to_string(model.experts_per_token) + ")",
-                "，" + std::to_string(model.experts) + " 个专家（取前 " + std::to_string(model.experts_per_token) + " 个）");
+    text += say(
+        ", " + std::to_string(model.experts) + " experts (top " + std::to_string(model.experts_per_token) + ")",
+        "，" + std::to_string(model.experts) + " 个专家（取前 " + std::to_string(model.experts_per_token) + " 个）");
   }
   if (model.yarn_factor) text += say(", ", "，") + "YaRN ×" + fixed(*model.yarn_factor, 0);
   return text;
@@ -142,13 +144,14 @@ std::vector<std::string> introduction(const RunDescription& run, Language langua
               threads + " threads, weights read as " + run.weights +
               ". Times depend on the machine and on what else it runs; counts, bytes and tokens do not.",
           std::string("运行：") + (run.quick ? "`--quick`（更小的网格，更少的重复和样本）" : "完整") + "，" + threads +
-              " 个线程，权重读作 " + run.weights + "。时间取决于机器和它同时运行的其他程序；计数、字节数和令牌则不然。"),
+              " 个线程，权重读作 " + run.weights +
+              "。时间取决于机器和它同时运行的其他程序；计数、字节数和令牌则不然。"),
   };
   paragraphs.insert(paragraphs.end(), fixed_paragraphs.begin(), fixed_paragraphs.end());
   if (!run.cuts.empty()) {
-    std::string cuts = say("Cut from the default sizes (the estimate at full size was ",
-                           "相对默认规模的缩减（完整规模的估计为 ") +
-                       duration_text(run.estimate.estimated_seconds_before) + say("):", "）：");
+    std::string cuts =
+        say("Cut from the default sizes (the estimate at full size was ", "相对默认规模的缩减（完整规模的估计为 ") +
+        duration_text(run.estimate.estimated_seconds_before) + say("):", "）：");
     for (const std::string& cut : run.cuts) cuts += "\n- " + cut;
     paragraphs.push_back(cuts);
   }

@@ -60,8 +60,7 @@ struct RunDescription {
 // "`models/x` (safetensors, f32) — tiny, 4,900,000 parameters, …"
 std::string model_text(const ModelSummary& model, Language language = Language::kEnglish);
 // The italic line that opens each section: which model it ran on.
-std::string section_model_line(SectionModels models, const RunDescription& run,
-                               Language language = Language::kEnglish);
+std::string section_model_line(SectionModels models, const RunDescription& run, Language language = Language::kEnglish);
 // The f32 row's perplexity of section 9's KV table (the model itself, nothing shrunk); empty when no document was
 // scored.
 std::optional<double> f32_perplexity(const std::vector<KvTypeResult>& kv_rows);

@@ -14,9 +14,11 @@ inline constexpr double kAboutSameTolerance = 0.10;
 enum class Comparison { kSmaller, kAboutSame, kLarger };
 
 // How `ratio` (a / b) compares with 1 under kAboutSameTolerance; kAboutSame for a ratio that is not a number
-// (0 / 0: nothing was measured on either side).
+// (0 / 0: nothing was measured on either side). The bound is inclusive and forgives the last bits of rounding, so
+// that a ratio the report prints as 1.10 is "about the same".
 inline Comparison compare_ratio(double ratio) {
-  if (std::isnan(ratio) || std::abs(ratio - 1.0) <= kAboutSameTolerance) return Comparison::kAboutSame;
+  constexpr double kRounding = 1e-9;
+  if (std::isnan(ratio) || std::abs(ratio - 1.0) <= kAboutSameTolerance + kRounding) return Comparison::kAboutSame;
   return ratio > 1.0 ? Comparison::kLarger : Comparison::kSmaller;
 }
 

@@ -46,11 +46,12 @@ std::string reading_paragraph(const SeedData& data, const Words& say) {
                             "种子相同时，打开或关闭缓存没有任何改变，逐位相同")
                       : say("With the same seed, turning the cache on or off **changed the output** — a bug",
                             "种子相同时，打开或关闭缓存**改变了输出**——这是一个错误");
-  text += batch.token_ids_identical ? say(", and sharing the batch changed nothing either. ",
-                                          "；共享批次也没有任何改变。")
-                                    : say(", but sharing the batch **changed the answer** — a bug. ",
-                                          "；但共享批次**改变了回答**——这是一个错误。");
-  text += say("Greedy decoding is the quickest test when a report comes in: ", "收到这类问题报告时，贪心解码是最快的检验：");
+  text += batch.token_ids_identical
+              ? say(", and sharing the batch changed nothing either. ", "；共享批次也没有任何改变。")
+              : say(", but sharing the batch **changed the answer** — a bug. ",
+                    "；但共享批次**改变了回答**——这是一个错误。");
+  text += say("Greedy decoding is the quickest test when a report comes in: ",
+              "收到这类问题报告时，贪心解码是最快的检验：");
   text += greedy.token_ids_identical
               ? say("here the greedy answers with and without the cache agree token for token, so the cache is "
                     "exonerated and a difference lies in how the two runs sample. ",
@@ -92,12 +93,13 @@ ReportSection seed_report(const SeedData& data, Language language) {
       "每一行都从 torch 唯一的全局生成器抽样，所以即使固定了种子，一行的抽样也取决于其他行和之前的每一次抽样。minigen "
       "给每一行一个由（种子，行，步）决定的独立随机流：同一个请求不论其他情况如何，都抽到相同的数。下面每项检查都让 "
       "SFT 模型回答“" +
-          data.prompt + "”（最多 " + new_tokens + " 个令牌，除贪心解码外使用 MiniMind 的默认抽样设置），并比较两个回答。"));
+          data.prompt + "”（最多 " + new_tokens +
+          " 个令牌，除贪心解码外使用 MiniMind 的默认抽样设置），并比较两个回答。"));
 
-  ReportTable table{{say("check", "检查"), say("run A", "运行 A"), say("run B", "运行 B"),
-                     say("answers identical", "回答相同"), say("first differing token", "第一个不同的令牌"),
-                     say("logits bit-identical", "logits 逐位相等")},
-                    {}};
+  ReportTable table{
+      {say("check", "检查"), say("run A", "运行 A"), say("run B", "运行 B"), say("answers identical", "回答相同"),
+       say("first differing token", "第一个不同的令牌"), say("logits bit-identical", "logits 逐位相等")},
+      {}};
   nlohmann::json results = nlohmann::json::array();
   for (const SeedCheck& check : data.checks) {
     const RowComparison& comparison = check.comparison;

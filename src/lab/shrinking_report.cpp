@@ -71,12 +71,11 @@ std::string trade_paragraph(const std::vector<KvTypeResult>& base_kv, const std:
   const WeightTypeResult& w_f32 = weights.front();
   const WeightTypeResult& w_q4 = weights.back();
   const auto bytes = [](uint64_t value) { return with_thousands(static_cast<long long>(value)); };
-  const std::string int8_smaller = times(static_cast<double>(kv_f32.bytes_at_100_tokens),
-                                         static_cast<double>(kv_int8.bytes_at_100_tokens));
-  const std::string bf16_smaller = times(static_cast<double>(kv_f32.bytes_at_100_tokens),
-                                         static_cast<double>(kv_bf16.bytes_at_100_tokens));
-  const std::string q4_smaller =
-      times(static_cast<double>(w_f32.weight_bytes), static_cast<double>(w_q4.weight_bytes));
+  const std::string int8_smaller =
+      times(static_cast<double>(kv_f32.bytes_at_100_tokens), static_cast<double>(kv_int8.bytes_at_100_tokens));
+  const std::string bf16_smaller =
+      times(static_cast<double>(kv_f32.bytes_at_100_tokens), static_cast<double>(kv_bf16.bytes_at_100_tokens));
+  const std::string q4_smaller = times(static_cast<double>(w_f32.weight_bytes), static_cast<double>(w_q4.weight_bytes));
   const double speedup = w_f32.decode_tokens_per_second > 0
                              ? w_q4.decode_tokens_per_second / w_f32.decode_tokens_per_second
                              : std::nan("");
@@ -86,8 +85,9 @@ std::string trade_paragraph(const std::vector<KvTypeResult>& base_kv, const std:
   std::string speed_text;
   switch (speed) {
     case Comparison::kLarger:
-      speed_text = say("decoded faster, at " + q4_speed + " tokens/s against " + f32_speed + " (" + fixed(speedup, 2) + "×)",
-                       "解码更快：每秒 " + q4_speed + " 个令牌，f32 为 " + f32_speed + "（" + fixed(speedup, 2) + " 倍）");
+      speed_text =
+          say("decoded faster, at " + q4_speed + " tokens/s against " + f32_speed + " (" + fixed(speedup, 2) + "×)",
+              "解码更快：每秒 " + q4_speed + " 个令牌，f32 为 " + f32_speed + "（" + fixed(speedup, 2) + " 倍）");
       break;
     case Comparison::kAboutSame:
       speed_text = say("decoded at about the same speed, " + q4_speed + " tokens/s against " + f32_speed +
@@ -105,73 +105,70 @@ std::string trade_paragraph(const std::vector<KvTypeResult>& base_kv, const std:
   const std::string per_gib_int8 = with_thousands(kv_int8.sequences_per_gib[1]);
   const std::string per_gib_f32 = with_thousands(kv_f32.sequences_per_gib[1]);
   const std::string cache_2048 = mib(static_cast<double>(kv_f32.bytes_at_100_tokens) * 2048 / 100);
-  return say("**What was given up, what was gained.** An int8 cache stores each K and V element in one byte plus a "
-             "scale per position and head: " +
-                 bytes(kv_int8.bytes_at_100_tokens) + " B for 100 tokens instead of " +
-                 bytes(kv_f32.bytes_at_100_tokens) + " B (" + int8_smaller + " smaller), so a GiB holds " +
-                 per_gib_int8 + " sequences of 2,048 tokens instead of " + per_gib_f32 +
-                 ". In exchange the base model's logits moved by up to " +
-                 fixed(kv_int8.agreement.max_abs_logit_delta, 4) + ", greedy decoding chose the f32 cache's token at " +
-                 agreement_text(kv_int8.agreement) + " steps taken on the same text, and perplexity went " +
-                 perplexity_change(kv_f32.perplexity.perplexity(), kv_int8.perplexity.perplexity(), say) +
-                 ". bf16 stores " + bf16_smaller + " fewer bytes for a logit change of up to " +
-                 fixed(kv_bf16.agreement.max_abs_logit_delta, 4) + " and the same token at " +
-                 agreement_text(kv_bf16.agreement) +
-                 " steps. Every decode step reads all the weights and the sequence's cache: at 2,048 tokens the f32 "
-                 "cache is " +
-                 cache_2048 + ", the f32 weights " + mib(static_cast<double>(w_f32.weight_bytes)) + ". q4 weights are " +
-                 mib(static_cast<double>(w_q4.weight_bytes)) + " (" + q4_smaller + " less), " + speed_text +
-                 "; they cost perplexity " +
-                 perplexity_change(w_f32.perplexity.perplexity(), w_q4.perplexity.perplexity(), say) +
-                 ", a mean KL of " + kl_text(w_q4.perplexity.mean_kl()) +
-                 " nats per token from the f32 distribution, and the same top-1 token at " +
-                 percent(w_q4.perplexity.top1_agreement()) +
-                 " of positions. A smaller cache buys concurrency (more sequences per GiB); smaller weights buy "
-                 "memory for every sequence" +
-                 (speed == Comparison::kLarger ? " and, here, speed" : "") +
-                 "; what each costs in accuracy is measured above rather than assumed.",
-             "**放弃了什么，得到了什么。** int8 缓存把每个 K、V 元素存成一个字节，另加每个位置和每个头一个缩放因子："
-             "100 个令牌占 " +
-                 bytes(kv_int8.bytes_at_100_tokens) + " B，而不是 " + bytes(kv_f32.bytes_at_100_tokens) + " B（小 " +
-                 int8_smaller + "），因此 1 GiB 能容纳 " + per_gib_int8 + " 个 2,048 令牌的序列，而不是 " +
-                 per_gib_f32 + " 个。代价是：基础模型的 logits 最多变化 " +
-                 fixed(kv_int8.agreement.max_abs_logit_delta, 4) + "，在相同前文的步中，贪心解码选出与 f32 缓存相同令牌的有 " +
-                 agreement_text(kv_int8.agreement) + "，困惑度变化为 " +
-                 perplexity_change(kv_f32.perplexity.perplexity(), kv_int8.perplexity.perplexity(), say) +
-                 "。bf16 的字节数少 " + bf16_smaller + "，logits 最多变化 " +
-                 fixed(kv_bf16.agreement.max_abs_logit_delta, 4) + "，相同令牌的步为 " +
-                 agreement_text(kv_bf16.agreement) +
-                 "。每个解码步都要读取全部权重和该序列的缓存：在 2,048 个令牌时，f32 缓存为 " + cache_2048 +
-                 "，f32 权重为 " + mib(static_cast<double>(w_f32.weight_bytes)) + "。q4 权重为 " +
-                 mib(static_cast<double>(w_q4.weight_bytes)) + "（少 " + q4_smaller + "），" + speed_text +
-                 "；代价是困惑度 " +
-                 perplexity_change(w_f32.perplexity.perplexity(), w_q4.perplexity.perplexity(), say) +
-                 "，与 f32 分布的平均 KL 散度为每个令牌 " + kl_text(w_q4.perplexity.mean_kl()) +
-                 " nats，top-1 令牌相同的位置占 " + percent(w_q4.perplexity.top1_agreement()) +
-                 "。更小的缓存换来并发（每 GiB 更多序列）；更小的权重为每个序列节省内存" +
-                 (speed == Comparison::kLarger ? "，在这里还换来了速度" : "") + "；各自在精度上的代价已在上面测出，而不是假设。");
+  return say(
+      "**What was given up, what was gained.** An int8 cache stores each K and V element in one byte plus a "
+      "scale per position and head: " +
+          bytes(kv_int8.bytes_at_100_tokens) + " B for 100 tokens instead of " + bytes(kv_f32.bytes_at_100_tokens) +
+          " B (" + int8_smaller + " smaller), so a GiB holds " + per_gib_int8 +
+          " sequences of 2,048 tokens instead of " + per_gib_f32 +
+          ". In exchange the base model's logits moved by up to " + fixed(kv_int8.agreement.max_abs_logit_delta, 4) +
+          ", greedy decoding chose the f32 cache's token at " + agreement_text(kv_int8.agreement) +
+          " steps taken on the same text, and perplexity went " +
+          perplexity_change(kv_f32.perplexity.perplexity(), kv_int8.perplexity.perplexity(), say) + ". bf16 stores " +
+          bf16_smaller + " fewer bytes for a logit change of up to " + fixed(kv_bf16.agreement.max_abs_logit_delta, 4) +
+          " and the same token at " + agreement_text(kv_bf16.agreement) +
+          " steps. Every decode step reads all the weights and the sequence's cache: at 2,048 tokens the f32 "
+          "cache is " +
+          cache_2048 + ", the f32 weights " + mib(static_cast<double>(w_f32.weight_bytes)) + ". q4 weights are " +
+          mib(static_cast<double>(w_q4.weight_bytes)) + " (" + q4_smaller + " less), " + speed_text +
+          "; they cost perplexity " +
+          perplexity_change(w_f32.perplexity.perplexity(), w_q4.perplexity.perplexity(), say) + ", a mean KL of " +
+          kl_text(w_q4.perplexity.mean_kl()) +
+          " nats per token from the f32 distribution, and the same top-1 token at " +
+          percent(w_q4.perplexity.top1_agreement()) +
+          " of positions. A smaller cache buys concurrency (more sequences per GiB); smaller weights buy "
+          "memory for every sequence" +
+          (speed == Comparison::kLarger ? " and, here, speed" : "") +
+          "; what each costs in accuracy is measured above rather than assumed.",
+      "**放弃了什么，得到了什么。** int8 缓存把每个 K、V 元素存成一个字节，另加每个位置和每个头一个缩放因子："
+      "100 个令牌占 " +
+          bytes(kv_int8.bytes_at_100_tokens) + " B，而不是 " + bytes(kv_f32.bytes_at_100_tokens) + " B（小 " +
+          int8_smaller + "），因此 1 GiB 能容纳 " + per_gib_int8 + " 个 2,048 令牌的序列，而不是 " + per_gib_f32 +
+          " 个。代价是：基础模型的 logits 最多变化 " + fixed(kv_int8.agreement.max_abs_logit_delta, 4) +
+          "，在相同前文的步中，贪心解码选出与 f32 缓存相同令牌的有 " + agreement_text(kv_int8.agreement) +
+          "，困惑度变化为 " + perplexity_change(kv_f32.perplexity.perplexity(), kv_int8.perplexity.perplexity(), say) +
+          "。bf16 的字节数少 " + bf16_smaller + "，logits 最多变化 " + fixed(kv_bf16.agreement.max_abs_logit_delta, 4) +
+          "，相同令牌的步为 " + agreement_text(kv_bf16.agreement) +
+          "。每个解码步都要读取全部权重和该序列的缓存：在 2,048 个令牌时，f32 缓存为 " + cache_2048 + "，f32 权重为 " +
+          mib(static_cast<double>(w_f32.weight_bytes)) + "。q4 权重为 " + mib(static_cast<double>(w_q4.weight_bytes)) +
+          "（少 " + q4_smaller + "），" + speed_text + "；代价是困惑度 " +
+          perplexity_change(w_f32.perplexity.perplexity(), w_q4.perplexity.perplexity(), say) +
+          "，与 f32 分布的平均 KL 散度为每个令牌 " + kl_text(w_q4.perplexity.mean_kl()) +
+          " nats，top-1 令牌相同的位置占 " + percent(w_q4.perplexity.top1_agreement()) +
+          "。更小的缓存换来并发（每 GiB 更多序列）；更小的权重为每个序列节省内存" +
+          (speed == Comparison::kLarger ? "，在这里还换来了速度" : "") +
+          "；各自在精度上的代价已在上面测出，而不是假设。");
 }
 
 void add_kv_table(ReportSection& section, const ShrinkingData& data, const Words& say) {
-  ReportTable table{{say("model", "模型"), "--kv-dtype", say("bytes at 100 tokens", "100 个令牌的字节数"),
-                     say("sequences per GiB (256 tokens)", "每 GiB 序列数（256 令牌）"),
-                     say("sequences per GiB (2,048 tokens)", "每 GiB 序列数（2,048 令牌）"),
-                     say("max abs Δ logit", "最大 |Δ logit|"),
-                     say("greedy token as f32 (same text so far)", "贪心令牌与 f32 相同（前文相同的步）"),
-                     say("rows identical to the end", "直到结尾完全相同的行"), say("perplexity", "困惑度"),
-                     say("mean KL vs f32 cache", "与 f32 缓存的平均 KL")},
-                    {}};
+  ReportTable table{
+      {say("model", "模型"), "--kv-dtype", say("bytes at 100 tokens", "100 个令牌的字节数"),
+       say("sequences per GiB (256 tokens)", "每 GiB 序列数（256 令牌）"),
+       say("sequences per GiB (2,048 tokens)", "每 GiB 序列数（2,048 令牌）"), say("max abs Δ logit", "最大 |Δ logit|"),
+       say("greedy token as f32 (same text so far)", "贪心令牌与 f32 相同（前文相同的步）"),
+       say("rows identical to the end", "直到结尾完全相同的行"), say("perplexity", "困惑度"),
+       say("mean KL vs f32 cache", "与 f32 缓存的平均 KL")},
+      {}};
   for (const auto& [name, rows] :
        {std::pair<std::string, const std::vector<KvTypeResult>&>{say("base", "基础"), data.base_kv},
         std::pair<std::string, const std::vector<KvTypeResult>&>{"SFT", data.sft_kv}}) {
     for (const KvTypeResult& row : rows) {
-      table.rows.push_back({name, std::string(kv_dtype_name(row.dtype)),
-                            with_thousands(static_cast<long long>(row.bytes_at_100_tokens)),
-                            with_thousands(row.sequences_per_gib[0]), with_thousands(row.sequences_per_gib[1]),
-                            exact_or_scientific(row.agreement.max_abs_logit_delta), agreement_text(row.agreement),
-                            std::to_string(row.agreement.identical_rows) + say(" of ", " / ") +
-                                std::to_string(row.agreement.rows),
-                            fixed(row.perplexity.perplexity(), 3), kl_text(row.perplexity.mean_kl())});
+      table.rows.push_back(
+          {name, std::string(kv_dtype_name(row.dtype)), with_thousands(static_cast<long long>(row.bytes_at_100_tokens)),
+           with_thousands(row.sequences_per_gib[0]), with_thousands(row.sequences_per_gib[1]),
+           exact_or_scientific(row.agreement.max_abs_logit_delta), agreement_text(row.agreement),
+           std::to_string(row.agreement.identical_rows) + say(" of ", " / ") + std::to_string(row.agreement.rows),
+           fixed(row.perplexity.perplexity(), 3), kl_text(row.perplexity.mean_kl())});
     }
   }
   section.table(std::move(table));
@@ -251,15 +248,17 @@ void add_bytes_against_kl_plot(ReportSection& section, const ShrinkingData& data
   std::string zero_names;
   for (const std::string& name : exactly_f32) zero_names += (zero_names.empty() ? "" : say(", ", "、")) + name;
   const std::string zero_note =
-      exactly_f32.empty() ? std::string()
-                          : say(" Not drawn, because their KL is exactly 0 (the f32 distribution itself) and a log "
-                                "axis has no 0: " +
-                                    zero_names + ".",
-                                "未画出的类型的 KL 恰好为 0（就是 f32 分布本身），对数坐标上没有 0：" + zero_names + "。");
+      exactly_f32.empty()
+          ? std::string()
+          : say(" Not drawn, because their KL is exactly 0 (the f32 distribution itself) and a log "
+                "axis has no 0: " +
+                    zero_names + ".",
+                "未画出的类型的 KL 恰好为 0（就是 f32 分布本身），对数坐标上没有 0：" + zero_names + "。");
   if (series.empty()) {
-    section.paragraph(say("No type moved the distribution (every mean KL is 0), so there is no plot of bytes against "
-                          "accuracy lost.",
-                          "没有任何类型改变分布（平均 KL 全为 0），因此没有字节与精度损失的关系图。"));
+    section.paragraph(
+        say("No type moved the distribution (every mean KL is 0), so there is no plot of bytes against "
+            "accuracy lost.",
+            "没有任何类型改变分布（平均 KL 全为 0），因此没有字节与精度损失的关系图。"));
     return;
   }
   const auto furthest = std::max_element(series.begin(), series.end(),
@@ -310,7 +309,8 @@ ReportSection shrinking_report(const ShrinkingData& data, Language language) {
       "第 1 节和第 4 节说明了缓存从不改变令牌，以及它占用多少内存。把缓存元素存成更少的位数（`--kv-dtype`）可以进一步"
       "缩小它，而这一次数字确实会变：注意力读到的 K 和 V 是舍入过的。下面每种 KV 类型都在模型的每个提示上贪心生成 " +
           new_tokens +
-          " 个令牌（基础模型用第 1 节的提示，SFT 模型用对话提示），并在两次运行之前的令牌仍全部相同时，与 f32 缓存的运行"
+          " 个令牌（基础模型用第 1 节的提示，SFT 模型用对话提示），并在两次运行之前的令牌仍全部相同时，与 f32 "
+          "缓存的运行"
           "逐步比较：logits，以及贪心解码是否选了同一个令牌。出现第一个不同的令牌之后，两者续写的是不同的文本，所以一行"
           "只分叉一次就只算一次不一致；下一列给出直到结尾都完全相同的行数。困惑度在 `examples/heldout.jsonl` 的前 " +
           documents +

@@ -57,11 +57,12 @@ std::string reading_paragraph(const TemperatureData& data, const Words& say) {
   const SettingMeans high = means_of(highest);
   std::string text;
   if (lowest.temperature == 0) {
-    text += low.every_prompt_one_answer
-                ? say("Greedy decoding gave one answer per prompt however many times it ran. ",
-                      "贪心解码对每个提示无论运行多少次都只给出一个回答。")
-                : say("**Greedy decoding gave more than one answer to a prompt** — it draws nothing, so this is a bug. ",
-                      "**贪心解码对某个提示给出了不止一个回答**——它不做抽样，所以这是一个错误。");
+    text +=
+        low.every_prompt_one_answer
+            ? say("Greedy decoding gave one answer per prompt however many times it ran. ",
+                  "贪心解码对每个提示无论运行多少次都只给出一个回答。")
+            : say("**Greedy decoding gave more than one answer to a prompt** — it draws nothing, so this is a bug. ",
+                  "**贪心解码对某个提示给出了不止一个回答**——它不做抽样，所以这是一个错误。");
   }
   const std::string from_to = say.label(lowest.name) + " → " + say.label(highest.name);
   if (data.settings.size() < 2) return text;
@@ -91,11 +92,12 @@ std::string reading_paragraph(const TemperatureData& data, const Words& say) {
                   "，而熵反而下降了（每个令牌 " + entropy + " 比特）。");
       break;
   }
-  text += say("(A whole answer differs as soon as one of its tokens does, so the openings show the trend more "
-              "gradually; the entropy counts the bits of choice per token, and the greedy row shows the model's own "
-              "T = 1 uncertainty along its single path, since greedy draws nothing.) ",
-              "（整个回答只要有一个令牌不同就算不同，所以开头部分更平缓地显示这一趋势；熵衡量每个令牌有多少比特的选择，"
-              "贪心那一行显示的是模型沿唯一路径在 T = 1 下自身的不确定性，因为贪心解码不抽样。）");
+  text +=
+      say("(A whole answer differs as soon as one of its tokens does, so the openings show the trend more "
+          "gradually; the entropy counts the bits of choice per token, and the greedy row shows the model's own "
+          "T = 1 uncertainty along its single path, since greedy draws nothing.) ",
+          "（整个回答只要有一个令牌不同就算不同，所以开头部分更平缓地显示这一趋势；熵衡量每个令牌有多少比特的选择，"
+          "贪心那一行显示的是模型沿唯一路径在 T = 1 下自身的不确定性，因为贪心解码不抽样。）");
   const std::string eos = fixed(100 * low.eos_share, 0) + " % → " + fixed(100 * high.eos_share, 0) + " %";
   if (low.eos_share == 0 && high.eos_share == 0) {
     text += say("No answer ended with eos at either end, so this run says nothing about how T moves the stop token.",
@@ -155,10 +157,12 @@ nlohmann::json setting_json(const TemperatureSettingResult& setting, int samples
 void add_distinct_plot(ReportSection& section, const TemperatureData& data, const Words& say) {
   const std::string opening_tokens = std::to_string(data.opening_tokens);
   std::vector<PlotSeries> series;
-  static const char* const kStyles[] = {"linespoints pointtype 7", "linespoints pointtype 5",
-                                        "linespoints pointtype 9", "linespoints pointtype 11"};
+  static const char* const kStyles[] = {"linespoints pointtype 7", "linespoints pointtype 5", "linespoints pointtype 9",
+                                        "linespoints pointtype 11"};
   for (const TemperaturePromptResult& prompt : data.settings.front().prompts) {
-    series.push_back(PlotSeries{say("answers: \"", "回答：“") + prompt.prompt + say("\"", "”"), {}, {},
+    series.push_back(PlotSeries{say("answers: \"", "回答：“") + prompt.prompt + say("\"", "”"),
+                                {},
+                                {},
                                 kStyles[series.size() % std::size(kStyles)]});
   }
   PlotSeries openings{say("openings (first " + opening_tokens + " tokens), mean over prompts",
@@ -178,22 +182,22 @@ void add_distinct_plot(ReportSection& section, const TemperatureData& data, cons
   }
   series.push_back(std::move(openings));
   const std::string samples = std::to_string(data.samples);
-  section.plot(PlotSpec{"temperature_distinct.svg",
-                        say("Distinct answers among " + samples + " samples against temperature",
-                            samples + " 个样本中不同回答的个数随温度的变化"),
-                        say("temperature T (0 = greedy)", "温度 T（0 = 贪心解码）"),
-                        say("distinct answers (of " + samples + ")", "不同的回答（共 " + samples + " 个）"),
-                        false,
-                        false,
-                        {},
-                        series,
-                        std::make_pair(0.0, data.samples + 2.0),
-                        "bottom right"},
-               say("One line per prompt, the table's distinct answers against T; the dashed line counts only the "
-                   "answers' first " +
-                       opening_tokens + " tokens.",
-                   "每个提示一条线，即上表中不同回答的个数随 T 的变化；虚线只统计回答的前 " + opening_tokens +
-                       " 个令牌。"));
+  section.plot(
+      PlotSpec{"temperature_distinct.svg",
+               say("Distinct answers among " + samples + " samples against temperature",
+                   samples + " 个样本中不同回答的个数随温度的变化"),
+               say("temperature T (0 = greedy)", "温度 T（0 = 贪心解码）"),
+               say("distinct answers (of " + samples + ")", "不同的回答（共 " + samples + " 个）"),
+               false,
+               false,
+               {},
+               series,
+               std::make_pair(0.0, data.samples + 2.0),
+               "bottom right"},
+      say("One line per prompt, the table's distinct answers against T; the dashed line counts only the "
+          "answers' first " +
+              opening_tokens + " tokens.",
+          "每个提示一条线，即上表中不同回答的个数随 T 的变化；虚线只统计回答的前 " + opening_tokens + " 个令牌。"));
 }
 
 }  // namespace
@@ -219,18 +223,18 @@ ReportSection temperature_report(const TemperatureData& data, Language language)
       "温度 T 在 softmax 之前去除 logits：p_i ∝ exp(logit_i / T)。T 小于 1 时 logits 之间的差距变大，分布集中到最可能"
       "的令牌上；大于 1 时差距缩小，分布变平，罕见的令牌也会被抽中。T 趋近 0 时，抽样就成了贪心解码。为了单独观察"
       "温度，这里关闭 top-k，top-p 取 1（每个令牌都是候选）。SFT 模型回答 " +
-          prompts + " 个对话提示；每个温度下，每个提示的 " + samples_text + " 个样本作为一个批次运行（最多 " +
-          max_new + " 个新令牌，种子 " + seed + "）。"));
+          prompts + " 个对话提示；每个温度下，每个提示的 " + samples_text + " 个样本作为一个批次运行（最多 " + max_new +
+          " 个新令牌，种子 " + seed + "）。"));
 
   const std::string opening_tokens = std::to_string(data.opening_tokens);
-  ReportTable table{{say("setting", "设置"),
-                     say("distinct answers (per prompt, of " + samples_text + ")",
-                         "不同的回答（每个提示，共 " + samples_text + " 个）"),
-                     say("distinct openings (first " + opening_tokens + " tokens)",
-                         "不同的开头（前 " + opening_tokens + " 个令牌）"),
-                     say("mean length (tokens)", "平均长度（令牌）"), say("ended with eos", "以 eos 结束"),
-                     say("mean entropy (bits/token)", "平均熵（比特/令牌）")},
-                    {}};
+  ReportTable table{
+      {say("setting", "设置"),
+       say("distinct answers (per prompt, of " + samples_text + ")",
+           "不同的回答（每个提示，共 " + samples_text + " 个）"),
+       say("distinct openings (first " + opening_tokens + " tokens)", "不同的开头（前 " + opening_tokens + " 个令牌）"),
+       say("mean length (tokens)", "平均长度（令牌）"), say("ended with eos", "以 eos 结束"),
+       say("mean entropy (bits/token)", "平均熵（比特/令牌）")},
+      {}};
   ReportTable answers_table{
       {say("setting", "设置"), say("first " + std::to_string(kShownAnswers) + " answers to \"" + first_prompt + "\"",
                                    "对“" + first_prompt + "”的前 " + std::to_string(kShownAnswers) + " 个回答")},
@@ -252,11 +256,12 @@ ReportSection temperature_report(const TemperatureData& data, Language language)
   }
   section.table(std::move(table));
   section.paragraph(reading_paragraph(data, say));
-  section.paragraph(say("Whether the spread is creativity or noise shows in the text: at low T the samples are "
-                        "variations of the greedy answer, at high T the long tail of the vocabulary gets drawn. Read "
-                        "the answers:",
-                        "这种分散是创造力还是噪声，要看文本本身：低温时样本是贪心回答的变体，高温时词表的长尾会被抽中。"
-                        "请读下面的回答："));
+  section.paragraph(
+      say("Whether the spread is creativity or noise shows in the text: at low T the samples are "
+          "variations of the greedy answer, at high T the long tail of the vocabulary gets drawn. Read "
+          "the answers:",
+          "这种分散是创造力还是噪声，要看文本本身：低温时样本是贪心回答的变体，高温时词表的长尾会被抽中。"
+          "请读下面的回答："));
   section.table(std::move(answers_table));
   add_distinct_plot(section, data, say);
 

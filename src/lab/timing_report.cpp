@@ -72,8 +72,10 @@ std::string itl_sentence(double itl_ratio, const Words& say) {
                      " tokens instead of one: on this model and machine the fixed cost of a forward call hid the "
                      "extra tokens. The module's claim shows in the token counts of section 2, not in this run's "
                      "times.",
-                 "两种模式下之后每个令牌的时间大致相同（比值 " + fixed(itl_ratio, 2) + "，在 ±10 % 以内），尽管无缓存时"
-                     "每一步要重新读入 " + fed_zh +
+                 "两种模式下之后每个令牌的时间大致相同（比值 " + fixed(itl_ratio, 2) +
+                     "，在 ±10 % 以内），尽管无缓存时"
+                     "每一步要重新读入 " +
+                     fed_zh +
                      " 个令牌而不是一个：在这个模型和这台机器上，每次前向调用的固定开销掩盖了多出的令牌。"
                      "课程的结论体现在第 2 节的令牌计数中，而不是本次运行的时间里。");
     case Comparison::kSmaller:
@@ -107,15 +109,15 @@ std::string against_prompt_caption(const TimingData& data, const Words& say) {
   const bool ttft_together = compare_ratio(lowest_ttft_ratio) == Comparison::kAboutSame &&
                              compare_ratio(highest_ttft_ratio) == Comparison::kAboutSame;
   const std::string ratios = fixed(lowest_ttft_ratio, 2) + "–" + fixed(highest_ttft_ratio, 2);
-  std::string text = ttft_together
-                         ? say("The two TTFT lines lie on top of each other (without ÷ with between " + ratios +
-                                   " at every P, within ±10 %). ",
-                               "两条首个令牌时间的曲线重合（每个 P 下无缓存 ÷ 有缓存都在 " + ratios +
-                                   " 之间，±10 % 以内）。")
-                         : say("The two TTFT lines part at some P (without ÷ with between " + ratios +
-                                   ", beyond ±10 %): the same prefill in both modes, so that is the run's noise. ",
-                               "两条首个令牌时间的曲线在某些 P 处分开（无缓存 ÷ 有缓存在 " + ratios +
-                                   " 之间，超出 ±10 %）：两种模式的预填充相同，所以这是运行中的噪声。");
+  std::string text =
+      ttft_together
+          ? say("The two TTFT lines lie on top of each other (without ÷ with between " + ratios +
+                    " at every P, within ±10 %). ",
+                "两条首个令牌时间的曲线重合（每个 P 下无缓存 ÷ 有缓存都在 " + ratios + " 之间，±10 % 以内）。")
+          : say("The two TTFT lines part at some P (without ÷ with between " + ratios +
+                    ", beyond ±10 %): the same prefill in both modes, so that is the run's noise. ",
+                "两条首个令牌时间的曲线在某些 P 处分开（无缓存 ÷ 有缓存在 " + ratios +
+                    " 之间，超出 ±10 %）：两种模式的预填充相同，所以这是运行中的噪声。");
   const TimingPoint& first = points.front();
   const TimingPoint& last = points.back();
   const double cached_growth = ratio_of(median(last.cached.itl_ms), median(first.cached.itl_ms));
@@ -128,11 +130,12 @@ std::string against_prompt_caption(const TimingData& data, const Words& say) {
                 "从最短到最长的提示，每个令牌的时间在无缓存时比有缓存时增长得更多" + numbers +
                     "：无缓存时每一步都是对整个序列的预填充。");
   } else {
-    text += say("From the shortest to the longest prompt the time per token did not grow more without the cache "
-                "than with it" +
-                    numbers + ", beyond ±10 %: on this model the prompt lengths measured were too short to show it.",
-                "从最短到最长的提示，无缓存时每个令牌的时间并没有比有缓存时增长得更多" + numbers +
-                    "（超出 ±10 % 才算）：对这个模型来说，所测的提示长度太短，显示不出差别。");
+    text +=
+        say("From the shortest to the longest prompt the time per token did not grow more without the cache "
+            "than with it" +
+                numbers + ", beyond ±10 %: on this model the prompt lengths measured were too short to show it.",
+            "从最短到最长的提示，无缓存时每个令牌的时间并没有比有缓存时增长得更多" + numbers +
+                "（超出 ±10 % 才算）：对这个模型来说，所测的提示长度太短，显示不出差别。");
   }
   return text;
 }
@@ -172,17 +175,18 @@ void add_against_prompt_length(ReportSection& section, const TimingData& data, c
   section.paragraph(say("The same measurement over prompt lengths P (N = " + n + "):",
                         "在不同的提示长度 P 下做同样的测量（N = " + n + "）："));
   section.table(std::move(table));
-  section.plot(PlotSpec{"ttft_against_prompt.svg",
-                        say("TTFT and inter-token time against prompt length", "首个令牌时间和每个令牌的时间随提示长度的变化"),
-                        say("prompt length P (tokens)", "提示长度 P（令牌）"),
-                        say("time (ms, log scale)", "时间（ms，对数坐标）"),
-                        false,
-                        true,
-                        {},
-                        {ttft_cached, ttft_uncached, itl_uncached, itl_cached},
-                        std::nullopt,
-                        "top left"},
-               against_prompt_caption(data, say));
+  section.plot(
+      PlotSpec{"ttft_against_prompt.svg",
+               say("TTFT and inter-token time against prompt length", "首个令牌时间和每个令牌的时间随提示长度的变化"),
+               say("prompt length P (tokens)", "提示长度 P（令牌）"),
+               say("time (ms, log scale)", "时间（ms，对数坐标）"),
+               false,
+               true,
+               {},
+               {ttft_cached, ttft_uncached, itl_uncached, itl_cached},
+               std::nullopt,
+               "top left"},
+      against_prompt_caption(data, say));
   section.data["against_prompt_length"] = by_prompt;
 }
 
@@ -216,15 +220,14 @@ ReportSection timing_report(const TimingData& data, Language language) {
   const double ttft_ratio = median(uncached.ttft_ms) / median(cached.ttft_ms);
   const double itl_ratio = median(uncached.itl_ms) / median(cached.itl_ms);
   const double total_ratio = median(uncached.total_ms) / median(cached.total_ms);
-  section.table(ReportTable{
-      {"P = 183, N = 64", say("TTFT (ms)", "首个令牌时间 (ms)"), say("inter-token time (ms)", "每个令牌的时间 (ms)"),
-       say("total (ms)", "总时间 (ms)")},
-      {{say("with cache", "有缓存"), fixed(median(cached.ttft_ms), 1), fixed(median(cached.itl_ms), 2),
-        fixed(median(cached.total_ms), 0)},
-       {say("without cache", "无缓存"), fixed(median(uncached.ttft_ms), 1), fixed(median(uncached.itl_ms), 2),
-        fixed(median(uncached.total_ms), 0)},
-       {say("without ÷ with", "无缓存 ÷ 有缓存"), fixed(ttft_ratio, 2) + "×", fixed(itl_ratio, 1) + "×",
-        fixed(total_ratio, 1) + "×"}}});
+  section.table(ReportTable{{"P = 183, N = 64", say("TTFT (ms)", "首个令牌时间 (ms)"),
+                             say("inter-token time (ms)", "每个令牌的时间 (ms)"), say("total (ms)", "总时间 (ms)")},
+                            {{say("with cache", "有缓存"), fixed(median(cached.ttft_ms), 1),
+                              fixed(median(cached.itl_ms), 2), fixed(median(cached.total_ms), 0)},
+                             {say("without cache", "无缓存"), fixed(median(uncached.ttft_ms), 1),
+                              fixed(median(uncached.itl_ms), 2), fixed(median(uncached.total_ms), 0)},
+                             {say("without ÷ with", "无缓存 ÷ 有缓存"), fixed(ttft_ratio, 2) + "×",
+                              fixed(itl_ratio, 1) + "×", fixed(total_ratio, 1) + "×"}}});
   section.paragraph(ttft_sentence(ttft_ratio, say) + say(" ", "") + itl_sentence(itl_ratio, say));
   add_against_prompt_length(section, data, say);
 

@@ -34,8 +34,8 @@ StepsMedian median_where(const CandidateCounts& counts, Select select) {
 
 std::string median_cell(const StepsMedian& steps, const Words& say) {
   if (steps.steps == 0) return say("no such step", "没有这样的步");
-  return fixed(steps.median, 0) + say(" (" + std::to_string(steps.steps) + " steps)",
-                                      "（" + std::to_string(steps.steps) + " 步）");
+  return fixed(steps.median, 0) +
+         say(" (" + std::to_string(steps.steps) + " steps)", "（" + std::to_string(steps.steps) + " 步）");
 }
 
 struct FilterMedians {
@@ -80,11 +80,12 @@ std::string reading_paragraph(const std::vector<FilterMedians>& top_p, const Can
                 "在尖锐的步上（最可能令牌的概率 ≥ " + peaked_at + "），每个 p 只保留少数几个令牌（中位数 " +
                     median_range(peaked) + "）。");
   } else {
-    text += say("On peaked steps (top token ≥ " + peaked_at + ") the medians were " + median_range(peaked) +
-                    ": more than a handful (" + fixed(kHandfulCandidates, 0) +
-                    "), because even the surest steps left much probability to the tail. ",
-                "在尖锐的步上（最可能令牌的概率 ≥ " + peaked_at + "），中位数为 " + median_range(peaked) +
-                    "：多于少数几个（" + fixed(kHandfulCandidates, 0) + "），因为即使最有把握的步也给长尾留了不少概率。");
+    text +=
+        say("On peaked steps (top token ≥ " + peaked_at + ") the medians were " + median_range(peaked) +
+                ": more than a handful (" + fixed(kHandfulCandidates, 0) +
+                "), because even the surest steps left much probability to the tail. ",
+            "在尖锐的步上（最可能令牌的概率 ≥ " + peaked_at + "），中位数为 " + median_range(peaked) +
+                "：多于少数几个（" + fixed(kHandfulCandidates, 0) + "），因为即使最有把握的步也给长尾留了不少概率。");
   }
   if (flat.empty()) {
     text += say("No step was flat (top token < " + flat_at + "), so there is no data here for a hesitating model. ",
@@ -95,34 +96,35 @@ std::string reading_paragraph(const std::vector<FilterMedians>& top_p, const Can
                 "在平坦的步上（最可能令牌的概率 < " + flat_at + "），中位数为 " + median_range(flat) + "（词表共 " +
                     with_thousands(vocab_size) + " 个令牌）");
     if (any_pair) {
-      text += spread_everywhere
-                  ? say(", at least " + fixed(kSpreadFactor, 0) + "× the peaked steps' for every p",
-                        "，对每个 p 都至少是尖锐步的 " + fixed(kSpreadFactor, 0) + " 倍")
-                  : say(", not " + fixed(kSpreadFactor, 0) + "× the peaked steps' for every p",
-                        "，并非对每个 p 都达到尖锐步的 " + fixed(kSpreadFactor, 0) + " 倍");
+      text += spread_everywhere ? say(", at least " + fixed(kSpreadFactor, 0) + "× the peaked steps' for every p",
+                                      "，对每个 p 都至少是尖锐步的 " + fixed(kSpreadFactor, 0) + " 倍")
+                                : say(", not " + fixed(kSpreadFactor, 0) + "× the peaked steps' for every p",
+                                      "，并非对每个 p 都达到尖锐步的 " + fixed(kSpreadFactor, 0) + " 倍");
     }
     const bool grows_with_p =
         flat.size() == top_p.size() && std::is_sorted(flat.begin(), flat.end()) && flat.back() > flat.front();
-    text += grows_with_p ? say(", and the larger p, the further into the tail it reached. ",
-                               "；p 越大，它伸进长尾越远。")
-                         : say("; they did not grow with p at every step of the list. ", "；它们并没有随 p 逐个增大。");
+    text += grows_with_p
+                ? say(", and the larger p, the further into the tail it reached. ", "；p 越大，它伸进长尾越远。")
+                : say("; they did not grow with p at every step of the list. ", "；它们并没有随 p 逐个增大。");
   }
   const auto [fewest, most] = std::minmax_element(top_k.kept.begin(), top_k.kept.end());
   const std::string k = std::to_string(data.top_k);
-  text += *fewest == *most ? say("top-k kept " + std::to_string(*fewest) + " at every step, whatever the shape",
-                                 "top-k 在每一步都保留 " + std::to_string(*fewest) + " 个，不论分布形状如何")
-                           : say("top-k " + k + " kept between " + std::to_string(*fewest) + " and " +
-                                     std::to_string(*most),
-                                 "top-k " + k + " 保留了 " + std::to_string(*fewest) + " 到 " + std::to_string(*most) + " 个");
+  text += *fewest == *most
+              ? say("top-k kept " + std::to_string(*fewest) + " at every step, whatever the shape",
+                    "top-k 在每一步都保留 " + std::to_string(*fewest) + " 个，不论分布形状如何")
+              : say("top-k " + k + " kept between " + std::to_string(*fewest) + " and " + std::to_string(*most),
+                    "top-k " + k + " 保留了 " + std::to_string(*fewest) + " 到 " + std::to_string(*most) + " 个");
   if (!peaked.empty() && !flat.empty() && spread_everywhere && any_pair) {
-    text += say(": too many when the model is sure, too few when it is not. That adaptivity is why top-p is the usual "
-                "default (MiniMind: top-p 0.85 with top-k 50 as a cap).",
-                "：模型有把握时太多，犹豫时又太少。正是这种自适应让 top-p 成为常用的默认设置（MiniMind：top-p 0.85，"
-                "并以 top-k 50 作为上限）。");
+    text +=
+        say(": too many when the model is sure, too few when it is not. That adaptivity is why top-p is the usual "
+            "default (MiniMind: top-p 0.85 with top-k 50 as a cap).",
+            "：模型有把握时太多，犹豫时又太少。正是这种自适应让 top-p 成为常用的默认设置（MiniMind：top-p 0.85，"
+            "并以 top-k 50 作为上限）。");
   } else {
-    text += say(". This run does not show top-p adapting to the shape of the distribution on both sides; the table "
-                "says which side had no data or no difference.",
-                "。本次运行没有在两边都显示出 top-p 随分布形状自适应；上表说明了是哪一边没有数据或没有差别。");
+    text +=
+        say(". This run does not show top-p adapting to the shape of the distribution on both sides; the table "
+            "says which side had no data or no difference.",
+            "。本次运行没有在两边都显示出 top-p 随分布形状自适应；上表说明了是哪一边没有数据或没有差别。");
   }
   return text;
 }
@@ -148,7 +150,8 @@ int filled_bins(const std::vector<CountBin>& bins) {
 // Kept count against how peaked the step was, for one p: the mechanism behind the spread.
 void add_peakedness_plot(ReportSection& section, const CandidateCounts& p90, const FilterMedians& medians,
                          const Words& say) {
-  PlotSeries scatter{say("top-p 0.90, one point per step", "top-p 0.90，每点一步"), {}, {}, "points pointtype 7 pointsize 0.6"};
+  PlotSeries scatter{
+      say("top-p 0.90, one point per step", "top-p 0.90，每点一步"), {}, {}, "points pointtype 7 pointsize 0.6"};
   for (std::size_t i = 0; i < p90.kept.size(); ++i) {
     scatter.x.push_back(p90.top_probability[i]);
     scatter.y.push_back(p90.kept[i]);
@@ -161,13 +164,15 @@ void add_peakedness_plot(ReportSection& section, const CandidateCounts& p90, con
                   "模型越有把握（右侧），top-p 保留的令牌越少：尖锐步的中位数为 " + fixed(medians.peaked.median, 0) +
                       "，平坦步（左侧）为 " + fixed(medians.flat.median, 0) + "。");
   } else if (medians.peaked.steps == 0) {
-    caption = say("No point lies right of the peaked threshold: the model was never sure in this run, so the plot "
-                  "shows only the hesitating side.",
-                  "没有点落在尖锐阈值的右侧：模型在本次运行中从未有把握，所以图中只有犹豫的一侧。");
+    caption =
+        say("No point lies right of the peaked threshold: the model was never sure in this run, so the plot "
+            "shows only the hesitating side.",
+            "没有点落在尖锐阈值的右侧：模型在本次运行中从未有把握，所以图中只有犹豫的一侧。");
   } else if (medians.flat.steps == 0) {
-    caption = say("No point lies left of the flat threshold: the model never hesitated in this run, so the plot "
-                  "shows only the sure side.",
-                  "没有点落在平坦阈值的左侧：模型在本次运行中从未犹豫，所以图中只有有把握的一侧。");
+    caption =
+        say("No point lies left of the flat threshold: the model never hesitated in this run, so the plot "
+            "shows only the sure side.",
+            "没有点落在平坦阈值的左侧：模型在本次运行中从未犹豫，所以图中只有有把握的一侧。");
   } else {
     caption = say("Here the peaked steps did not keep fewer tokens than the flat ones (medians " +
                       fixed(medians.peaked.median, 0) + " and " + fixed(medians.flat.median, 0) + ").",
@@ -214,13 +219,12 @@ ReportSection top_p_report(const TopPData& data, Language language) {
 
   const std::string peaked_at = fixed(data.peaked_top_probability, 1);
   const std::string flat_at = fixed(data.flat_top_probability, 1);
-  ReportTable table{{say("filter", "过滤器"), say("steps", "步数"), say("min", "最少"), say("median", "中位数"),
-                     say("max", "最多"),
-                     say("median on peaked steps (top token ≥ " + peaked_at + ")",
-                         "尖锐步的中位数（最可能令牌 ≥ " + peaked_at + "）"),
-                     say("median on flat steps (top token < " + flat_at + ")",
-                         "平坦步的中位数（最可能令牌 < " + flat_at + "）")},
-                    {}};
+  ReportTable table{
+      {say("filter", "过滤器"), say("steps", "步数"), say("min", "最少"), say("median", "中位数"), say("max", "最多"),
+       say("median on peaked steps (top token ≥ " + peaked_at + ")",
+           "尖锐步的中位数（最可能令牌 ≥ " + peaked_at + "）"),
+       say("median on flat steps (top token < " + flat_at + ")", "平坦步的中位数（最可能令牌 < " + flat_at + "）")},
+      {}};
   nlohmann::json filters = nlohmann::json::array();
   std::vector<PlotSeries> histogram_series;
   std::vector<std::pair<double, std::string>> bin_ticks;
@@ -267,9 +271,9 @@ ReportSection top_p_report(const TopPData& data, Language language) {
   section.paragraph(reading_paragraph(top_p_medians, data.filters.back(), data.vocab_size, data, say));
 
   const auto [fewest_bins, most_bins] = std::minmax_element(top_p_filled_bins.begin(), top_p_filled_bins.end());
-  const std::string bins_range =
-      *fewest_bins == *most_bins ? std::to_string(*fewest_bins)
-                                 : std::to_string(*fewest_bins) + "–" + std::to_string(*most_bins);
+  const std::string bins_range = *fewest_bins == *most_bins
+                                     ? std::to_string(*fewest_bins)
+                                     : std::to_string(*fewest_bins) + "–" + std::to_string(*most_bins);
   const std::string top_k_bins = std::to_string(top_k_filled_bins);
   section.plot(
       PlotSpec{"top_p_candidates.svg", say("Candidates kept per step", "每一步保留的候选数"),
