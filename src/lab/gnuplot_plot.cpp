@@ -93,6 +93,11 @@ std::string gnuplot_script(const PlotSpec& spec, const fs::path& svg_path) {
   if (spec.log_x) script << "set logscale x\n";
   if (spec.log_y) script << "set logscale y\n";
   if (spec.y_range) script << "set yrange [" << spec.y_range->first << ":" << spec.y_range->second << "]\n";
+  // A legend inside the top of the frame needs room above the data, or it hides the highest points: an automatic
+  // y range grows by one legend line (~6 % of the frame) per series.
+  if (!spec.y_range && spec.key_position.find("top") != std::string::npos) {
+    script << "set offsets 0, 0, graph " << 0.06 * static_cast<double>(spec.series.size() + 1) << ", 0\n";
+  }
   if (!spec.x_tick_labels.empty()) {
     script << "set xtics (";
     for (std::size_t i = 0; i < spec.x_tick_labels.size(); ++i) {

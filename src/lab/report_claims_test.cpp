@@ -283,7 +283,7 @@ CacheBytesData cache_bytes(KvShape model) {
                      static_cast<double>(s.q_heads) / s.kv_heads};
   };
   data.gqa = {saving(own), saving({"MiniMind2", 8, 8, 2, 64}), saving({"minimind-3", 8, 8, 4, 32})};
-  for (const std::string name : {own.name, std::string("MiniMind2"), std::string("minimind-3")}) {
+  for (const std::string& name : {own.name, std::string("MiniMind2"), std::string("minimind-3")}) {
     data.budgets.push_back({name, 256, 2048, 1000, {{"1 GiB", 7}, {"24 GiB", 8}, {"80 GiB", 9}}});
   }
   return data;
