@@ -29,6 +29,7 @@ struct LabFlags {
   std::string kv_dtype = "f32";
   bool quick = false;
   int threads = 0;
+  std::string language = "en";
 };
 
 // A shipped model's name or a path; the error names the flag, since the lab takes two models.
@@ -56,7 +57,8 @@ int run_lab_command(const LabFlags& flags) {
   options.kv_dtype = parse_kv_dtype(flags.kv_dtype);
   options.quick = flags.quick;
   options.threads = flags.threads;
-  const lab::LabOutcome outcome = lab::run_lab(options, std::cerr);
+  const lab::Language language = lab::parse_language(flags.language);
+  const lab::LabOutcome outcome = lab::run_lab(options, std::cerr, language);
   std::printf("minigen lab (%s) finished in %.1f s (estimated %.0f s)\n", flags.quick ? "quick" : "full",
               outcome.elapsed_s, outcome.estimated_s);
   for (const std::string& cut : outcome.cuts) std::printf("  cut: %s\n", cut.c_str());
@@ -97,6 +99,12 @@ CommandAction add_lab_command(CLI::App& app) {
                     "smaller grids, fewer repeats and samples (under a minute on 2 cores for the shipped models, "
                     "under 5 for a 64 M-parameter one)");
   add_threads_flag(*command, flags->threads);
+  command
+      ->add_option(
+          "--lang", flags->language,
+          "language of report.md and the plots: en or zh (Chinese); report.json and this summary stay the same")
+      ->check(CLI::IsMember({"en", "zh"}))
+      ->default_val("en");
   return [flags] { return run_lab_command(*flags); };
 }
 

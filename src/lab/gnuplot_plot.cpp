@@ -79,6 +79,9 @@ std::string gnuplot_script(const PlotSpec& spec, const fs::path& svg_path) {
   std::ostringstream script;
   script.precision(10);
   // noenhanced: titles are printed as written (no ^ or _ markup); a white background keeps dark-mode viewers legible.
+  // The SVG names the font family "sans" and the viewer draws it: Chinese labels come from the viewer's CJK fallback
+  // for sans (e.g. Noto Sans CJK or Droid Sans Fallback); the text is written as UTF-8 (`set encoding utf8`).
+  // The legend sits inside the frame with an opaque box, so the plot keeps the whole width.
   script << "set encoding utf8\n"
          << "set terminal svg size 860,520 dynamic noenhanced font 'sans,13' background rgb 'white'\n"
          << "set output " << quoted(svg_path.string()) << "\n"
@@ -86,10 +89,15 @@ std::string gnuplot_script(const PlotSpec& spec, const fs::path& svg_path) {
          << "set xlabel " << quoted(spec.x_label) << "\n"
          << "set ylabel " << quoted(spec.y_label) << "\n"
          << "set grid\n"
-         << "set key outside right top box\n";
+         << "set key inside " << spec.key_position << " box opaque\n";
   if (spec.log_x) script << "set logscale x\n";
   if (spec.log_y) script << "set logscale y\n";
   if (spec.y_range) script << "set yrange [" << spec.y_range->first << ":" << spec.y_range->second << "]\n";
+  // A legend inside the top of the frame needs room above the data, or it hides the highest points: an automatic
+  // y range grows by one legend line (~6 % of the frame) per series.
+  if (!spec.y_range && spec.key_position.find("top") != std::string::npos) {
+    script << "set offsets 0, 0, graph " << 0.06 * static_cast<double>(spec.series.size() + 1) << ", 0\n";
+  }
   if (!spec.x_tick_labels.empty()) {
     script << "set xtics (";
     for (std::size_t i = 0; i < spec.x_tick_labels.size(); ++i) {

@@ -28,6 +28,8 @@ struct PlotSpec {
   std::vector<PlotSeries> series;
   // Fixed y range, when lines along the automatic range's edge would hide in the frame. Empty: automatic.
   std::optional<std::pair<double, double>> y_range = std::nullopt;
+  // Where the legend sits inside the frame (gnuplot's `set key` position): the corner the data leaves empty.
+  std::string key_position = "top right";
 };
 
 // gnuplot's path on PATH. Throws minigen::Error naming the Debian package when it is missing.

@@ -28,6 +28,28 @@ TEST(LabGnuplot, ScriptCarriesTitleAxesLegendAndData) {
   EXPECT_NE(script.find("set logscale y"), std::string::npos);
   EXPECT_NE(script.find("16 198\n64 246\nEOD"), std::string::npos);
   EXPECT_NE(script.find("with linespoints linewidth 2 title 'with cache'"), std::string::npos);
+  // The legend inside the frame (the default corner, top right), with room above the data for its two lines.
+  EXPECT_NE(script.find("set key inside top right box opaque\n"), std::string::npos);
+  EXPECT_NE(script.find("set offsets 0, 0, graph 0.12, 0\n"), std::string::npos);
+}
+
+TEST(LabGnuplot, ChineseLabelsAreWrittenAsUtf8AndAFixedRangeTakesNoOffset) {
+  PlotSpec spec{"t.svg",
+                "首个令牌时间",
+                "提示长度 P（令牌）",
+                "时间 (ms)",
+                false,
+                false,
+                {},
+                {{"有缓存", {1}, {2}, "lines"}},
+                std::make_pair(0.0, 4.0),
+                "bottom right"};
+  const std::string script = gnuplot_script(spec, "t.svg");
+  EXPECT_NE(script.find("set encoding utf8\n"), std::string::npos);
+  EXPECT_NE(script.find("set title '首个令牌时间'\n"), std::string::npos);
+  EXPECT_NE(script.find("title '有缓存'"), std::string::npos);
+  EXPECT_NE(script.find("set key inside bottom right box opaque\n"), std::string::npos);
+  EXPECT_EQ(script.find("set offsets"), std::string::npos);
 }
 
 TEST(LabGnuplot, UnequalSeriesAreRefused) {

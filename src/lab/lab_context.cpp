@@ -64,24 +64,19 @@ ForwardCost calibrate(Transformer& transformer, const std::vector<int>& long_pro
 struct ModelChoice {
   std::filesystem::path base;
   std::filesystem::path sft;
-  std::string note;
+  OneModelForBoth one_model_for_both = OneModelForBoth::kNo;
 };
 
 ModelChoice choose_models(const LabOptions& options) {
-  if (options.base_model && options.sft_model) return {*options.base_model, *options.sft_model, {}};
+  if (options.base_model && options.sft_model) return {*options.base_model, *options.sft_model};
   if (options.base_model) {
-    return {*options.base_model, *options.base_model,
-            "Only `--base` was given, so the SFT sections (5–8 and 10, and section 9's SFT rows) ran on that same "
-            "pretrained model. It was not trained to answer questions: its answers show how the sampler behaves, not "
-            "how a chat model answers. Give `--sft` to measure a chat model."};
+    return {*options.base_model, *options.base_model, OneModelForBoth::kOnlyBaseGiven};
   }
   if (options.sft_model) {
-    return {*options.sft_model, *options.sft_model,
-            "Only `--sft` was given, so the base sections (1–4, and section 9's base rows and weight types) ran on "
-            "that same chat model. Give `--base` to measure a pretrained model."};
+    return {*options.sft_model, *options.sft_model, OneModelForBoth::kOnlySftGiven};
   }
   const std::filesystem::path shipped = minigen_home() / "models";
-  return {shipped / "minigen-tiny-base", shipped / "minigen-tiny-sft", {}};
+  return {shipped / "minigen-tiny-base", shipped / "minigen-tiny-sft"};
 }
 
 // What section 9 scores of the evaluation set with one model's tokenizer: the first `count` documents as bos + text +
@@ -124,7 +119,7 @@ LabContext::LabContext(const LabOptions& options, std::ostream& progress)
       kv_dtype_(options.kv_dtype),
       progress_(progress),
       start_(std::chrono::steady_clock::now()),
-      models_note_(choose_models(options).note),
+      one_model_for_both_(choose_models(options).one_model_for_both),
       base_(load_lab_model(choose_models(options).base, options.base_model ? "--base" : "--sft", options.pth_options)),
       pool_(options.threads > 0 ? options.threads : ThreadPool::default_thread_count()) {
   const std::filesystem::path sft_path = choose_models(options).sft;

@@ -17,6 +17,7 @@
 #include "generate/generate.h"
 #include "lab/budget_fit.h"
 #include "lab/lab_material.h"
+#include "lab/section_data.h"
 #include "model/transformer.h"
 #include "ops/thread_pool.h"
 #include "ops/weight_type.h"
@@ -71,10 +72,9 @@ class LabContext {
   const ForwardCost& base_cost() const { return base_cost_; }
   const ForwardCost& sft_cost() const { return sft_cost_; }
 
-  // The run's text, questions and evaluation set, and a sentence on the models when one stood in for the other
-  // (empty when both were given or both shipped).
+  // The run's text, questions and evaluation set, and whether one model given alone played both parts.
   const LabMaterial& material() const { return material_; }
-  const std::string& models_note() const { return models_note_; }
+  OneModelForBoth one_model_for_both() const { return one_model_for_both_; }
   // The prompt text in the base-model form (bos + text), cut (or, for the shipped English text, extended) to exactly
   // 183 tokens with the base model's tokenizer.
   const std::vector<int>& headline_prompt() const { return headline_prompt_; }
@@ -118,7 +118,7 @@ class LabContext {
   KvDType kv_dtype_;
   std::ostream& progress_;
   std::chrono::steady_clock::time_point start_;
-  std::string models_note_;
+  OneModelForBoth one_model_for_both_;
   LoadedModel base_;
   std::optional<LoadedModel> own_sft_;  // absent when the SFT part is played by the base model's file
   const LoadedModel* sft_ = nullptr;

@@ -28,6 +28,7 @@ ModelSummary summary_of(const LoadedModel& loaded) {
                        c.num_kv_heads,
                        c.head_dim,
                        c.max_position_embeddings,
+                       c.vocab_size,
                        c.use_moe ? c.num_experts : 0,
                        c.num_experts_per_token,
                        std::nullopt};
@@ -52,8 +53,8 @@ RunDescription describe_run(const LabContext& lab, const LabOptions& options) {
   run.chat_prompts_source = material.chat_prompts.source;
   run.eval_source = material.eval.source;
   run.eval_is_documents = material.eval.documents;
-  run.chinese_set_reason = material.chinese_set_reason;
-  run.models_note = lab.models_note();
+  run.chinese_set = !material.chinese_set_reason.empty();
+  run.one_model_for_both = lab.one_model_for_both();
   run.cuts = lab.scale().cuts;
   run.estimate = lab.estimate();
   run.base_cost = lab.base_cost();
@@ -63,7 +64,7 @@ RunDescription describe_run(const LabContext& lab, const LabOptions& options) {
 
 }  // namespace
 
-LabOutcome run_lab(const LabOptions& options, std::ostream& progress) {
+LabOutcome run_lab(const LabOptions& options, std::ostream& progress, Language language) {
   const auto start = std::chrono::steady_clock::now();
   // Everything that can be wrong with the input is found before the output directory is touched.
   const fs::path gnuplot = find_gnuplot();
@@ -78,10 +79,13 @@ LabOutcome run_lab(const LabOptions& options, std::ostream& progress) {
                                                " cuts, listed in the report)"));
 
   LabReport report;
-  report.title = "minigen lab: the KV cache and sampling, measured";
+  report.title =
+      Words{language}("minigen lab: the KV cache and sampling, measured", "minigen lab：KV 缓存与采样的实测");
 
   // Each section measures into plain data, then the report writer renders that data; nothing else passes between.
   std::vector<TemperatureBatch> temperature_batches;
+  std::optional<double> base_perplexity;  // section 9's, for the untrained-model warning at the top
+  std::optional<double> sft_perplexity;
   struct Section {
     const char* title;
     SectionModels models;
@@ -89,20 +93,27 @@ LabOutcome run_lab(const LabOptions& options, std::ostream& progress) {
   };
   const std::vector<Section> sections = {
       {"same tokens with and without the cache", SectionModels::kBase,
-       [&] { return cache_equivalence_report(measure_cache_equivalence(lab)); }},
+       [&] { return cache_equivalence_report(measure_cache_equivalence(lab), language); }},
       {"tokens entering forward", SectionModels::kBase,
-       [&] { return forward_tokens_report(measure_forward_tokens(lab)); }},
+       [&] { return forward_tokens_report(measure_forward_tokens(lab), language); }},
       {"time to first token and between tokens", SectionModels::kBase,
-       [&] { return timing_report(measure_timing(lab)); }},
-      {"cache bytes", SectionModels::kBase, [&] { return cache_bytes_report(measure_cache_bytes(lab)); }},
+       [&] { return timing_report(measure_timing(lab), language); }},
+      {"cache bytes", SectionModels::kBase, [&] { return cache_bytes_report(measure_cache_bytes(lab), language); }},
       {"temperature", SectionModels::kSft,
-       [&] { return temperature_report(measure_temperature(lab, temperature_batches)); }},
-      {"top-p candidates", SectionModels::kSft, [&] { return top_p_report(measure_top_p(lab)); }},
+       [&] { return temperature_report(measure_temperature(lab, temperature_batches), language); }},
+      {"top-p candidates", SectionModels::kSft, [&] { return top_p_report(measure_top_p(lab), language); }},
       {"eos padding in a batch", SectionModels::kSft,
-       [&] { return eos_padding_report(measure_eos_padding(temperature_batches)); }},
-      {"seeds, cache and greedy", SectionModels::kSft, [&] { return seed_report(measure_seeds(lab)); }},
-      {"shrinking the cache", SectionModels::kBoth, [&] { return shrinking_report(measure_shrinking(lab)); }},
-      {"constraining the sampler", SectionModels::kSft, [&] { return constraining_report(measure_constraining(lab)); }},
+       [&] { return eos_padding_report(measure_eos_padding(temperature_batches), language); }},
+      {"seeds, cache and greedy", SectionModels::kSft, [&] { return seed_report(measure_seeds(lab), language); }},
+      {"shrinking the cache", SectionModels::kBoth,
+       [&] {
+         const ShrinkingData shrinking = measure_shrinking(lab);
+         base_perplexity = f32_perplexity(shrinking.base_kv);
+         sft_perplexity = f32_perplexity(shrinking.sft_kv);
+         return shrinking_report(shrinking, language);
+       }},
+      {"constraining the sampler", SectionModels::kSft,
+       [&] { return constraining_report(measure_constraining(lab), language); }},
   };
   RunDescription run = describe_run(lab, options);
   for (std::size_t i = 0; i < sections.size(); ++i) {
@@ -113,15 +124,18 @@ LabOutcome run_lab(const LabOptions& options, std::ostream& progress) {
     run.measured_seconds.push_back(
         std::chrono::duration<double>(std::chrono::steady_clock::now() - section_start).count());
     const SectionModels models = sections[i].models;
-    section.blocks.insert(section.blocks.begin(), ReportParagraph{section_model_line(models, run)});
+    section.blocks.insert(section.blocks.begin(), ReportParagraph{section_model_line(models, run, language)});
     section.data["model"] = models == SectionModels::kBase ? "base" : models == SectionModels::kSft ? "sft" : "both";
     section.data["seconds"] = run.measured_seconds.back();
     section.data["estimated_seconds"] = lab.estimate().section_seconds[i];
-    run.section_titles.push_back(sections[i].title);
+    run.section_titles.push_back(section.title);
     report.sections.push_back(std::move(section));
   }
-  report.introduction = introduction(run);
+  run.base_perplexity = base_perplexity;
+  run.sft_perplexity = sft_perplexity;
+  report.introduction = introduction(run, language);
   report.settings = settings_json(run);
+  report.settings["language"] = language_name(language);
 
   LabOutcome outcome;
   lab.progress("drawing the plots with gnuplot");

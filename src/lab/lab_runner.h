@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "lab/lab_context.h"
+#include "lab/report_language.h"
 
 namespace minigen::lab {
 
@@ -22,6 +23,7 @@ struct LabOutcome {
 
 // Throws minigen::Error for a missing model, an output path that is not a directory, or a missing gnuplot — all
 // before any section runs — and for any failure after, in which case no report.md or report.json is written.
-LabOutcome run_lab(const LabOptions& options, std::ostream& progress);
+// `language` is the report's (report.md and the plots' labels); report.json's numbers are the same in every language.
+LabOutcome run_lab(const LabOptions& options, std::ostream& progress, Language language = Language::kEnglish);
 
 }  // namespace minigen::lab

@@ -16,6 +16,9 @@
 
 namespace minigen::lab {
 
+// One model given alone plays both parts (never a shipped model in place of the missing one); the report says so.
+enum class OneModelForBoth { kNo, kOnlyBaseGiven, kOnlySftGiven };
+
 // 1. The same prompt continued with and without the cache.
 struct EquivalenceRun {
   std::string prompt_name;

@@ -1,10 +1,12 @@
 // Section 5, written: how the spread of answers, their lengths and the entropy per token move with temperature,
 // the first answers to one prompt at each setting, and the distinct answers as a plot.
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "core/format.h"
+#include "lab/report_thresholds.h"
 #include "lab/section_reports.h"
 
 namespace minigen::lab {
@@ -23,8 +25,96 @@ std::string shown_answer(const std::string& answer) {
   return "\"" + text + "\"";
 }
 
+// A setting's values averaged over its prompts.
+struct SettingMeans {
+  double distinct_answers = 0;
+  double eos_share = 0;
+  double entropy_bits = 0;
+  bool every_prompt_one_answer = true;
+};
+
+SettingMeans means_of(const TemperatureSettingResult& setting) {
+  SettingMeans means;
+  for (const TemperaturePromptResult& prompt : setting.prompts) {
+    means.distinct_answers += prompt.distinct_answers;
+    means.eos_share += prompt.eos_share;
+    means.entropy_bits += prompt.mean_entropy_bits;
+    means.every_prompt_one_answer = means.every_prompt_one_answer && prompt.distinct_answers == 1;
+  }
+  const double prompts = static_cast<double>(std::max<std::size_t>(1, setting.prompts.size()));
+  means.distinct_answers /= prompts;
+  means.eos_share /= prompts;
+  means.entropy_bits /= prompts;
+  return means;
+}
+
+// What the table says, from the lowest setting (greedy when measured) to the highest temperature: one greedy answer,
+// more distinct answers and more entropy as T rises, and how the share ending with eos moved.
+std::string reading_paragraph(const TemperatureData& data, const Words& say) {
+  const TemperatureSettingResult& lowest = data.settings.front();
+  const TemperatureSettingResult& highest = data.settings.back();
+  const SettingMeans low = means_of(lowest);
+  const SettingMeans high = means_of(highest);
+  std::string text;
+  if (lowest.temperature == 0) {
+    text +=
+        low.every_prompt_one_answer
+            ? say("Greedy decoding gave one answer per prompt however many times it ran. ",
+                  "贪心解码对每个提示无论运行多少次都只给出一个回答。")
+            : say("**Greedy decoding gave more than one answer to a prompt** — it draws nothing, so this is a bug. ",
+                  "**贪心解码对某个提示给出了不止一个回答**——它不做抽样，所以这是一个错误。");
+  }
+  const std::string from_to = say.label(lowest.name) + " → " + say.label(highest.name);
+  if (data.settings.size() < 2) return text;
+  if (high.distinct_answers > low.distinct_answers) {
+    text += say("From " + from_to + " the answers spread: " + fixed(low.distinct_answers, 1) + " → " +
+                    fixed(high.distinct_answers, 1) + " distinct answers per prompt on average",
+                "从 " + from_to + "，回答逐渐分散：每个提示平均 " + fixed(low.distinct_answers, 1) + " → " +
+                    fixed(high.distinct_answers, 1) + " 个不同的回答");
+  } else {
+    text += say("From " + from_to + " the answers did not spread: " + fixed(low.distinct_answers, 1) + " → " +
+                    fixed(high.distinct_answers, 1) + " distinct answers per prompt on average",
+                "从 " + from_to + "，回答并没有分散：每个提示平均 " + fixed(low.distinct_answers, 1) + " → " +
+                    fixed(high.distinct_answers, 1) + " 个不同的回答");
+  }
+  const std::string entropy = fixed(low.entropy_bits, 2) + " → " + fixed(high.entropy_bits, 2);
+  switch (compare_ratio(low.entropy_bits > 0 ? high.entropy_bits / low.entropy_bits : std::nan(""))) {
+    case Comparison::kLarger:
+      text += say(", and the entropy rose (" + entropy + " bits per token). ",
+                  "，熵也升高了（每个令牌 " + entropy + " 比特）。");
+      break;
+    case Comparison::kAboutSame:
+      text += say(", while the entropy stayed about the same (" + entropy + " bits per token, within ±10 %). ",
+                  "，而熵大致不变（每个令牌 " + entropy + " 比特，在 ±10 % 以内）。");
+      break;
+    case Comparison::kSmaller:
+      text += say(", while the entropy fell (" + entropy + " bits per token). ",
+                  "，而熵反而下降了（每个令牌 " + entropy + " 比特）。");
+      break;
+  }
+  text +=
+      say("(A whole answer differs as soon as one of its tokens does, so the openings show the trend more "
+          "gradually; the entropy counts the bits of choice per token, and the greedy row shows the model's own "
+          "T = 1 uncertainty along its single path, since greedy draws nothing.) ",
+          "（整个回答只要有一个令牌不同就算不同，所以开头部分更平缓地显示这一趋势；熵衡量每个令牌有多少比特的选择，"
+          "贪心那一行显示的是模型沿唯一路径在 T = 1 下自身的不确定性，因为贪心解码不抽样。）");
+  const std::string eos = fixed(100 * low.eos_share, 0) + " % → " + fixed(100 * high.eos_share, 0) + " %";
+  if (low.eos_share == 0 && high.eos_share == 0) {
+    text += say("No answer ended with eos at either end, so this run says nothing about how T moves the stop token.",
+                "两端都没有回答以 eos 结束，因此本次运行无法说明温度如何影响停止令牌。");
+  } else if (compare_ratio(low.eos_share > 0 ? high.eos_share / low.eos_share : 2.0) == Comparison::kAboutSame) {
+    text += say("The share of answers that ended with eos stayed about the same (" + eos + ").",
+                "以 eos 结束的回答比例大致不变（" + eos + "）。");
+  } else {
+    text += say("The share of answers that ended with eos moved with T (" + eos +
+                    "): a flattened distribution makes the stop token one candidate among many.",
+                "以 eos 结束的回答比例随温度变化（" + eos + "）：分布被压平后，停止令牌只是众多候选之一。");
+  }
+  return text;
+}
+
 // One row per setting: per-prompt counts listed, the rest averaged over the prompts.
-std::vector<std::string> setting_row(const TemperatureSettingResult& setting) {
+std::vector<std::string> setting_row(const TemperatureSettingResult& setting, const Words& say) {
   std::string distinct_cell;
   std::string openings_cell;
   double length_sum = 0;
@@ -38,7 +128,7 @@ std::vector<std::string> setting_row(const TemperatureSettingResult& setting) {
     entropy_sum += prompt.mean_entropy_bits;
   }
   const double prompts = static_cast<double>(setting.prompts.size());
-  return {setting.name,
+  return {say.label(setting.name),
           distinct_cell,
           openings_cell,
           fixed(length_sum / prompts, 1),
@@ -64,13 +154,19 @@ nlohmann::json setting_json(const TemperatureSettingResult& setting, int samples
           {"prompts", per_prompt}};
 }
 
-void add_distinct_plot(ReportSection& section, const TemperatureData& data) {
+void add_distinct_plot(ReportSection& section, const TemperatureData& data, const Words& say) {
   const std::string opening_tokens = std::to_string(data.opening_tokens);
   std::vector<PlotSeries> series;
+  static const char* const kStyles[] = {"linespoints pointtype 7", "linespoints pointtype 5", "linespoints pointtype 9",
+                                        "linespoints pointtype 11"};
   for (const TemperaturePromptResult& prompt : data.settings.front().prompts) {
-    series.push_back(PlotSeries{"answers: \"" + prompt.prompt + "\"", {}, {}, "linespoints"});
+    series.push_back(PlotSeries{say("answers: \"", "回答：“") + prompt.prompt + say("\"", "”"),
+                                {},
+                                {},
+                                kStyles[series.size() % std::size(kStyles)]});
   }
-  PlotSeries openings{"openings (first " + opening_tokens + " tokens), mean over prompts",
+  PlotSeries openings{say("openings (first " + opening_tokens + " tokens), mean over prompts",
+                          "开头（前 " + opening_tokens + " 个令牌），各提示的平均"),
                       {},
                       {},
                       "linespoints dashtype 2 linecolor rgb 'black'"};
@@ -86,70 +182,88 @@ void add_distinct_plot(ReportSection& section, const TemperatureData& data) {
   }
   series.push_back(std::move(openings));
   const std::string samples = std::to_string(data.samples);
-  section.plot(PlotSpec{"temperature_distinct.svg",
-                        "Distinct answers among " + samples + " samples against temperature",
-                        "temperature T (0 = greedy)",
-                        "distinct answers (of " + samples + ")",
-                        false,
-                        false,
-                        {},
-                        series,
-                        std::make_pair(0.0, data.samples + 2.0)},
-               "One line per prompt: a single answer when greedy, then more distinct answers as T grows; the dashed "
-               "line counts only the answers' first " +
-                   opening_tokens + " tokens.");
+  section.plot(
+      PlotSpec{"temperature_distinct.svg",
+               say("Distinct answers among " + samples + " samples against temperature",
+                   samples + " 个样本中不同回答的个数随温度的变化"),
+               say("temperature T (0 = greedy)", "温度 T（0 = 贪心解码）"),
+               say("distinct answers (of " + samples + ")", "不同的回答（共 " + samples + " 个）"),
+               false,
+               false,
+               {},
+               series,
+               std::make_pair(0.0, data.samples + 2.0),
+               "bottom right"},
+      say("One line per prompt, the table's distinct answers against T; the dashed line counts only the "
+          "answers' first " +
+              opening_tokens + " tokens.",
+          "每个提示一条线，即上表中不同回答的个数随 T 的变化；虚线只统计回答的前 " + opening_tokens + " 个令牌。"));
 }
 
 }  // namespace
 
-ReportSection temperature_report(const TemperatureData& data) {
+ReportSection temperature_report(const TemperatureData& data, Language language) {
+  const Words say{language};
   ReportSection section;
   section.key = "temperature";
-  section.title = "Temperature: creativity or nonsense";
+  section.title = say("Temperature: creativity or nonsense", "温度：创造力还是胡言乱语");
   const int samples = data.samples;
   const std::string& first_prompt = data.settings.front().prompts.front().prompt;
-  section.paragraph(
+  const std::string prompts = std::to_string(data.settings.front().prompts.size());
+  const std::string samples_text = std::to_string(samples);
+  const std::string max_new = std::to_string(data.max_new_tokens);
+  const std::string seed = std::to_string(data.seed);
+  section.paragraph(say(
       "Temperature T divides the logits before the softmax: p_i ∝ exp(logit_i / T). Below 1 the gaps between logits "
       "grow, so the distribution sharpens onto the likeliest tokens; above 1 they shrink, the distribution flattens, "
       "and rare tokens get drawn. As T approaches 0 sampling becomes greedy decoding. To see temperature alone, "
       "top-k is off and top-p is 1 (every token stays a candidate). The SFT model answers " +
-      std::to_string(data.settings.front().prompts.size()) + " chat prompts; for each temperature, " +
-      std::to_string(samples) + " samples per prompt run as one batch (at most " + std::to_string(data.max_new_tokens) +
-      " new tokens, seed " + std::to_string(data.seed) + ").");
+          prompts + " chat prompts; for each temperature, " + samples_text +
+          " samples per prompt run as one batch (at most " + max_new + " new tokens, seed " + seed + ").",
+      "温度 T 在 softmax 之前去除 logits：p_i ∝ exp(logit_i / T)。T 小于 1 时 logits 之间的差距变大，分布集中到最可能"
+      "的令牌上；大于 1 时差距缩小，分布变平，罕见的令牌也会被抽中。T 趋近 0 时，抽样就成了贪心解码。为了单独观察"
+      "温度，这里关闭 top-k，top-p 取 1（每个令牌都是候选）。SFT 模型回答 " +
+          prompts + " 个对话提示；每个温度下，每个提示的 " + samples_text + " 个样本作为一个批次运行（最多 " + max_new +
+          " 个新令牌，种子 " + seed + "）。"));
 
-  ReportTable table{{"setting", "distinct answers (per prompt, of " + std::to_string(samples) + ")",
-                     "distinct openings (first " + std::to_string(data.opening_tokens) + " tokens)",
-                     "mean length (tokens)", "ended with eos", "mean entropy (bits/token)"},
-                    {}};
+  const std::string opening_tokens = std::to_string(data.opening_tokens);
+  ReportTable table{
+      {say("setting", "设置"),
+       say("distinct answers (per prompt, of " + samples_text + ")",
+           "不同的回答（每个提示，共 " + samples_text + " 个）"),
+       say("distinct openings (first " + opening_tokens + " tokens)", "不同的开头（前 " + opening_tokens + " 个令牌）"),
+       say("mean length (tokens)", "平均长度（令牌）"), say("ended with eos", "以 eos 结束"),
+       say("mean entropy (bits/token)", "平均熵（比特/令牌）")},
+      {}};
   ReportTable answers_table{
-      {"setting", "first " + std::to_string(kShownAnswers) + " answers to \"" + first_prompt + "\""}, {}};
+      {say("setting", "设置"), say("first " + std::to_string(kShownAnswers) + " answers to \"" + first_prompt + "\"",
+                                   "对“" + first_prompt + "”的前 " + std::to_string(kShownAnswers) + " 个回答")},
+      {}};
   nlohmann::json by_setting = nlohmann::json::array();
   std::string summary = "distinct answers of " + std::to_string(samples) + ", prompt 1 (distinct first " +
                         std::to_string(data.opening_tokens) + " tokens):";
   for (const TemperatureSettingResult& setting : data.settings) {
-    table.rows.push_back(setting_row(setting));
+    table.rows.push_back(setting_row(setting, say));
     by_setting.push_back(setting_json(setting, samples));
     const TemperaturePromptResult& first = setting.prompts.front();
     std::string shown;
     for (int row = 0; row < std::min(kShownAnswers, samples); ++row) {
       shown += (shown.empty() ? "" : " · ") + shown_answer(first.answers[row]);
     }
-    answers_table.rows.push_back({setting.name, shown});
+    answers_table.rows.push_back({say.label(setting.name), shown});
     summary += " " + setting.name + " " + std::to_string(first.distinct_answers) + " (" +
                std::to_string(first.distinct_openings) + "),";
   }
   section.table(std::move(table));
+  section.paragraph(reading_paragraph(data, say));
   section.paragraph(
-      "Greedy decoding gives one answer however many times it runs. As T rises the answers spread: more distinct "
-      "answers (a whole answer differs as soon as one of its tokens does, so the openings show the trend more "
-      "gradually) and a higher entropy (the number of bits of choice per token; the greedy row shows the model's own "
-      "T = 1 uncertainty along its single path, since greedy draws nothing). Whether the spread is creativity or "
-      "noise shows in the text: at low T the samples are variations of the greedy answer, at high T the long tail of "
-      "the vocabulary gets drawn and the answers stop making sense — on a model this small the line comes early. "
-      "How often an answer ends with eos also moves with T: a flattened distribution makes the stop token one "
-      "candidate among many.");
+      say("Whether the spread is creativity or noise shows in the text: at low T the samples are "
+          "variations of the greedy answer, at high T the long tail of the vocabulary gets drawn. Read "
+          "the answers:",
+          "这种分散是创造力还是噪声，要看文本本身：低温时样本是贪心回答的变体，高温时词表的长尾会被抽中。"
+          "请读下面的回答："));
   section.table(std::move(answers_table));
-  add_distinct_plot(section, data);
+  add_distinct_plot(section, data, say);
 
   section.data["samples_per_prompt"] = samples;
   section.data["max_new_tokens"] = data.max_new_tokens;
