@@ -2,7 +2,7 @@
 # The doc test: every command of the quick starts of README.md and README.zh-CN.md (the first ```bash block under
 # "## Quick start" / "## 快速上手") runs, in a scratch folder laid out as a MiniMind learner's (out/*.pth,
 # minimind/model/, a file of questions, a .jsonl of text), with `minigen` on the PATH:
-#   minigen ...      exits 0 and prints something; a `--out DIR` it names holds report.md
+#   minigen ...      exits 0 and prints something; a `--out DIR` it names holds report.md (in Chinese with --lang zh)
 #   minigen serve &  answers /health within 60 s (its port is replaced by a free one, in the curl commands too)
 #   curl ...         exits 0 and prints a completion ("choices")
 #   python3 -c ...   runs with Debian's python3 and the module of this build (skipped when it was not built)
@@ -88,8 +88,13 @@ run_command() {
         return
       fi
       echo "$out" | head -n 20
-      if [[ $command =~ --out\ ([^ ]+) && ! -s "$scratch/${BASH_REMATCH[1]}/report.md" ]]; then
-        fail "$command: no ${BASH_REMATCH[1]}/report.md"
+      if [[ $command =~ --out\ ([^ ]+) ]]; then
+        local report="$scratch/${BASH_REMATCH[1]}/report.md"
+        if [[ ! -s $report ]]; then
+          fail "$command: no ${BASH_REMATCH[1]}/report.md"
+        elif [[ $command == *"--lang zh"* ]] && ! grep -q '首个令牌时间' "$report"; then
+          fail "$command: ${BASH_REMATCH[1]}/report.md is not in Chinese (no 首个令牌时间)"
+        fi
       fi
       ;;
     *) fail "a quick-start line the doc test does not know how to run: $command" ;;
