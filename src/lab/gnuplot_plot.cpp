@@ -90,8 +90,10 @@ std::string gnuplot_script(const PlotSpec& spec, const fs::path& svg_path) {
          << "set ylabel " << quoted(spec.y_label) << "\n"
          << "set grid\n"
          << "set key inside " << spec.key_position << " box opaque\n";
-  if (spec.log_x) script << "set logscale x\n";
-  if (spec.log_y) script << "set logscale y\n";
+  // On a log axis gnuplot's default labels print every decade with the smallest one's decimals (100.00000000);
+  // %g writes each as itself (1e-08, 0.0001, 100).
+  if (spec.log_x) script << "set logscale x\nset format x '%g'\n";
+  if (spec.log_y) script << "set logscale y\nset format y '%g'\n";
   if (spec.y_range) script << "set yrange [" << spec.y_range->first << ":" << spec.y_range->second << "]\n";
   // A legend inside the top of the frame needs room above the data, or it hides the highest points: an automatic
   // y range grows by one legend line (~6 % of the frame) per series.

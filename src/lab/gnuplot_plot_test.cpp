@@ -25,7 +25,7 @@ TEST(LabGnuplot, ScriptCarriesTitleAxesLegendAndData) {
   EXPECT_NE(script.find("set output '/tmp/out''s.svg'"), std::string::npos);  // quote doubled
   EXPECT_NE(script.find("set title 'Tokens fed, P = 183'"), std::string::npos);
   EXPECT_NE(script.find("set xlabel 'new tokens N'"), std::string::npos);
-  EXPECT_NE(script.find("set logscale y"), std::string::npos);
+  EXPECT_NE(script.find("set logscale y\nset format y '%g'"), std::string::npos);
   EXPECT_NE(script.find("16 198\n64 246\nEOD"), std::string::npos);
   EXPECT_NE(script.find("with linespoints linewidth 2 title 'with cache'"), std::string::npos);
   // The legend inside the frame (the default corner, top right), with room above the data for its two lines.
