@@ -325,7 +325,7 @@ PYBIND11_MODULE(minigen, module) {
   def_init_checking_keywords(
       model,
       [](const std::string& path, const std::string& weights, int threads, int heads, const std::string& tokenizer,
-         bool yarn, const std::string& kv_dtype) {
+         bool yarn, const std::string& kv_dtype, const std::string& lora) {
         // The CLI's ranges for --threads and --heads.
         if (threads < 0 || threads > 1024) throw Error("threads must be in [0, 1024] (0: one per core)");
         if (heads < 1 || heads > 1024) throw Error("heads must be in [1, 1024]");
@@ -337,12 +337,14 @@ PYBIND11_MODULE(minigen, module) {
         settings.tokenizer_path = tokenizer;
         settings.yarn = yarn;
         settings.kv_dtype = kv_dtype;
+        settings.lora_path = lora;
         const py::gil_scoped_release release;
         return std::make_shared<PythonModel>(settings);
       },
       py::arg("path"), py::kw_only(), py::arg("weights") = "", py::arg("threads") = 0, py::arg("heads") = 8,
       py::arg("tokenizer") = "", py::arg("yarn") = false, py::arg("kv_dtype") = "f32",
-      "an HF directory or a MiniMind .pth, loaded as `minigen -m PATH --weights … --threads …` loads it");
+      py::arg("lora") = "",
+      "an HF directory or a MiniMind .pth, loaded as `minigen -m PATH --weights … --threads … --lora …` loads it");
   model
       .def("__repr__",
            [](const PythonModel& m) {

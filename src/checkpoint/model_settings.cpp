@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "checkpoint/lora_loader.h"
 #include "core/error.h"
 #include "core/nearest_name.h"
 #include "ops/thread_pool.h"
@@ -62,7 +63,9 @@ LoadedModel ModelSettings::load() const {
   options.num_q_heads = num_q_heads;
   options.yarn = yarn;
   options.tokenizer_path = tokenizer_option();
-  return load_model(path, options);
+  LoadedModel loaded = load_model(path, options);
+  if (!lora_path.empty()) loaded.model->adapter = load_lora_adapter(lora_path, loaded.model->config);
+  return loaded;
 }
 
 std::optional<std::filesystem::path> ModelSettings::tokenizer_option() const {

@@ -22,6 +22,7 @@ struct ModelSettings {
   int threads = 0;      // 0: one per core
   std::string weights;  // empty: f32, or the type a quantized model was saved in
   std::string kv_dtype = "f32";
+  std::string lora_path;  // a LoRA adapter to run with (checkpoint/lora_loader.h); empty: none
 
   LoadedModel load() const;
   // The tokenizer path as LoadOptions takes it: empty when not given.

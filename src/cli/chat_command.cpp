@@ -34,6 +34,7 @@ int run_chat(const ChatFlags& flags) {
   options.kv_dtype = flags.model.kv_dtype_value();
   if (flags.max_new_tokens < 1) throw Error("-n/--max-new-tokens must be at least 1");
   LoadedModel loaded = flags.model.load();
+  if (const std::string note = adapter_note(*loaded.model); !note.empty()) std::cerr << note << "\n";
   const Tokenizer& tokenizer = *loaded.tokenizer;
   ThreadPool pool(flags.model.thread_count());
   Transformer transformer(*loaded.model, pool, flags.model.weight_type(*loaded.model));
@@ -83,6 +84,7 @@ CommandAction add_chat_command(CLI::App& app) {
   auto flags = std::make_shared<ChatFlags>();
   CLI::App* command = app.add_subcommand("chat", "talk with a chat (SFT) model; keeps the conversation's history");
   flags->model.add_to(*command);
+  add_lora_flag(*command, flags->model.lora_path);
   flags->sampling.add_to(*command);
   command->add_option("--system", flags->system, "a system message that starts the conversation");
   command->add_option("-n,--max-new-tokens", flags->max_new_tokens, "reply length at most")

@@ -2,6 +2,7 @@
 
 #include "cli/flag_checks.h"
 #include "core/enum_names.h"
+#include "core/format.h"
 #include "ops/kv_dtype.h"
 #include "ops/weight_type.h"
 
@@ -27,6 +28,24 @@ void add_pth_flags(CLI::App& command, std::string& tokenizer_path, int& num_q_he
   command.add_flag("--yarn", yarn,
                    "a .pth model with minimind-3's YaRN rope scaling (MiniMind's --inference_rope_scaling; a "
                    "directory's config.json says it itself)");
+}
+
+void add_lora_flag(CLI::App& command, std::string& lora_path) {
+  command.add_option("--lora", lora_path,
+                     "a LoRA adapter to run with, unmerged: MiniMind's .pth (model_lora.py's save_lora, e.g. "
+                     "out/lora/lora_identity_768.pth), a PEFT folder (adapter_config.json + "
+                     "adapter_model.safetensors) or a GGUF adapter");
+}
+
+std::string adapter_note(const Model& model) {
+  if (!model.adapter) return "";
+  const LoraAdapter& adapter = *model.adapter;
+  const double share = 100.0 * static_cast<double>(adapter.parameter_count()) /
+                       static_cast<double>(model.config.parameter_count());
+  char percent[32];
+  std::snprintf(percent, sizeof percent, "%.2g", share);
+  return "lora: " + adapter.name + " (" + adapter.format + ") — " + adapter.summary() + ": +" +
+         with_thousands(adapter.parameter_count()) + " parameters (" + percent + " % of the model)";
 }
 
 void add_threads_flag(CLI::App& command, int& threads) {

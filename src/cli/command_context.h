@@ -4,6 +4,7 @@
 #include <string>
 
 #include "checkpoint/model_settings.h"
+#include "model/model.h"
 
 namespace minigen::cli {
 
@@ -18,5 +19,10 @@ void add_pth_flags(CLI::App& command, std::string& tokenizer_path, int& num_q_he
 void add_threads_flag(CLI::App& command, int& threads);
 void add_weights_flag(CLI::App& command, std::string& weights);
 void add_kv_dtype_flag(CLI::App& command, std::string& kv_dtype);
+// --lora FILE, for the commands that run one adapter (generate, chat, bench, perplexity, info, lab).
+void add_lora_flag(CLI::App& command, std::string& lora_path);
+// "lora: NAME (FORMAT) — q_proj, o_proj in 8 of 8 layers, rank 16: +393,216 parameters (0.6 % of the model)", or
+// empty without an adapter. The commands print it on stderr when they load one.
+std::string adapter_note(const Model& model);
 
 }  // namespace minigen::cli

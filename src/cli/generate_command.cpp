@@ -43,6 +43,7 @@ int run_generate(const GenerateFlags& flags) {
   if (flags.max_new_tokens < 1) throw Error("-n/--max-new-tokens must be at least 1");
   if (flags.num_return_sequences < 1) throw Error("--num-return-sequences must be at least 1");
   LoadedModel loaded = flags.model.load();
+  if (const std::string note = adapter_note(*loaded.model); !note.empty()) std::cerr << note << "\n";
   const Tokenizer& tokenizer = *loaded.tokenizer;
   const std::vector<int> prompt = flags.prompt.encode(tokenizer);
 
@@ -107,6 +108,7 @@ CommandAction add_generate_command(CLI::App& app) {
   auto flags = std::make_shared<GenerateFlags>();
   CLI::App* command = app.add_subcommand("generate", "generate text from a prompt (MiniMind's generate loop)");
   flags->model.add_to(*command);
+  add_lora_flag(*command, flags->model.lora_path);
   flags->prompt.add_to(*command);
   flags->sampling.add_to(*command);
   flags->grammar.add_to(*command);

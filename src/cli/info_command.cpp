@@ -20,6 +20,7 @@ struct InfoFlags {
 int run_info(InfoFlags flags) {
   if (!flags.positional_model.empty()) flags.model.model_path = flags.positional_model;
   const LoadedModel loaded = flags.model.load();
+  if (const std::string note = adapter_note(*loaded.model); !note.empty()) std::cerr << note << "\n";
   const ModelConfig& c = loaded.model->config;
   const KvDType kv_dtype = flags.model.kv_dtype_value();
   const std::size_t per_token = c.kv_bytes_per_token(kv_dtype);
@@ -57,6 +58,7 @@ CommandAction add_info_command(CLI::App& app) {
   CLI::App* command = app.add_subcommand("info", "describe a model: family, parameters, KV-cache bytes per token");
   command->add_option("model", flags->positional_model, "model directory or .pth [default: the shipped model]");
   flags->model.add_to(*command);
+  add_lora_flag(*command, flags->model.lora_path);
   command->add_flag("--json", flags->json, "print as JSON");
   return [flags] { return run_info(*flags); };
 }

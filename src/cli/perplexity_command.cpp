@@ -70,6 +70,7 @@ ScoredInput read_input(const PerplexityFlags& flags, const Tokenizer& tokenizer)
 int run_perplexity(const PerplexityFlags& flags) {
   if (flags.text_file.empty() == flags.jsonl_file.empty()) throw Error("give one of -f FILE and --jsonl FILE");
   LoadedModel loaded = flags.model.load();
+  if (const std::string note = adapter_note(*loaded.model); !note.empty()) std::cerr << note << "\n";
   const int model_context = loaded.model->config.max_position_embeddings;
   if (flags.context + 1 > model_context) {
     throw Error("--ctx " + std::to_string(flags.context) + " needs " + std::to_string(flags.context + 1) +
@@ -142,6 +143,7 @@ CommandAction add_perplexity_command(CLI::App& app) {
   auto flags = std::make_shared<PerplexityFlags>();
   CLI::App* command = app.add_subcommand("perplexity", "the model's loss, perplexity and bits per byte on a text");
   flags->model.add_to(*command);
+  add_lora_flag(*command, flags->model.lora_path);
   command->add_option("-f,--file", flags->text_file, "a UTF-8 text: cut into windows of --ctx tokens, each after bos");
   command->add_option("--jsonl", flags->jsonl_file,
                       "documents, one {\"text\": …} per line: each bos + text + eos, scored after bos");

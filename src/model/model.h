@@ -1,7 +1,10 @@
 #pragma once
 // A loaded model: its shape, its weights and the RoPE table built from them. Immutable once built, so any number
 // of generations can share one Model.
+#include <memory>
+
 #include "model/config.h"
+#include "model/lora_adapter.h"
 #include "model/weights.h"
 #include "ops/rope.h"
 
@@ -19,6 +22,9 @@ struct Model {
   ModelConfig config;
   ModelWeights weights;
   RopeTable rope;
+  // The LoRA adapter loaded with the model (--lora, Model(lora=…)): every forward row that brings no adapter of its
+  // own runs with it. Empty for the base model alone (and in serve, where each request names its adapter).
+  std::shared_ptr<const LoraAdapter> adapter;
 
  private:
   bool matrices_released_ = false;

@@ -84,12 +84,20 @@ void Transformer::lay_out_tokens(std::span<const ForwardRow> rows) {
   const ModelConfig& config = model_.config;
   token_row_.clear();
   token_position_.clear();
+  token_adapter_.clear();
+  any_adapter_ = false;
   std::set<const KvSequence*> caches_seen;
   for (std::size_t r = 0; r < rows.size(); ++r) {
     const ForwardRow& row = rows[r];
     if (row.cache == nullptr) throw Error("forward: row " + std::to_string(r) + " has no KV cache");
     if (row.tokens.empty()) throw Error("forward: row " + std::to_string(r) + " feeds no tokens");
     if (!caches_seen.insert(row.cache).second) throw Error("forward: two rows share one KV cache");
+    const LoraAdapter* adapter = row.adapter != nullptr ? row.adapter : model_.adapter.get();
+    if (adapter != nullptr && adapter->layers.size() != static_cast<std::size_t>(config.num_layers)) {
+      throw Error("forward: row " + std::to_string(r) + "'s adapter was made for a model of " +
+                  std::to_string(adapter->layers.size()) + " layers, not " + std::to_string(config.num_layers));
+    }
+    any_adapter_ = any_adapter_ || adapter != nullptr;
     const int first_position = row.cache->length();
     check_fits_context(config, first_position, row.tokens.size());
     for (std::size_t i = 0; i < row.tokens.size(); ++i) {
@@ -100,6 +108,7 @@ void Transformer::lay_out_tokens(std::span<const ForwardRow> rows) {
       }
       token_row_.push_back(static_cast<int>(r));
       token_position_.push_back(first_position + static_cast<int>(i));
+      token_adapter_.push_back(adapter);
     }
   }
   token_count_ = static_cast<int>(token_row_.size());
@@ -181,6 +190,15 @@ void Transformer::attention_block(const LayerWeights& layer, const PackedLayer& 
                  "attention: qkv ", packed.qkv.out_features(), "×", packed.qkv.in_features(), ", o_proj ",
                  packed.o_proj.out_features(), "×", packed.o_proj.in_features(), " for hidden ", hidden);
   matmul(qkv_.data(), normed_.data(), packed.qkv, token_count_, pool_);  // [q | k | v] per token
+  if (any_adapter_) {  // q_proj(x) + B(A x) for each wrapped one of q, k, v: before qk-norm and RoPE, as in MiniMind
+    const auto add = [&](std::size_t offset, auto pick) {
+      add_adapter_terms(qkv_.data() + offset, qkv_width, normed_.data(), hidden, token_count_, layer_index, nullptr,
+                        pick);
+    };
+    add(0, [](const LoraLayer& l) { return &l.q; });
+    add(q_width, [](const LoraLayer& l) { return &l.k; });
+    add(q_width + kv_width, [](const LoraLayer& l) { return &l.v; });
+  }
 
   // qk-norm (minimind-3) then RoPE, then K and V go straight into the cache slot for their position.
   for_each_token(token_count_, [&](int t) {
@@ -205,6 +223,26 @@ void Transformer::attention_block(const LayerWeights& layer, const PackedLayer& 
 
   // h = h + o_proj(attention): the add is fused into the product's store.
   matmul(residual_.data(), attention_out_.data(), packed.o_proj, token_count_, pool_, MatmulOutput::kAddTo);
+  if (any_adapter_) {
+    add_adapter_terms(residual_.data(), hidden, attention_out_.data(), q_width, token_count_, layer_index, nullptr,
+                      [](const LoraLayer& l) { return &l.o; });
+  }
+}
+
+template <class Pick>
+void Transformer::add_adapter_terms(float* out, std::size_t out_stride, const float* x, std::size_t x_stride,
+                                    int count, int layer_index, const int* tokens, Pick&& pick) {
+  low_rank_terms_.assign(count, LowRankTerm{});
+  bool any = false;
+  for (int i = 0; i < count; ++i) {
+    const LoraAdapter* adapter = token_adapter_[tokens != nullptr ? tokens[i] : i];
+    if (adapter == nullptr) continue;
+    const LoraPair* pair = pick(adapter->layers[layer_index]);
+    if (pair == nullptr || !pair->present()) continue;
+    low_rank_terms_[i] = {pair, adapter->scale};
+    any = true;
+  }
+  if (any) low_rank_.add(out, out_stride, x, x_stride, low_rank_terms_, pool_);
 }
 
 // The attention zone opens here rather than in attend(), which runs once per (token, kv head) on the pool's threads.
@@ -253,20 +291,44 @@ void Transformer::feed_forward_block(const LayerWeights& layer, const PackedLaye
     mixture_of_experts(packed, layer_index);
     return;
   }
-  dense_feed_forward(packed.mlp, normed_.data(), token_count_, residual_.data(), MatmulOutput::kAddTo);
+  dense_feed_forward(packed.mlp, normed_.data(), token_count_, residual_.data(), MatmulOutput::kAddTo, layer_index,
+                     FeedForwardSlot{});
 }
 
 void Transformer::dense_feed_forward(const PackedFeedForward& weights, const float* input, int count, float* output,
-                                     MatmulOutput mode) {
+                                     MatmulOutput mode, int layer_index, FeedForwardSlot slot) {
+  // The adapter's feed-forward for this slot, if it wraps any of gate, up and down there.
+  const auto slot_of = [slot](const LoraLayer& l) -> const LoraFeedForward* {
+    const std::vector<LoraFeedForward>& list = slot.kind == FeedForwardSlot::Kind::kExpert ? l.experts : l.shared_experts;
+    if (slot.kind == FeedForwardSlot::Kind::kDense) return &l.mlp;
+    return slot.index < static_cast<int>(list.size()) ? &list[slot.index] : nullptr;
+  };
+  const auto pick = [&](auto member) {
+    return [&, member](const LoraLayer& l) -> const LoraPair* {
+      const LoraFeedForward* ff = slot_of(l);
+      return ff != nullptr ? &(ff->*member) : nullptr;
+    };
+  };
+  const int hidden = model_.config.hidden_size;
   const int intermediate = weights.down.in_features();
   grow(gate_up_, static_cast<std::size_t>(count) * 2 * intermediate);
   grow(activated_, static_cast<std::size_t>(count) * intermediate);
   matmul(gate_up_.data(), input, weights.gate_up, count, pool_);  // [gate(x) | up(x)] per token
+  if (any_adapter_) {
+    add_adapter_terms(gate_up_.data(), 2 * intermediate, input, hidden, count, layer_index, slot.tokens,
+                      pick(&LoraFeedForward::gate));
+    add_adapter_terms(gate_up_.data() + intermediate, 2 * intermediate, input, hidden, count, layer_index,
+                      slot.tokens, pick(&LoraFeedForward::up));
+  }
   for_each_token(count, [&](int t) {
     const float* gate = row_of(gate_up_, t, 2 * intermediate);
     silu_mul(row_of(activated_, t, intermediate), gate, gate + intermediate, intermediate);  // silu(gate) * up
   });
   matmul(output, activated_.data(), weights.down, count, pool_, mode);
+  if (any_adapter_) {
+    add_adapter_terms(output, hidden, activated_.data(), intermediate, count, layer_index, slot.tokens,
+                      pick(&LoraFeedForward::down));
+  }
 }
 
 std::vector<std::vector<std::pair<int, float>>> Transformer::route_tokens(const PackedMatrix& router) {
@@ -319,16 +381,21 @@ void Transformer::mixture_of_experts(const PackedLayer& packed, int layer_index)
     for (int i = 0; i < count; ++i) {
       std::memcpy(row_of(expert_input_, i, hidden), row_of(normed_, routed[i].first, hidden), sizeof(float) * hidden);
     }
-    dense_feed_forward(packed.experts[e], expert_input_.data(), count, expert_output_.data(), MatmulOutput::kStore);
+    expert_tokens_.resize(count);
+    for (int i = 0; i < count; ++i) expert_tokens_[i] = routed[i].first;
+    dense_feed_forward(packed.experts[e], expert_input_.data(), count, expert_output_.data(), MatmulOutput::kStore,
+                       layer_index, FeedForwardSlot{FeedForwardSlot::Kind::kExpert, e, expert_tokens_.data()});
     for (int i = 0; i < count; ++i) {
       float* target = row_of(mixture_, routed[i].first, hidden);
       const float* source = row_of(expert_output_, i, hidden);
       for (int d = 0; d < hidden; ++d) target[d] += source[d] * routed[i].second;
     }
   }
-  for (const PackedFeedForward& shared : packed.shared_experts) {
+  for (std::size_t s = 0; s < packed.shared_experts.size(); ++s) {
     grow(expert_output_, tokens * hidden);
-    dense_feed_forward(shared, normed_.data(), token_count_, expert_output_.data(), MatmulOutput::kStore);
+    dense_feed_forward(packed.shared_experts[s], normed_.data(), token_count_, expert_output_.data(),
+                       MatmulOutput::kStore, layer_index,
+                       FeedForwardSlot{FeedForwardSlot::Kind::kShared, static_cast<int>(s), nullptr});
     for (std::size_t i = 0; i < tokens * hidden; ++i) mixture_[i] += expert_output_[i];
   }
   for (std::size_t i = 0; i < tokens * hidden; ++i) residual_[i] += mixture_[i];

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "cache/kv_sequence.h"
+#include "model/low_rank_term.h"
 #include "model/model.h"
 #include "model/packed_weights.h"
 #include "ops/matmul.h"
@@ -25,6 +26,9 @@ struct ForwardRow {
   KvSequence* cache = nullptr;  // K and V of this call's tokens are appended at positions cache->length(), …
   std::span<const int> tokens;  // token ids to feed, at least one
   bool all_logits = false;      // logits for every fed position (tests, the oracle) or only for the last one
+  // The LoRA adapter this row runs with; nullptr: the model's own (Model::adapter, usually none). Rows with
+  // different adapters share one call: the base projections run once for all of them.
+  const LoraAdapter* adapter = nullptr;
 };
 
 // Throws the minigen::Error forward() gives when `new_tokens` fed after `past_tokens` would pass the model's
@@ -57,8 +61,19 @@ class Transformer {
   // Each fed token's query heads over its row's cached keys and values, into attention_out_.
   void attend_tokens(int layer_index, std::span<const ForwardRow> rows);
   void feed_forward_block(const LayerWeights& layer, const PackedLayer& packed, int layer_index);
+  // Which feed-forward of a layer a product belongs to, and which fed token each of its input rows is (nullptr:
+  // row i is token i), so that the right adapter's pair is added to each row.
+  struct FeedForwardSlot {
+    enum class Kind { kDense, kExpert, kShared } kind = Kind::kDense;
+    int index = 0;
+    const int* tokens = nullptr;
+  };
   void dense_feed_forward(const PackedFeedForward& weights, const float* input, int count, float* output,
-                          MatmulOutput mode);
+                          MatmulOutput mode, int layer_index, FeedForwardSlot slot);
+  // LoRA: out[i] += scale · B(A x[i]) for each input row i whose token's adapter wraps the matrix `pick` chooses.
+  template <class Pick>
+  void add_adapter_terms(float* out, std::size_t out_stride, const float* x, std::size_t x_stride, int count,
+                         int layer_index, const int* tokens, Pick&& pick);
   void mixture_of_experts(const PackedLayer& packed, int layer_index);
   // The router of one MoE layer over the fed tokens: for each expert, the (token, weight) pairs routed to it.
   std::vector<std::vector<std::pair<int, float>>> route_tokens(const PackedMatrix& router);
@@ -74,6 +89,8 @@ class Transformer {
   // Per fed token: which row it belongs to and its absolute position.
   std::vector<int> token_row_;
   std::vector<int> token_position_;
+  std::vector<const LoraAdapter*> token_adapter_;  // nullptr: no adapter
+  bool any_adapter_ = false;
   int token_count_ = 0;
 
   // Activations, [token][width].
@@ -85,6 +102,9 @@ class Transformer {
   std::vector<float> logits_;
   std::vector<std::vector<const std::byte*>> row_blocks_;  // per row: the KV blocks of the current layer
   std::vector<int64_t> expert_token_counts_;
+  LowRankAdder low_rank_;
+  std::vector<LowRankTerm> low_rank_terms_;
+  std::vector<int> expert_tokens_;
 };
 
 }  // namespace minigen
