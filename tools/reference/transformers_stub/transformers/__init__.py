@@ -1,0 +1,47 @@
+"""A stand-in for the three classes of Hugging Face transformers that MiniMind's model_minimind.py imports.
+
+Why it exists: Debian 12 packages torch but not transformers, and minigen's reference tools use Debian packages only.
+make_lora_golden.py puts the directory above this package on sys.path so that MiniMind's OWN model code (and its
+model_lora.py) can be imported and run unchanged from a MiniMind checkout. Only what that code uses is here; see
+../README.md.
+"""
+from torch import nn
+
+__all__ = ["PretrainedConfig", "PreTrainedModel", "GenerationMixin"]
+__version__ = "0.0.0-minigen-stub"
+
+
+class PretrainedConfig:
+    """Keeps every keyword argument as an attribute (transformers also does this for keys it does not know)."""
+    model_type = ""
+
+    def __init__(self, **kwargs):
+        for key, value in kwargs.items():
+            setattr(self, key, value)
+
+    def to_dict(self):
+        return dict(vars(self))
+
+
+class PreTrainedModel(nn.Module):
+    """An nn.Module with a config. No weight initialisation: callers load every weight from a file."""
+    config_class = PretrainedConfig
+
+    def __init__(self, config, *args, **kwargs):
+        nn.Module.__init__(self)
+        self.config = config
+
+    def post_init(self):
+        """transformers initialises and ties weights here; MiniMind ties lm_head and embed_tokens itself."""
+
+    @property
+    def device(self):
+        return next(self.parameters()).device
+
+    @property
+    def dtype(self):
+        return next(self.parameters()).dtype
+
+
+class GenerationMixin:
+    """Empty: MiniMind's model defines its own generate()."""
