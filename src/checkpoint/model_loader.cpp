@@ -224,7 +224,11 @@ void save_directory(const fs::path& directory, const ModelConfig& config, const 
 void save_model_directory(const fs::path& directory, const ModelConfig& config, const ModelWeights& weights,
                           const fs::path& tokenizer_directory, DType dtype) {
   // Read (and so checked: regular files of a sane size) before anything is written.
-  const TokenizerFiles tokenizer = read_tokenizer_files(tokenizer_directory);
+  save_model_directory(directory, config, weights, read_tokenizer_files(tokenizer_directory), dtype);
+}
+
+void save_model_directory(const fs::path& directory, const ModelConfig& config, const ModelWeights& weights,
+                          const TokenizerFiles& tokenizer, DType dtype) {
   save_directory(directory, config, tokenizer,
                  [&](const fs::path& path) {
                    write_safetensors(path, tensors_from_weights(config, weights), dtype,

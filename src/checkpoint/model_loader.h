@@ -55,6 +55,10 @@ void save_model_directory(const std::filesystem::path& directory, const ModelCon
                           const ModelWeights& weights, const std::filesystem::path& tokenizer_directory,
                           DType dtype = DType::kF32);
 
+// The same with the tokenizer's files given as texts (e.g. a GGUF's own, model_tokenizer_files).
+void save_model_directory(const std::filesystem::path& directory, const ModelConfig& config,
+                          const ModelWeights& weights, const TokenizerFiles& tokenizer, DType dtype = DType::kF32);
+
 // The same for a q8/q4 model (`minigen quantize`): integer codes and fp16 scales (model/quantized_tensors.h), float
 // norms, `tokenizer`'s files, and `model_card` as README.md.
 void save_quantized_model_directory(const std::filesystem::path& directory, const ModelConfig& config,

@@ -18,6 +18,7 @@ CommandAction add_tokenizer_command(CLI::App& app);
 CommandAction add_lab_command(CLI::App& app);
 CommandAction add_perplexity_command(CLI::App& app);
 CommandAction add_quantize_command(CLI::App& app);
+CommandAction add_merge_lora_command(CLI::App& app);
 CommandAction add_export_command(CLI::App& app);
 CommandAction add_bench_command(CLI::App& app);
 CommandAction add_serve_command(CLI::App& app);

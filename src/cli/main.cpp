@@ -36,6 +36,7 @@ int main(int argc, char** argv) {
   add(minigen::cli::add_lab_command);
   add(minigen::cli::add_perplexity_command);
   add(minigen::cli::add_quantize_command);
+  add(minigen::cli::add_merge_lora_command);
   add(minigen::cli::add_export_command);
   add(minigen::cli::add_bench_command);
   add(minigen::cli::add_serve_command);
