@@ -89,7 +89,8 @@ nlohmann::json PythonModel::generate(const RunRequest& run, const TokenCallback&
   const std::vector<std::vector<int>> prompts(run.num_return_sequences, run.prompt);
   const std::lock_guard lock(mutex_);
   const GenerateResult result = minigen::generate(*transformer_, prompts, run.options, on_token);
-  nlohmann::json summary = run_summary_json(result, tokenizer(), run.options, loaded_.path, run_memory(*transformer_));
+  nlohmann::json summary = run_summary_json(result, tokenizer(), run.options, loaded_.path, run_memory(*transformer_),
+                                            loaded_.model->adapter.get());
   if (run.chat) add_chat_reply_fields(summary, run.thinking, run.tools_offered);
   return summary;
 }

@@ -22,7 +22,7 @@ RunMemory run_memory(const Transformer& transformer) {
 
 nlohmann::json run_summary_json(const GenerateResult& result, const Tokenizer& tokenizer,
                                 const GenerateOptions& options, const std::filesystem::path& model_path,
-                                const RunMemory& memory) {
+                                const RunMemory& memory, const LoraAdapter* adapter) {
   const GenerateStats& stats = result.stats;
   nlohmann::json sequences = nlohmann::json::array();
   for (const GeneratedSequence& sequence : result.sequences) {
@@ -37,7 +37,7 @@ nlohmann::json run_summary_json(const GenerateResult& result, const Tokenizer& t
       sequences.back()["grammar_allowed_tokens"] = sequence.grammar_allowed_tokens;
   }
   const SamplingParams& sampling = options.sampling;
-  return {
+  nlohmann::json summary = {
       {"model", model_path.string()},
       {"prompt_tokens", result.sequences.empty() ? 0 : result.sequences.front().prompt_tokens},
       {"forward_calls", stats.forward_calls},
@@ -69,6 +69,12 @@ nlohmann::json run_summary_json(const GenerateResult& result, const Tokenizer& t
         {"seed", sampling.seed},
         {"num_return_sequences", result.sequences.size()}}},
   };
+  if (adapter != nullptr) {
+    summary["lora"] = {{"name", adapter->name},          {"source", adapter->source},
+                       {"format", adapter->format},      {"rank", adapter->max_rank()},
+                       {"scale", as_typed_decimal(adapter->scale)}, {"parameters", adapter->parameter_count()}};
+  }
+  return summary;
 }
 
 }  // namespace minigen

@@ -20,9 +20,10 @@ struct RunMemory {
 };
 RunMemory run_memory(const Transformer& transformer);
 
-// `model_path`: the model as it was loaded (its directory or file).
+// `model_path`: the model as it was loaded (its directory or file); `adapter`: the LoRA adapter it ran with, if any
+// (then the summary has "lora": name, source, format, rank, scale, parameters).
 nlohmann::json run_summary_json(const GenerateResult& result, const Tokenizer& tokenizer,
                                 const GenerateOptions& options, const std::filesystem::path& model_path,
-                                const RunMemory& memory);
+                                const RunMemory& memory, const LoraAdapter* adapter = nullptr);
 
 }  // namespace minigen
