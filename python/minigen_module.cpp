@@ -342,8 +342,7 @@ PYBIND11_MODULE(minigen, module) {
         return std::make_shared<PythonModel>(settings);
       },
       py::arg("path"), py::kw_only(), py::arg("weights") = "", py::arg("threads") = 0, py::arg("heads") = 8,
-      py::arg("tokenizer") = "", py::arg("yarn") = false, py::arg("kv_dtype") = "f32",
-      py::arg("lora") = "",
+      py::arg("tokenizer") = "", py::arg("yarn") = false, py::arg("kv_dtype") = "f32", py::arg("lora") = "",
       "an HF directory or a MiniMind .pth, loaded as `minigen -m PATH --weights … --threads … --lora …` loads it");
   model
       .def("__repr__",

@@ -34,6 +34,8 @@ constexpr std::pair<const char*, const char*> kExpertNames[] = {
 std::string hf_layer(int layer) { return "model.layers." + std::to_string(layer) + "."; }
 std::string gguf_layer(int layer) { return "blk." + std::to_string(layer) + "."; }
 
+}  // namespace
+
 // llama.cpp's `llama` graph applies RoPE to adjacent pairs (2i, 2i + 1) (llama_model_rope_type: LLM_ARCH_LLAMA is
 // LLAMA_ROPE_TYPE_NORM, QWEN3 and QWEN3MOE are LLAMA_ROPE_TYPE_NEOX), while minigen, like HF's LlamaAttention,
 // rotates halves (i, i + d/2) (ops/rope.h). llama.cpp's convert_hf_to_gguf.py therefore reorders the q and k rows of
@@ -58,6 +60,8 @@ void permute_rows(HostTensor& tensor, int heads, bool to_gguf) {
   }
   tensor.values = std::move(out);
 }
+
+namespace {
 
 void permute_for_llama(TensorMap& tensors, const ModelConfig& config, bool to_gguf) {
   for (int layer = 0; layer < config.num_layers; ++layer) {
@@ -354,7 +358,8 @@ ModelConfig config_from_gguf(const GgufFile& file, const std::string& name, cons
   return config;
 }
 
-// The minigen names of a GGUF tensor: one, or one per expert for a stacked expert tensor; empty if unmapped.
+}  // namespace
+
 std::vector<std::string> hf_names(const std::string& gguf_name, const ModelConfig& config) {
   for (const auto& [hf_name, global] : kGlobalNames) {
     if (gguf_name == global) return {hf_name};
@@ -382,8 +387,6 @@ std::vector<std::string> hf_names(const std::string& gguf_name, const ModelConfi
   }
   return {};
 }
-
-}  // namespace
 
 std::string gguf_architecture(const ModelConfig& config) {
   if (config.use_moe && config.num_shared_experts > 0) {

@@ -42,6 +42,12 @@ struct GgufModel {
   TensorMap tensors;  // minigen's (HF) names; Q8_0/Q4_0 as q8/q4 codes and _scale tensors (quantized_tensors.h)
 };
 
+// The minigen names of a GGUF tensor ("blk.3.attn_q.weight" → "model.layers.3.self_attn.q_proj.weight"): one, or one
+// per expert for a stacked expert tensor; empty when the name is not one of the table's.
+std::vector<std::string> hf_names(const std::string& gguf_name, const ModelConfig& config);
+// The llama-layout row order of q and k (see gguf_model.cpp): `heads` heads of rows, HF → GGUF or back.
+void permute_rows(HostTensor& tensor, int heads, bool to_gguf);
+
 // The config and tensors of a GGUF of one of the architectures above; throws minigen::Error naming the key or
 // tensor for anything missing, mistyped or unmapped.
 GgufModel gguf_model(const GgufFile& file, const std::string& name);

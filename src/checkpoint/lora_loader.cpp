@@ -4,6 +4,7 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "checkpoint/gguf_lora.h"
 #include "core/error.h"
 #include "core/file_io.h"
 #include "core/json_parse.h"
@@ -101,7 +102,8 @@ LoraAdapter lora_from_peft(const nlohmann::json& adapter_config, TensorMap tenso
   const double alpha_value = alpha != nullptr ? alpha->get<double>() : 8.0;  // PEFT's default lora_alpha
   const float scale = static_cast<float>(use_rslora ? alpha_value / std::sqrt(rank) : alpha_value / rank);
 
-  std::vector<LoraTensors> pairs = pair_tensors(tensors, "base_model.model.", ".lora_A.weight", ".lora_B.weight", source);
+  std::vector<LoraTensors> pairs =
+      pair_tensors(tensors, "base_model.model.", ".lora_A.weight", ".lora_B.weight", source);
   for (const LoraTensors& pair : pairs) {
     if (pair.a.shape.size() == 2 && pair.a.shape[0] != r->get<int64_t>()) {
       throw Error(source + ": '" + pair.module + "' has rank " + std::to_string(pair.a.shape[0]) +
@@ -123,11 +125,13 @@ std::shared_ptr<const LoraAdapter> load_lora_adapter(const fs::path& path, const
     const fs::path config_path = folder / "adapter_config.json";
     const fs::path tensors_path = peft_folder ? folder / "adapter_model.safetensors" : path;
     if (!fs::exists(config_path, error)) {
-      throw Error(path.string() + " is a folder without adapter_config.json: a PEFT adapter folder holds "
+      throw Error(path.string() +
+                  " is a folder without adapter_config.json: a PEFT adapter folder holds "
                   "adapter_config.json and adapter_model.safetensors");
     }
     if (!fs::exists(tensors_path, error)) {
-      throw Error(folder.string() + " has no adapter_model.safetensors (minigen reads PEFT's safetensors, not "
+      throw Error(folder.string() +
+                  " has no adapter_model.safetensors (minigen reads PEFT's safetensors, not "
                   "adapter_model.bin)");
     }
     const std::string text = read_whole_file(config_path, kMaxAdapterConfigBytes, "adapter_config.json");
@@ -140,7 +144,9 @@ std::shared_ptr<const LoraAdapter> load_lora_adapter(const fs::path& path, const
     adapter = lora_from_peft(adapter_config, read_safetensors(tensors_path), config, folder.string());
     adapter.name = (peft_folder ? path : folder).filename().string();
   } else if (path.extension() == ".gguf") {
-    throw Error(path.string() + ": GGUF adapters are not read yet");
+    const MappedFile file(path);
+    adapter = lora_from_gguf(read_gguf(file.bytes(), path.string()), config, path.string());
+    adapter.name = path.stem().string();
   } else {
     adapter = lora_from_minimind_tensors(read_torch_pth(path), config, path.string());
     adapter.name = path.stem().string();

@@ -8,9 +8,8 @@
 //   - a GGUF adapter as llama.cpp reads them (general.type = adapter, adapter.type = lora, adapter.lora.alpha).
 #include <filesystem>
 #include <memory>
-#include <string>
-
 #include <nlohmann/json_fwd.hpp>
+#include <string>
 
 #include "model/config.h"
 #include "model/lora_adapter.h"

@@ -8,11 +8,15 @@
 #include <fstream>
 #include <nlohmann/json.hpp>
 
+#include "cache/kv_cache.h"
+#include "checkpoint/gguf_lora.h"
 #include "core/error.h"
+#include "model/io/gguf_writer.h"
 #include "model/io/safetensors.h"
 #include "model/io/torch_pth_test_writer.h"
 #include "model/lora_test_adapters.h"
 #include "model/test_models.h"
+#include "model/transformer.h"
 
 namespace minigen {
 namespace {
@@ -66,7 +70,8 @@ TEST_F(LoraFiles, ReadsMiniMindsPthWithItsModulePrefixStripped) {
 }
 
 TEST_F(LoraFiles, ReadsAPeftFolderWithItsScale) {
-  const auto pairs = testing::random_lora_tensors(tiny(), {"model.layers.1.self_attn.v_proj", "model.layers.2.mlp.up_proj"}, 8, 4);
+  const auto pairs =
+      testing::random_lora_tensors(tiny(), {"model.layers.1.self_attn.v_proj", "model.layers.2.mlp.up_proj"}, 8, 4);
   const auto folder = testing::scratch_path("peft");
   std::filesystem::create_directories(folder);
   TensorMap tensors;
@@ -143,10 +148,51 @@ TEST_F(LoraFiles, HostileFilesGetOneClearError) {
   EXPECT_NE(lie, "(no error)");
   EXPECT_NE(lie.find("bad.pth"), std::string::npos) << lie;
   EXPECT_NE(message("not a zip at all").find("bad.pth"), std::string::npos);
-  EXPECT_NE(error_of([&] { load_lora_adapter(testing::scratch_path("missing.pth"), tiny()); })
-                .find("LoRA adapter not found"),
+  EXPECT_NE(
+      error_of([&] { load_lora_adapter(testing::scratch_path("missing.pth"), tiny()); }).find("LoRA adapter not found"),
+      std::string::npos);
+}
+
+}  // namespace
+}  // namespace minigen
+
+namespace minigen {
+namespace {
+
+// An adapter written as llama.cpp's GGUF adapter and read back runs with the same bits — on qwen3 (tiny) and on the
+// llama layout (minimind2), whose q and k rows GGUF stores permuted, so B's rows must move with them and back.
+class GgufLoraRoundTrip : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(GgufLoraRoundTrip, WrittenAndReadBackTheAdapterGivesTheSameLogits) {
+  const auto model = testing::random_test_model(GetParam());
+  const ModelConfig& config = model->config;
+  const LoraAdapter adapter = testing::random_lora(config, testing::adaptable_modules(config), 4, 9, 0.2f, 1.5f);
+  const GgufExport exported = gguf_lora_export(config, adapter, "test");
+  const std::string bytes = gguf_bytes(exported.metadata, exported.tensors);
+  const GgufFile file = read_gguf(std::as_bytes(std::span(bytes.data(), bytes.size())), "test.gguf");
+  const LoraAdapter read_back = lora_from_gguf(file, config, "test.gguf");
+  EXPECT_EQ(read_back.scale, 1.5f);  // alpha 6 / rank 4
+  EXPECT_EQ(read_back.alpha, 6.0f);
+  EXPECT_EQ(read_back.parameter_count(), adapter.parameter_count());
+  ThreadPool pool(2);
+  Transformer transformer(*model, pool);
+  const std::vector<int> tokens = testing::test_prompt(8, 1);
+  const auto logits = [&](const LoraAdapter& with) {
+    KvCache cache(config.kv_layout(), 8);
+    const ForwardRow row{&cache, tokens, true, &with};
+    return transformer.forward({&row, 1});
+  };
+  const std::vector<float> expected = logits(adapter);
+  const std::vector<float> actual = logits(read_back);
+  EXPECT_EQ(std::memcmp(expected.data(), actual.data(), expected.size() * sizeof(float)), 0);
+  // A model GGUF, or an adapter for another architecture, is one clear error.
+  EXPECT_NE(error_of([&] {
+              lora_from_gguf(file, testing::test_config(GetParam() == "tiny" ? "minimind2" : "tiny"), "test.gguf");
+            }).find("is an adapter for the"),
             std::string::npos);
 }
+
+INSTANTIATE_TEST_SUITE_P(Architectures, GgufLoraRoundTrip, ::testing::Values("tiny", "minimind2"));
 
 }  // namespace
 }  // namespace minigen

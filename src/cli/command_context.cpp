@@ -40,8 +40,8 @@ void add_lora_flag(CLI::App& command, std::string& lora_path) {
 std::string adapter_note(const Model& model) {
   if (!model.adapter) return "";
   const LoraAdapter& adapter = *model.adapter;
-  const double share = 100.0 * static_cast<double>(adapter.parameter_count()) /
-                       static_cast<double>(model.config.parameter_count());
+  const double share =
+      100.0 * static_cast<double>(adapter.parameter_count()) / static_cast<double>(model.config.parameter_count());
   char percent[32];
   std::snprintf(percent, sizeof percent, "%.2g", share);
   return "lora: " + adapter.name + " (" + adapter.format + ") — " + adapter.summary() + ": +" +

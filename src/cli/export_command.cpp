@@ -3,6 +3,7 @@
 #include <filesystem>
 #include <iostream>
 
+#include "checkpoint/gguf_lora.h"
 #include "checkpoint/gguf_model.h"
 #include "checkpoint/gguf_tokenizer.h"
 #include "checkpoint/model_loader.h"
@@ -66,6 +67,22 @@ int run_export_gguf(const ExportFlags& flags) {
   return 0;
 }
 
+// `minigen export lora MODEL LORA OUT.gguf`: the adapter as llama.cpp's `--lora` reads it (checkpoint/gguf_lora.h).
+int run_export_lora(const ExportFlags& flags) {
+  const fs::path out(flags.out);
+  if (out.extension() != ".gguf") throw Error("OUT must name a .gguf file");
+  check_output_file(out);
+  const LoadedModel loaded = flags.model.load();
+  const LoraAdapter& adapter = *loaded.model->adapter;
+  const GgufExport exported = gguf_lora_export(loaded.model->config, adapter, adapter.name);
+  write_gguf(out, exported.metadata, exported.tensors);
+  std::cerr << "wrote " << out.string() << ": LoRA adapter " << adapter.name << " for the "
+            << gguf_architecture(loaded.model->config) << " architecture, " << adapter.summary() << ", "
+            << exported.tensors.size() << " tensors, " << with_thousands(static_cast<long long>(fs::file_size(out)))
+            << " B\n";
+  return 0;
+}
+
 }  // namespace
 
 CommandAction add_export_command(CLI::App& app) {
@@ -78,7 +95,13 @@ CommandAction add_export_command(CLI::App& app) {
   gguf->add_option("--type", flags->type, "weight matrices as " + names_listed(kExportTypeNames) + " (norms stay f32)")
       ->check(CLI::IsMember(names_in(kExportTypeNames)));
   add_pth_flags(*gguf, flags->model.tokenizer_path, flags->model.num_q_heads, flags->model.yarn);
-  return [flags] { return run_export_gguf(*flags); };
+  auto lora_flags = std::make_shared<ExportFlags>();
+  CLI::App* lora = command->add_subcommand("lora", "a LoRA adapter as a llama.cpp GGUF adapter (llama-cli --lora)");
+  lora->add_option("MODEL", lora_flags->model.model_path, "the base model the adapter was trained on")->required();
+  lora->add_option("LORA", lora_flags->model.lora_path, "the adapter: MiniMind's .pth or a PEFT folder")->required();
+  lora->add_option("OUT", lora_flags->out, "the .gguf file to write")->required();
+  add_pth_flags(*lora, lora_flags->model.tokenizer_path, lora_flags->model.num_q_heads, lora_flags->model.yarn);
+  return [flags, lora_flags, gguf] { return gguf->parsed() ? run_export_gguf(*flags) : run_export_lora(*lora_flags); };
 }
 
 }  // namespace minigen::cli

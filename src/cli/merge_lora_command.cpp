@@ -132,15 +132,18 @@ int run_merge_lora(const MergeLoraFlags& flags) {
 CommandAction add_merge_lora_command(CLI::App& app) {
   auto flags = std::make_shared<MergeLoraFlags>();
   CLI::App* command = app.add_subcommand(
-      "merge-lora", "write a model with a LoRA adapter merged in (W + B·A, MiniMind's merge_lora) and compare it with "
-                    "the adapter unmerged");
+      "merge-lora",
+      "write a model with a LoRA adapter merged in (W + B·A, MiniMind's merge_lora) and compare it with "
+      "the adapter unmerged");
   command->add_option("MODEL", flags->model.model_path, "an HF directory, a MiniMind .pth or a shipped model's name")
       ->required();
   command->add_option("LORA", flags->model.lora_path, "the adapter: MiniMind's .pth, a PEFT folder or a GGUF adapter")
       ->required();
   command->add_option("OUT", flags->out, "directory to write (new or empty)")->required();
-  command->add_option("--dtype", flags->dtype, "element type of the written weights: f16 (MiniMind's merge_lora), bf16 "
-                                               "or f32 [default: f16]")
+  command
+      ->add_option("--dtype", flags->dtype,
+                   "element type of the written weights: f16 (MiniMind's merge_lora), bf16 "
+                   "or f32 [default: f16]")
       ->check(CLI::IsMember({"f32", "f16", "bf16"}));
   add_pth_flags(*command, flags->model.tokenizer_path, flags->model.num_q_heads, flags->model.yarn);
   add_threads_flag(*command, flags->model.threads);

@@ -92,16 +92,18 @@ TEST_P(LoraParity, LogitsAndGreedyTokensAreMiniMinds) {
   EXPECT_GT(differing_from_base, 16);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    MiniMindLora, LoraParity,
-    ::testing::Values(Fixture{"tiny_r4", "tiny_r4.pth"}, Fixture{"minimind3_r16", "minimind3_r16.pth"},
-                      Fixture{"minimind3-moe_r8", "minimind3-moe_r8.pth"}, Fixture{"minimind2_r16", "minimind2_r16.pth"},
-                      Fixture{"minimind3_r16", "minimind3_peft_r16"}, Fixture{"tiny_peft_all_r4", "tiny_peft_all_r4"}),
-    [](const auto& info) {
-      std::string name = info.param.adapter;
-      for (char& c : name) c = std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-      return name;
-    });
+INSTANTIATE_TEST_SUITE_P(MiniMindLora, LoraParity,
+                         ::testing::Values(Fixture{"tiny_r4", "tiny_r4.pth"},
+                                           Fixture{"minimind3_r16", "minimind3_r16.pth"},
+                                           Fixture{"minimind3-moe_r8", "minimind3-moe_r8.pth"},
+                                           Fixture{"minimind2_r16", "minimind2_r16.pth"},
+                                           Fixture{"minimind3_r16", "minimind3_peft_r16"},
+                                           Fixture{"tiny_peft_all_r4", "tiny_peft_all_r4"}),
+                         [](const auto& info) {
+                           std::string name = info.param.adapter;
+                           for (char& c : name) c = std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+                           return name;
+                         });
 
 // The same adapter as PEFT (lora_alpha 32 = scale 2, lora_B stored as B/2) and as MiniMind's .pth: halving and
 // doubling are exact in binary floating point, so the logits are the same bits.

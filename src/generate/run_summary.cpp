@@ -70,9 +70,12 @@ nlohmann::json run_summary_json(const GenerateResult& result, const Tokenizer& t
         {"num_return_sequences", result.sequences.size()}}},
   };
   if (adapter != nullptr) {
-    summary["lora"] = {{"name", adapter->name},          {"source", adapter->source},
-                       {"format", adapter->format},      {"rank", adapter->max_rank()},
-                       {"scale", as_typed_decimal(adapter->scale)}, {"parameters", adapter->parameter_count()}};
+    summary["lora"] = {{"name", adapter->name},
+                       {"source", adapter->source},
+                       {"format", adapter->format},
+                       {"rank", adapter->max_rank()},
+                       {"scale", as_typed_decimal(adapter->scale)},
+                       {"parameters", adapter->parameter_count()}};
   }
   return summary;
 }

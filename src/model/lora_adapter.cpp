@@ -43,8 +43,7 @@ std::optional<LoraTarget> target_named(const std::string& name) {
 }
 
 std::string what_the_model_has(const ModelConfig& config) {
-  std::string text = "model.layers.{0…" + std::to_string(config.num_layers - 1) +
-                     "}.self_attn.{q,k,v,o}_proj and ";
+  std::string text = "model.layers.{0…" + std::to_string(config.num_layers - 1) + "}.self_attn.{q,k,v,o}_proj and ";
   if (!config.use_moe) return text + ".mlp.{gate,up,down}_proj";
   text += ".mlp.experts.{0…" + std::to_string(config.num_experts - 1) + "}.{gate,up,down}_proj";
   if (config.num_shared_experts > 0) text += ", .mlp.shared_experts.{…}.{gate,up,down}_proj";
@@ -53,8 +52,7 @@ std::string what_the_model_has(const ModelConfig& config) {
 
 ModuleAddress address_of(const ModelConfig& config, const std::string& module) {
   const auto unknown = [&](const std::string& why) {
-    return Error("the adapter wraps '" + module + "', " + why + " (this model has " + what_the_model_has(config) +
-                 ")");
+    return Error("the adapter wraps '" + module + "', " + why + " (this model has " + what_the_model_has(config) + ")");
   };
   const std::string prefix = "model.layers.";
   if (module.rfind(prefix, 0) != 0) {
@@ -77,7 +75,8 @@ ModuleAddress address_of(const ModelConfig& config, const std::string& module) {
     return target_named(rest.substr(head.size()));
   };
   if (const auto target = target_after("self_attn.")) {
-    if (static_cast<int>(*target) > static_cast<int>(LoraTarget::kO)) throw unknown("which is not a module of this model");
+    if (static_cast<int>(*target) > static_cast<int>(LoraTarget::kO))
+      throw unknown("which is not a module of this model");
     address.target = *target;
     return address;
   }
@@ -91,7 +90,8 @@ ModuleAddress address_of(const ModelConfig& config, const std::string& module) {
   }
   for (const auto& [head, block, count] :
        {std::tuple{std::string("mlp.experts."), ModuleAddress::Block::kExpert, config.num_experts},
-        std::tuple{std::string("mlp.shared_experts."), ModuleAddress::Block::kSharedExpert, config.num_shared_experts}}) {
+        std::tuple{std::string("mlp.shared_experts."), ModuleAddress::Block::kSharedExpert,
+                   config.num_shared_experts}}) {
     if (rest.rfind(head, 0) != 0) continue;
     std::size_t expert_pos = head.size();
     const std::optional<int> expert = take_index(rest, expert_pos);
@@ -114,13 +114,18 @@ std::pair<int, int> matrix_shape(const ModelConfig& config, const ModuleAddress&
   const int intermediate =
       address.block == ModuleAddress::Block::kMlp ? config.intermediate_size : config.moe_intermediate_size;
   switch (address.target) {
-    case LoraTarget::kQ: return {config.q_width(), hidden};
+    case LoraTarget::kQ:
+      return {config.q_width(), hidden};
     case LoraTarget::kK:
-    case LoraTarget::kV: return {config.kv_width(), hidden};
-    case LoraTarget::kO: return {hidden, config.q_width()};
+    case LoraTarget::kV:
+      return {config.kv_width(), hidden};
+    case LoraTarget::kO:
+      return {hidden, config.q_width()};
     case LoraTarget::kGate:
-    case LoraTarget::kUp: return {intermediate, hidden};
-    case LoraTarget::kDown: return {hidden, intermediate};
+    case LoraTarget::kUp:
+      return {intermediate, hidden};
+    case LoraTarget::kDown:
+      return {hidden, intermediate};
   }
   return {0, 0};
 }
@@ -136,7 +141,8 @@ LoraPair& pair_slot(LoraAdapter& adapter, const ModelConfig& config, const Modul
              : address.target == LoraTarget::kK ? layer.k
              : address.target == LoraTarget::kV ? layer.v
                                                 : layer.o;
-    case ModuleAddress::Block::kMlp: return in_feed_forward(layer.mlp);
+    case ModuleAddress::Block::kMlp:
+      return in_feed_forward(layer.mlp);
     case ModuleAddress::Block::kExpert:
       layer.experts.resize(config.num_experts);
       return in_feed_forward(layer.experts[address.expert]);
@@ -262,8 +268,8 @@ LoraAdapter lora_from_tensors(const ModelConfig& config, std::vector<LoraTensors
     const int64_t rank = entry.a.shape[0];
     if (rank < 1 || rank > std::min(in, out)) {
       throw Error("the adapter's A of '" + entry.module + "' has rank " + std::to_string(rank) +
-                  "; a rank must be between 1 and min(in, out) = " + std::to_string(std::min(in, out)) +
-                  " for this " + std::to_string(out) + "×" + std::to_string(in) + " matrix");
+                  "; a rank must be between 1 and min(in, out) = " + std::to_string(std::min(in, out)) + " for this " +
+                  std::to_string(out) + "×" + std::to_string(in) + " matrix");
     }
     LoraPair& pair = pair_slot(adapter, config, address);
     if (pair.present()) throw Error("the adapter holds '" + entry.module + "' twice");
@@ -280,14 +286,16 @@ void merge_lora_into(ModelWeights& weights, const LoraAdapter& adapter) {
   const auto merge = [&](const LoraPair& pair, Matrix& matrix, const std::string& module) {
     if (!pair.present()) return;
     if (matrix.values.empty()) {
-      throw Error("cannot merge an adapter into '" + module + "': the model holds it quantized (q8/q4 codes); merge "
+      throw Error("cannot merge an adapter into '" + module +
+                  "': the model holds it quantized (q8/q4 codes); merge "
                   "into the fp32 or fp16 model and quantize the result");
     }
     // W[o][i] += scale · Σ_r B[o][r] · A[r][i], the sum in r's order.
     for (int o = 0; o < matrix.rows; ++o) {
       for (int i = 0; i < matrix.cols; ++i) {
         float sum = 0.0f;
-        for (int r = 0; r < pair.rank; ++r) sum += pair.b.values[o * pair.rank + r] * pair.a.values[r * matrix.cols + i];
+        for (int r = 0; r < pair.rank; ++r)
+          sum += pair.b.values[o * pair.rank + r] * pair.a.values[r * matrix.cols + i];
         matrix.values[static_cast<std::size_t>(o) * matrix.cols + i] += adapter.scale * sum;
       }
     }

@@ -141,7 +141,8 @@ INSTANTIATE_TEST_SUITE_P(Families, LoraFamily,
 // The adapter the model was loaded with (Model::adapter) is what rows without their own run with.
 TEST(Lora, TheModelsOwnAdapterAppliesToRowsThatNameNone) {
   auto model = random_test_model("tiny");
-  auto adapter = std::make_shared<const LoraAdapter>(random_lora(model->config, adaptable_modules(model->config), 4, 5));
+  auto adapter =
+      std::make_shared<const LoraAdapter>(random_lora(model->config, adaptable_modules(model->config), 4, 5));
   ThreadPool pool(2);
   Transformer transformer(*model, pool);
   const std::vector<int> tokens = test_prompt(6, 1);

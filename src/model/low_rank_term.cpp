@@ -33,8 +33,7 @@ void LowRankAdder::add(float* out, std::size_t out_stride, const float* x, std::
     if (!(count == static_cast<int>(terms.size()) && x_stride == static_cast<std::size_t>(in))) {
       gathered_.resize(static_cast<std::size_t>(count) * in);
       for (int i = 0; i < count; ++i) {
-        std::memcpy(gathered_.data() + static_cast<std::size_t>(i) * in, x + tokens_[i] * x_stride,
-                    sizeof(float) * in);
+        std::memcpy(gathered_.data() + static_cast<std::size_t>(i) * in, x + tokens_[i] * x_stride, sizeof(float) * in);
       }
       rows = gathered_.data();
     }

@@ -28,10 +28,10 @@ class LowRankAdder {
            ThreadPool& pool);
 
  private:
-  std::vector<int> tokens_;       // the tokens of the pair being applied
-  std::vector<float> gathered_;   // their x rows, side by side
-  std::vector<float> reduced_;    // A x, [tokens][rank]
-  std::vector<float> expanded_;   // B (A x), [tokens][out]
+  std::vector<int> tokens_;      // the tokens of the pair being applied
+  std::vector<float> gathered_;  // their x rows, side by side
+  std::vector<float> reduced_;   // A x, [tokens][rank]
+  std::vector<float> expanded_;  // B (A x), [tokens][out]
   std::vector<const LoraPair*> pairs_seen_;
 };
 

@@ -230,8 +230,8 @@ void Transformer::attention_block(const LayerWeights& layer, const PackedLayer& 
 }
 
 template <class Pick>
-void Transformer::add_adapter_terms(float* out, std::size_t out_stride, const float* x, std::size_t x_stride,
-                                    int count, int layer_index, const int* tokens, Pick&& pick) {
+void Transformer::add_adapter_terms(float* out, std::size_t out_stride, const float* x, std::size_t x_stride, int count,
+                                    int layer_index, const int* tokens, Pick&& pick) {
   low_rank_terms_.assign(count, LowRankTerm{});
   bool any = false;
   for (int i = 0; i < count; ++i) {
@@ -299,7 +299,8 @@ void Transformer::dense_feed_forward(const PackedFeedForward& weights, const flo
                                      MatmulOutput mode, int layer_index, FeedForwardSlot slot) {
   // The adapter's feed-forward for this slot, if it wraps any of gate, up and down there.
   const auto slot_of = [slot](const LoraLayer& l) -> const LoraFeedForward* {
-    const std::vector<LoraFeedForward>& list = slot.kind == FeedForwardSlot::Kind::kExpert ? l.experts : l.shared_experts;
+    const std::vector<LoraFeedForward>& list =
+        slot.kind == FeedForwardSlot::Kind::kExpert ? l.experts : l.shared_experts;
     if (slot.kind == FeedForwardSlot::Kind::kDense) return &l.mlp;
     return slot.index < static_cast<int>(list.size()) ? &list[slot.index] : nullptr;
   };
@@ -317,8 +318,8 @@ void Transformer::dense_feed_forward(const PackedFeedForward& weights, const flo
   if (any_adapter_) {
     add_adapter_terms(gate_up_.data(), 2 * intermediate, input, hidden, count, layer_index, slot.tokens,
                       pick(&LoraFeedForward::gate));
-    add_adapter_terms(gate_up_.data() + intermediate, 2 * intermediate, input, hidden, count, layer_index,
-                      slot.tokens, pick(&LoraFeedForward::up));
+    add_adapter_terms(gate_up_.data() + intermediate, 2 * intermediate, input, hidden, count, layer_index, slot.tokens,
+                      pick(&LoraFeedForward::up));
   }
   for_each_token(count, [&](int t) {
     const float* gate = row_of(gate_up_, t, 2 * intermediate);
