@@ -41,7 +41,7 @@ std::string versus(const TestResult& test, const ConfigurationResult& configurat
   if (test.lora) {
     const LoraComparison& lora = *test.lora;
     std::string text = format("%.2f× ", lora.fraction_of_base) + lora.base_test +
-                       (test.kind == "lora_batch" ? " without adapters" : "") +
+                       (test.kind == "lora_batch" ? " without adapters" : " without the adapter") +
                        format(" (target ≥ %.2f)", lora.target_fraction);
     if (lora.mixed_over_separate) text += format(" · %.2f× separate", *lora.mixed_over_separate);
     return text;
@@ -117,14 +117,15 @@ void lora_lines(const BenchReport& report, std::ostringstream& out) {
   out << ": " << lora.summary << "; " << with_thousands(lora.parameters) << " parameters each ("
       << decimal_bytes(static_cast<double>(lora.parameters) * 4) << " fp32), "
       << format("%.2f %%", 100.0 * static_cast<double>(lora.parameters) / static_cast<double>(lora.model_parameters))
-      << " of the model; each test timed in turn with its base run\n";
+      << " of the model; each test is timed in turn with its base run, repetition by repetition (so the base's tok/s "
+         "here is not the table's row of that name)\n";
   for (const ConfigurationResult& configuration : report.configurations) {
     for (const TestResult& test : configuration.tests) {
       if (!test.lora) continue;
       const LoraComparison& c = *test.lora;
       out << "  " << weight_type_name(configuration.weight_type) << ", " << threads_text(configuration.threads) << ": "
           << test.name << " " << with_thousands(std::llround(test.tokens_per_second->mean)) << " ÷ " << c.base_test
-          << (test.kind == "lora_batch" ? " without adapters " : " ")
+          << (test.kind == "lora_batch" ? " without adapters " : " without the adapter ")
           << with_thousands(std::llround(c.base_tokens_per_second.mean))
           << " tok/s = " << format("%.2f", c.fraction_of_base) << format(" (target ≥ %.2f: ", c.target_fraction)
           << (c.fraction_of_base >= c.target_fraction ? "met)" : "not met)");

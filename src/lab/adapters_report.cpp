@@ -1,6 +1,7 @@
 // Section 11, written: what an adapter adds (rank · (in + out) per wrapped matrix, filled in for this model and for
 // minimind-3), that B = 0 changes nothing, how far the adapter moves the logits and the answers, merged against
 // unmerged, and a mixed batch against the base alone. Each claim is chosen by the measured numbers.
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -58,10 +59,17 @@ void size_rows(const AdapterSize& size, ReportTable& table, const Words& say) {
                             count(static_cast<long long>(size.fp16_bytes())) + " B fp16)"});
 }
 
-std::string first_steps(const AdapterEffect& effect) {
-  std::string text;
+// The tokens at which answers part, ascending: "3", "3 and 10", "1, 3 and 10" (Chinese: "1、3 和 10").
+std::string first_steps(const AdapterEffect& effect, const Words& say) {
+  std::vector<int> steps;
   for (int step : effect.first_differing_step) {
-    if (step >= 0) text += (text.empty() ? "" : ", ") + std::to_string(step);
+    if (step >= 0) steps.push_back(step);
+  }
+  std::sort(steps.begin(), steps.end());
+  std::string text;
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    if (i > 0) text += i + 1 == steps.size() ? say(" and ", " 和 ") : say(", ", "、");
+    text += std::to_string(steps[i]);
   }
   return text;
 }
@@ -112,9 +120,10 @@ std::string trained_paragraph(const AdaptersData& data, const Words& say) {
                     "own path.",
                 "自由回答时，" + rows + " 个回答仍与基座相同：它在基座文本上改变的选择没有出现在它自己的路径上。");
   } else {
-    text += say("Answered freely, " + rows + " answers stayed the base's; the others part at token " +
-                    first_steps(effect) + ", and from there each continues a text of its own.",
-                "自由回答时，" + rows + " 个回答与基座相同；其余的在第 " + first_steps(effect) +
+    text += say("Answered freely, " + rows + " answers stayed the base's; the others part at token" +
+                    (effect.rows - effect.rows_identical > 1 ? "s " : " ") + first_steps(effect, say) +
+                    ", and from there each continues a text of its own.",
+                "自由回答时，" + rows + " 个回答与基座相同；其余的在第 " + first_steps(effect, say) +
                     " 个令牌处分开，从那里起各自续写自己的文本。");
   }
   return text;
@@ -149,11 +158,11 @@ std::string merged_paragraph(const AdaptersData& data, const Words& say) {
     text += say(rows + " answers identical although the logits agree up to rounding (max |Δ| = " + delta + " ≤ " +
                     tolerance +
                     "): where two tokens are nearly tied, rounding alone can pick the other one, and the answer "
-                    "continues differently from there (token " +
-                    first_steps(merged) + ").",
+                    "continues differently from there (token" +
+                    (merged.rows - merged.rows_identical > 1 ? "s " : " ") + first_steps(merged, say) + ").",
                 rows + " 个回答相同，尽管 logits 只差舍入误差（最大 |Δ| = " + delta + " ≤ " + tolerance +
-                    "）：两个令牌几乎并列时，单是舍入就可能选中另一个，回答从那里开始不同（第 " + first_steps(merged) +
-                    " 个令牌）。");
+                    "）：两个令牌几乎并列时，单是舍入就可能选中另一个，回答从那里开始不同（第 " +
+                    first_steps(merged, say) + " 个令牌）。");
   } else {
     text += say("they **differ**: " + rows + " answers identical and logits apart by up to " + delta + " (> " +
                     tolerance + ") — merged and unmerged must compute the same function; this is a bug.",
@@ -253,7 +262,7 @@ ReportSection adapters_report(const AdaptersData& data, Language language) {
   ReportSection section;
   section.key = "adapters";
   section.title = say("Adapters: LoRA on the SFT model", "适配器：SFT 模型上的 LoRA");
-  const std::string relative = percent(data.relative_size);
+  const std::string relative = fixed(100 * data.relative_size, 1) + " %";
   std::string intro = say(
       "LoRA fine-tunes a model without changing its weights: for some matrices W it learns a low-rank pair, A "
       "[rank × in] and B [out × rank], and the projection becomes y = W x + scale · B (A x). MiniMind's model_lora.py "
@@ -266,21 +275,22 @@ ReportSection adapters_report(const AdaptersData& data, Language language) {
       "y = W x + scale · B (A x)。MiniMind 的 model_lora.py 以秩 16、scale 1 包装每个方阵投影——在它的形状里就是 q_proj "
       "和 o_proj——初始时 A ~ N(0, 0.02²)，B = 0。minigen 以不合并的方式运行适配器：基座投影对批次中的所有行只运行一次，"
       "每一行再加上自己适配器的项，所以一份权重服务所有适配器，使用不同适配器的行也能共享一步。");
-  intro += data.learners_adapter
-               ? say("This section measures your adapter `" + data.adapter_source + "` (" + data.adapter_summary +
-                         "); its ‖scale · B·A‖_F is " + relative + " of the ‖W‖_F it adapts.",
-                     "本节测量你的适配器 `" + data.adapter_source + "`（" + data.adapter_summary +
-                         "）；它的 ‖scale · B·A‖_F 是它所适配的 ‖W‖_F 的 " + relative + "。")
-               : say("No adapter was given (`--lora`), so this section makes a random one in MiniMind's shape (" +
-                         data.adapter_summary + ") with B drawn so that ‖B·A‖_F is about " +
-                         percent(data.target_relative_size) + " of the ‖W‖_F it adapts (measured: " + relative +
-                         ") — an assumed size for a trained adapter, not one measured on a trained MiniMind adapter. "
-                         "`minigen lab --lora your_adapter.pth` measures your own.",
-                     "没有给出适配器（`--lora`），所以本节按 MiniMind 的形状生成一个随机适配器（" +
-                         data.adapter_summary + "），B 的大小使 ‖B·A‖_F 约为它所适配的 ‖W‖_F 的 " +
-                         percent(data.target_relative_size) + "（实测：" + relative +
-                         "）——这是对训练后适配器大小的假设，而不是在训练过的 MiniMind 适配器上测得的。"
-                         "`minigen lab --lora your_adapter.pth` 会测量你自己的适配器。");
+  intro +=
+      data.learners_adapter
+          ? say("This section measures your adapter `" + data.adapter_source + "` (" + data.adapter_summary +
+                    "); its ‖scale · B·A‖_F is " + relative + " of the ‖W‖_F it adapts.",
+                "本节测量你的适配器 `" + data.adapter_source + "`（" + data.adapter_summary +
+                    "）；它的 ‖scale · B·A‖_F 是它所适配的 ‖W‖_F 的 " + relative + "。")
+          : say("No adapter was given (`--lora`), so this section makes a random one in MiniMind's shape (" +
+                    data.adapter_summary + ") with B drawn so that ‖B·A‖_F is about " +
+                    fixed(100 * data.target_relative_size, 0) + " % of the ‖W‖_F it adapts (measured: " + relative +
+                    ") — an assumed size for a trained adapter, not one measured on a trained MiniMind adapter. "
+                    "`minigen lab --lora your_adapter.pth` measures your own.",
+                "没有给出适配器（`--lora`），所以本节按 MiniMind 的形状生成一个随机适配器（" + data.adapter_summary +
+                    "），B 的大小使 ‖B·A‖_F 约为它所适配的 ‖W‖_F 的 " + fixed(100 * data.target_relative_size, 0) +
+                    " %（实测：" + relative +
+                    "）——这是对训练后适配器大小的假设，而不是在训练过的 MiniMind 适配器上测得的。"
+                    "`minigen lab --lora your_adapter.pth` 会测量你自己的适配器。");
   section.paragraph(intro);
 
   const AdapterSize& size = data.size;
@@ -325,8 +335,12 @@ ReportSection adapters_report(const AdaptersData& data, Language language) {
   section.table(std::move(effects));
   section.paragraph(trained_paragraph(data, say));
   if (!data.prompts.empty()) {
-    section.paragraph(say("The first question, \"", "第一个问题“") + data.prompts.front() +
-                      say("\", answered greedily by the base model:", "”，基座模型的贪心回答："));
+    const std::vector<int>& parted = data.trained.first_differing_step;
+    const bool changed = data.example_prompt < static_cast<int>(parted.size()) && parted[data.example_prompt] >= 0;
+    section.paragraph(
+        (changed ? say("The first question whose answer the adapter changed, \"", "适配器改变了回答的第一个问题“")
+                 : say("The first question, \"", "第一个问题“")) +
+        data.prompts[data.example_prompt] + say("\", answered greedily by the base model:", "”，基座模型的贪心回答："));
     section.paragraph(blockquote(printable_text(data.base_answer)));
     section.paragraph(say("and with the adapter:", "以及使用适配器的回答："));
     section.paragraph(blockquote(printable_text(data.adapter_answer)));
@@ -363,6 +377,7 @@ ReportSection adapters_report(const AdaptersData& data, Language language) {
                   {"adapter", effect_json(data.trained)},
                   {"merged", data.merged ? effect_json(*data.merged) : nlohmann::json(nullptr)},
                   {"merge_skipped", data.merge_skipped},
+                  {"example_prompt", data.example_prompt},
                   {"base_answer", data.base_answer},
                   {"adapter_answer", data.adapter_answer},
                   {"mixed_batch",

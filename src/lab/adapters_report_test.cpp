@@ -103,8 +103,15 @@ TEST(AdaptersReport, TheAdapterChangesNoChoiceOnlyOffPathOrSomeAnswers) {
   data.trained.rows_identical = 2;
   data.trained.first_differing_step = {-1, 3, -1, 11};
   text = markdown_of(adapters_report(data));
-  expect_says(text, "Answered freely, 2 of 4 answers stayed the base's; the others part at token 3, 11, and from");
+  expect_says(text, "Answered freely, 2 of 4 answers stayed the base's; the others part at tokens 3 and 11, and from");
   expect_not_says(text, "It changed no greedy choice");
+  expect_says(text, "The first question, \"What does 'river' mean?\", answered greedily by the base model:");
+  data.example_prompt = 1;  // the measurement shows the first question whose answer changed
+  data.trained.first_differing_step = {-1, 3, -1, -1};
+  data.trained.rows_identical = 3;
+  text = markdown_of(adapters_report(data));
+  expect_says(text, "the others part at token 3, and from");
+  expect_says(text, "The first question whose answer the adapter changed, \"Who are you?\", answered greedily");
 }
 
 TEST(AdaptersReport, MergedAgainstUnmergedWithinRoundingOrNot) {

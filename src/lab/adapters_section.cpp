@@ -208,8 +208,13 @@ AdaptersData measure_adapters(LabContext& lab) {
   data.trained =
       compare_runs(base_logits, base, answer_logits(transformer, prompts, base, adapter, kv_dtype), adapted, vocab);
   const Tokenizer& tokenizer = *lab.sft().tokenizer;
-  data.base_answer = answer_text(tokenizer, base.front());
-  data.adapter_answer = answer_text(tokenizer, adapted.front());
+  const auto changed = std::find_if(data.trained.first_differing_step.begin(), data.trained.first_differing_step.end(),
+                                    [](int step) { return step >= 0; });
+  if (changed != data.trained.first_differing_step.end()) {
+    data.example_prompt = static_cast<int>(changed - data.trained.first_differing_step.begin());
+  }
+  data.base_answer = answer_text(tokenizer, base[data.example_prompt]);
+  data.adapter_answer = answer_text(tokenizer, adapted[data.example_prompt]);
 
   if (model.weights.stored_quantization() != WeightType::kF32) {
     data.merge_skipped = std::string("the SFT model's file stores ") +

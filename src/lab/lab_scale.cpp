@@ -47,8 +47,8 @@ LabScale LabScale::for_run(bool quick) {
     scale.constraining_samples = 8;
     scale.shrinking_documents = 20;  // 12 perplexity passes (4 + 4 KV types, 4 weight types; f32 is the reference)
     scale.adapter_new_tokens = 16;
-    scale.adapter_timed_steps = 8;
-    scale.adapter_timing_repeats = 2;
+    scale.adapter_timed_steps = 16;
+    scale.adapter_timing_repeats = 3;
   } else {
     scale.grid_prompt_tokens = {16, 64, kHeadlinePromptTokens, 512};
     scale.grid_new_tokens = {16, kHeadlineNewTokens, 256};

@@ -81,10 +81,10 @@ TEST(WorkEstimate, CountsEachSectionsRuns) {
   EXPECT_EQ(work[3].base.tokens, 37 + 63);
   EXPECT_EQ(work[6].base.calls + work[6].sft.calls, 0);  // eos padding reuses section 5's batches
   // Section 11: four greedy batches of the four questions (16 tokens), five passes scoring question + answer, and
-  // the 8-row batch of 8 timed steps after its prefill, mixed and alone, a warm-up and 2 runs each.
+  // the 8-row batch of 16 timed steps after its prefill, mixed and alone, a warm-up and 3 runs each.
   EXPECT_EQ(work[10].base.calls, 0);
-  EXPECT_EQ(work[10].sft.calls, 4 * 16 + 5 + 6 * 9);
-  EXPECT_EQ(work[10].sft.tokens, 4 * (97 + 4 * 15) + 5 * (97 + 4 * 15) + 6 * 8 * (20 + 8));
+  EXPECT_EQ(work[10].sft.calls, 4 * 16 + 5 + 8 * 17);
+  EXPECT_EQ(work[10].sft.tokens, 4 * (97 + 4 * 15) + 5 * (97 + 4 * 15) + 8 * 8 * (20 + 16));
 }
 
 TEST(LabScaleBudget, CheapModelsKeepTheDefaultSizes) {

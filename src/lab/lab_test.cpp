@@ -300,7 +300,7 @@ TEST(LabSections, AdaptersSectionOnTheShippedSftModel) {
 
   EXPECT_EQ(data.timing.rows, 8);
   EXPECT_EQ(data.timing.base_rows, 2);
-  EXPECT_EQ(data.timing.base_ms_per_step.size(), 2u);
+  EXPECT_EQ(data.timing.base_ms_per_step.size(), 3u);
   EXPECT_GT(data.timing.mixed_ms_per_step.front(), 0.0);
 }
 

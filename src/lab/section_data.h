@@ -401,10 +401,13 @@ struct AdaptersData {
   AdapterSize minimind3;            // MiniMind's shape on minimind-3 at rank 16, from the family's config
   int new_tokens = 0;               // greedy tokens per answer, eos ignored
   std::vector<std::string> prompts;
-  AdapterEffect zero_b;                 // B = 0 (MiniMind's initialisation) against the base
-  AdapterEffect trained;                // the adapter against the base
-  std::string base_answer;              // the first prompt's greedy answer, decoded (up to eos)
-  std::string adapter_answer;           // the same with the adapter
+  AdapterEffect zero_b;   // B = 0 (MiniMind's initialisation) against the base
+  AdapterEffect trained;  // the adapter against the base
+  // The first question whose answer the adapter changed (the first question when it changed none), and its greedy
+  // answers, decoded up to eos.
+  int example_prompt = 0;
+  std::string base_answer;
+  std::string adapter_answer;
   std::optional<AdapterEffect> merged;  // W + scale·B·A in fp32 against the adapter unmerged (fp32 both)
   std::string merge_skipped;            // why merged is empty
   MixedBatchTiming timing;
