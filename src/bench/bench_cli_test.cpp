@@ -62,6 +62,32 @@ TEST(BenchCli, QuickJsonOnTheShippedModelHasEveryNumber) {
   }
 }
 
+// The LoRA tests in the JSON: each with the run it is measured against, the fraction reached and the target.
+TEST(BenchCli, LoraRankAddsTheAdapterTestsToTheJson) {
+  const RunResult result = run_minigen("bench --quick -p 16 -n 4 -b 1 --threads 1 -r 1 --lora-rank 4 --json");
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const auto json = nlohmann::json::parse(result.out);
+  EXPECT_EQ(json["settings"]["lora_rank"], 4);
+  EXPECT_EQ(json["lora"]["source"], "random");
+  EXPECT_EQ(json["lora"]["adapters"], 4);
+  EXPECT_EQ(json["lora"]["parameters_per_adapter"], 16384);  // 4 layers · q_proj, o_proj · 4 · (256 + 256)
+  const auto& tests = json["results"][0]["tests"];
+  ASSERT_GE(tests.size(), 2u);
+  const auto& decode = tests[tests.size() - 2];
+  const auto& batch = tests.back();
+  EXPECT_EQ(decode["name"], "tg4 lora r4");
+  EXPECT_EQ(decode["lora"]["base_test"], "tg4");
+  EXPECT_EQ(decode["lora"]["target_fraction"], 0.9);
+  EXPECT_GT(decode["lora"]["fraction_of_base"].get<double>(), 0);
+  EXPECT_EQ(batch["name"], "b32 4 adapters");
+  EXPECT_EQ(batch["lora"]["base_test"], "b32 decode");
+  EXPECT_EQ(batch["lora"]["target_fraction"], 0.85);
+  EXPECT_GT(batch["lora"]["fraction_of_base"].get<double>(), 0);
+  EXPECT_GT(batch["lora"]["mixed_over_separate"].get<double>(), 0);
+  EXPECT_TRUE(batch["lora"]["mixed_equals_separate"].get<bool>());
+  EXPECT_GT(batch["lora"]["rows_differing_from_base"].get<int>(), 0);
+}
+
 // One "minigen: error: …" line naming the problem, exit code 1.
 void expect_one_error_line(const std::string& arguments, const std::string& needle) {
   const RunResult result = run_minigen(arguments);
@@ -80,6 +106,10 @@ TEST(BenchCli, BadFlagsGiveOneErrorLine) {
   expect_one_error_line("bench --quick -p 32000 -n 1000", "context");
   expect_one_error_line("bench --quick -m random:huge", "huge");
   expect_one_error_line("bench --quick -m /nonexistent/model", "not found");
+  expect_one_error_line("bench --quick --lora-rank 0", "--lora-rank");
+  expect_one_error_line("bench --quick --lora-rank 300", "--lora-rank 300 exceeds the width");
+  expect_one_error_line("bench --quick --lora-rank 4 --lora x.pth", "--lora-rank and --lora");
+  expect_one_error_line("bench --quick --lora /nonexistent/adapter.pth", "/nonexistent/adapter.pth");
 }
 
 }  // namespace

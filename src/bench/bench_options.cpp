@@ -87,6 +87,17 @@ BenchOptions bench_options_from_flags(const BenchFlagValues& flags, int default_
   if (flags.long_context) {
     options.long_context_tokens = parse_positive_int_list("--long-context", *flags.long_context, 1 << 24);
   }
+  if (flags.lora_rank && flags.lora_path) {
+    throw Error(
+        "--lora-rank and --lora both choose the LoRA tests' adapters (random ones of a rank, or a file's); "
+        "give one");
+  }
+  // The rank is checked against the model's widths once it is loaded (bench/bench_adapters.h).
+  if (flags.lora_rank) options.lora_rank = parse_positive_int("--lora-rank", *flags.lora_rank, 4096);
+  if (flags.lora_path) {
+    if (flags.lora_path->empty()) throw Error("--lora takes an adapter file, got ''");
+    options.lora_path = *flags.lora_path;
+  }
   return options;
 }
 
@@ -110,7 +121,9 @@ void validate_for_model(const BenchOptions& options, const ModelConfig& config) 
   const int64_t single_row_tokens = static_cast<int64_t>(options.prompt_tokens) + options.generate_tokens;
   const int64_t single_row_forward = options.no_cache ? single_row_tokens - 1 : options.prompt_tokens;
   check_run_memory(config, RunShape{1, single_row_tokens, single_row_forward, kv_dtype}, kAdvice);
-  for (const int rows : options.batch_sizes) {
+  std::vector<int> batches = options.batch_sizes;
+  if (options.lora()) batches.push_back(options.lora_batch_rows);
+  for (const int rows : batches) {
     check_run_memory(config,
                      RunShape{rows, static_cast<int64_t>(options.batch_prompt_tokens) + options.generate_tokens,
                               static_cast<int64_t>(rows) * options.batch_prompt_tokens, kv_dtype},

@@ -36,6 +36,14 @@ struct BenchOptions {
   std::vector<KvDType> kv_dtypes = {KvDType::kF32};
   std::vector<int> long_context_tokens;  // prompt lengths of the long-context decode test; empty: not run
   int long_context_decode_tokens = 32;   // decoded after each long prompt
+  // The LoRA tests (bench/lora_bench.h), run when one of the two is set: random MiniMind-style adapters of this rank,
+  // or a real adapter file (and copies of it).
+  int lora_rank = 0;
+  std::string lora_path;
+  int lora_batch_rows = 32;  // the mixed batch's rows, row b with adapter b mod lora_adapters
+  int lora_adapters = 4;
+
+  bool lora() const { return lora_rank > 0 || !lora_path.empty(); }
 };
 
 // The flags as typed. Numbers arrive as text so that every bad value — "x", "0", "1,,2" — becomes one
@@ -49,6 +57,8 @@ struct BenchFlagValues {
   std::optional<std::string> repetitions;
   std::optional<std::string> kv_dtypes;
   std::optional<std::string> long_context;
+  std::optional<std::string> lora_rank;
+  std::optional<std::string> lora_path;
   bool no_cache = false;
   bool quick = false;
 };
@@ -57,8 +67,9 @@ struct BenchFlagValues {
 // a 512 MiB DRAM buffer). `default_threads` is used when --threads is not given.
 BenchOptions bench_options_from_flags(const BenchFlagValues& flags, int default_threads);
 
-// Throws minigen::Error when a prompt plus its generated tokens would not fit the model's context, or the
-// vocabulary is too small to hold prompt tokens that are not special tokens.
+// Throws minigen::Error when a prompt plus its generated tokens would not fit the model's context, a batch (the LoRA
+// tests' mixed batch too) would not fit the memory budget, or the vocabulary is too small to hold prompt tokens that
+// are not special tokens.
 void validate_for_model(const BenchOptions& options, const ModelConfig& config);
 
 // "512" → 512; anything that is not a whole number in [1, max_value] is an error naming `flag`.

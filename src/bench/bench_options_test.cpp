@@ -63,6 +63,26 @@ TEST(BenchOptions, QuickChangesOnlyTheDefaultsThatWereNotGiven) {
   expect_error_naming([&] { bench_options_from_flags(flags, 4); }, "--repetitions");
 }
 
+TEST(BenchOptions, LoraRankOrAdapterFileButNotBoth) {
+  BenchFlagValues flags;
+  EXPECT_FALSE(bench_options_from_flags(flags, 2).lora());  // opt-in
+  flags.lora_rank.emplace("16");
+  const BenchOptions ranked = bench_options_from_flags(flags, 2);
+  EXPECT_TRUE(ranked.lora());
+  EXPECT_EQ(ranked.lora_rank, 16);
+  EXPECT_EQ(ranked.lora_batch_rows, 32);
+  EXPECT_EQ(ranked.lora_adapters, 4);
+  flags.lora_path.emplace("adapter.pth");
+  expect_error_naming([&] { bench_options_from_flags(flags, 2); }, "--lora-rank and --lora");
+  flags.lora_rank.reset();
+  EXPECT_EQ(bench_options_from_flags(flags, 2).lora_path, "adapter.pth");
+  flags.lora_path.reset();
+  for (const char* bad : {"0", "r16", "5000", ""}) {
+    flags.lora_rank.emplace(bad);
+    expect_error_naming([&] { bench_options_from_flags(flags, 2); }, "--lora-rank");
+  }
+}
+
 TEST(BenchOptions, PromptPlusGeneratedTokensMustFitTheContext) {
   ModelConfig config = config_for_family("tiny");
   config.max_position_embeddings = 512;

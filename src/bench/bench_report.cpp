@@ -38,8 +38,18 @@ std::string versus(const TestResult& test, const ConfigurationResult& configurat
     return format("wall %.1f× cached", wall) + format(" · forward tokens %.1f×", tokens);
   }
   if (test.kind == "long_context") return "KV " + with_thousands(static_cast<long long>(test.kv_bytes)) + " B";
+  if (test.lora) {
+    const LoraComparison& lora = *test.lora;
+    std::string text = format("%.2f× ", lora.fraction_of_base) + lora.base_test +
+                       (test.kind == "lora_batch" ? " without adapters" : " without the adapter") +
+                       format(" (target ≥ %.2f)", lora.target_fraction);
+    if (lora.mixed_over_separate) text += format(" · %.2f× separate", *lora.mixed_over_separate);
+    return text;
+  }
   return "";
 }
+
+nlohmann::json lora_json(const LoraComparison& lora);
 
 nlohmann::json statistic_json(const Statistic& statistic) {
   return {{"mean", statistic.mean}, {"stddev", statistic.stddev}, {"samples", statistic.samples}};
@@ -68,7 +78,71 @@ nlohmann::json test_json(const TestResult& test) {
     json["kv_dtype"] = kv_dtype_name(*test.kv_dtype);
     json["kv_bytes"] = test.kv_bytes;
   }
+  if (test.lora) json["lora"] = lora_json(*test.lora);
   return json;
+}
+
+nlohmann::json lora_json(const LoraComparison& lora) {
+  nlohmann::json json = {{"adapters", lora.adapters},
+                         {"rows", lora.rows},
+                         {"base_test", lora.base_test},
+                         {"base_tokens_per_second", statistic_json(lora.base_tokens_per_second)},
+                         {"fraction_of_base", lora.fraction_of_base},
+                         {"target_fraction", lora.target_fraction},
+                         {"target_met", lora.fraction_of_base >= lora.target_fraction},
+                         {"greedy_tokens", lora.greedy_tokens},
+                         {"rows_differing_from_base", lora.rows_differing_from_base}};
+  if (lora.separate_tokens_per_second) {
+    json["separate_tokens_per_second"] = statistic_json(*lora.separate_tokens_per_second);
+    json["mixed_over_separate"] = *lora.mixed_over_separate;
+    json["mixed_equals_separate"] = lora.mixed_equals_separate;
+  } else {
+    json["first_difference"] = lora.first_difference;
+  }
+  return json;
+}
+
+// The adapters, then each LoRA test's arithmetic: the fraction of its base run and the target, and what the
+// adapters did to the greedy tokens (proof that the low-rank term ran).
+void lora_lines(const BenchReport& report, std::ostringstream& out) {
+  if (!report.lora) return;
+  const LoraDescription& lora = *report.lora;
+  out << "LoRA adapters: ";
+  if (lora.source == "random") {
+    out << lora.count << " random, MiniMind's shape (A ~ N(0, " << format("%g", lora.a_std) << "²), B ~ N(0, "
+        << format("%g", lora.b_std) << "²), scale 1)";
+  } else {
+    out << lora.source << " and " << lora.count - 1 << (lora.count == 2 ? " copy" : " copies") << " of it";
+  }
+  out << ": " << lora.summary << "; " << with_thousands(lora.parameters) << " parameters each ("
+      << decimal_bytes(static_cast<double>(lora.parameters) * 4) << " fp32), "
+      << format("%.2f %%", 100.0 * static_cast<double>(lora.parameters) / static_cast<double>(lora.model_parameters))
+      << " of the model; each test is timed in turn with its base run, repetition by repetition (so the base's tok/s "
+         "here is not the table's row of that name)\n";
+  for (const ConfigurationResult& configuration : report.configurations) {
+    for (const TestResult& test : configuration.tests) {
+      if (!test.lora) continue;
+      const LoraComparison& c = *test.lora;
+      out << "  " << weight_type_name(configuration.weight_type) << ", " << threads_text(configuration.threads) << ": "
+          << test.name << " " << with_thousands(std::llround(test.tokens_per_second->mean)) << " ÷ " << c.base_test
+          << (test.kind == "lora_batch" ? " without adapters " : " without the adapter ")
+          << with_thousands(std::llround(c.base_tokens_per_second.mean))
+          << " tok/s = " << format("%.2f", c.fraction_of_base) << format(" (target ≥ %.2f: ", c.target_fraction)
+          << (c.fraction_of_base >= c.target_fraction ? "met)" : "not met)");
+      if (c.separate_tokens_per_second) {
+        out << "; one batch of " << c.rows / c.adapters << " rows per adapter, one after another: "
+            << with_thousands(std::llround(c.separate_tokens_per_second->mean))
+            << " tok/s → mixed = " << format("%.2f× separate", *c.mixed_over_separate) << ", tokens "
+            << (c.mixed_equals_separate ? "identical" : "DIFFER") << "; " << c.rows_differing_from_base << " of "
+            << c.rows << " rows' greedy tokens differ from the base's";
+      } else if (c.first_difference >= 0) {
+        out << "; greedy tokens differ from the base's from token " << c.first_difference;
+      } else {
+        out << "; greedy tokens equal to the base's (" << c.greedy_tokens << " of " << c.greedy_tokens << ")";
+      }
+      out << "\n";
+    }
+  }
 }
 
 void bandwidth_lines(const BenchReport& report, std::ostringstream& out) {
@@ -190,11 +264,16 @@ std::string render_text(const BenchReport& report) {
     out << " tokens, KV";
     for (KvDType dtype : options.kv_dtypes) out << ' ' << kv_dtype_name(dtype);
   }
+  if (options.lora()) {
+    out << " · LoRA: tg with one adapter, b" << options.lora_batch_rows << " over " << options.lora_adapters
+        << " adapters";
+  }
   out << "\n          " << options.repetitions << " repetitions after 1 warm-up · mean ± sample sd\n\n"
       << render_table(report) << "\n";
   bandwidth_lines(report, out);
   bound_lines(report, out);
   no_cache_lines(report, out);
+  lora_lines(report, out);
   drift_line(report, out);
   out << "elapsed " << fixed(report.elapsed_s, 1) << " s\n";
   return out.str();
@@ -229,6 +308,10 @@ nlohmann::json report_json(const BenchReport& report) {
         {"kv_dtypes", kv_dtype_names},
         {"long_context_tokens", options.long_context_tokens},
         {"long_context_decode_tokens", options.long_context_decode_tokens},
+        {"lora_rank", options.lora_rank},
+        {"lora", options.lora_path.empty() ? nlohmann::json(nullptr) : nlohmann::json(options.lora_path)},
+        {"lora_batch_rows", options.lora_batch_rows},
+        {"lora_adapters", options.lora_adapters},
         {"no_cache", options.no_cache},
         {"repetitions", options.repetitions},
         {"quick", options.quick},
@@ -238,8 +321,21 @@ nlohmann::json report_json(const BenchReport& report) {
       {"bandwidth", nlohmann::json::array()},
       {"results", nlohmann::json::array()},
       {"bf16_drift", nullptr},
+      {"lora", nullptr},
       {"elapsed_s", report.elapsed_s},
   };
+  if (report.lora) {
+    const LoraDescription& lora = *report.lora;
+    json["lora"] = {{"source", lora.source},
+                    {"summary", lora.summary},
+                    {"adapters", lora.count},
+                    {"rank", lora.rank},
+                    {"parameters_per_adapter", lora.parameters},
+                    {"fp32_bytes_per_adapter", lora.parameters * 4},
+                    {"model_parameters", lora.model_parameters},
+                    {"a_std", lora.source == "random" ? nlohmann::json(lora.a_std) : nlohmann::json(nullptr)},
+                    {"b_std", lora.source == "random" ? nlohmann::json(lora.b_std) : nlohmann::json(nullptr)}};
+  }
   for (const BandwidthMeasurement& measured : report.bandwidth) {
     json["bandwidth"].push_back({{"threads", measured.threads},
                                  {"buffer_bytes", measured.buffer_bytes},

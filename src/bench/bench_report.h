@@ -30,9 +30,29 @@ struct ModelDescription {
   int vocab_size = 0;
 };
 
+// A LoRA test against the run it is measured against (bench/lora_bench.h): both timed in the same repetitions, in
+// turn, so that their ratio is the adapters' cost rather than the shared machine's drift between two tests.
+struct LoraComparison {
+  int adapters = 1;  // distinct adapters among the rows
+  int rows = 1;
+  std::string base_test;  // what it is measured against: "tg128", "b32 decode" (the same rows without adapters)
+  Statistic base_tokens_per_second;
+  double fraction_of_base = 0;  // mean tokens/s ÷ the base's mean
+  double target_fraction = 0;   // the target for that fraction: reported, never asserted
+  // b32 4 adapters only: "one engine per adapter", each adapter's rows decoded as a batch of their own, one batch
+  // after another on the same cores; mixed ÷ separate throughput.
+  std::optional<Statistic> separate_tokens_per_second;
+  std::optional<double> mixed_over_separate;
+  bool mixed_equals_separate = true;  // each row chose the same tokens in the mixed batch as in its own batch
+  int greedy_tokens = 0;              // per row
+  int rows_differing_from_base = 0;   // rows whose greedy tokens differ from the same row's without an adapter
+  int first_difference = -1;          // tg: first token that differs from the base's (−1: none)
+};
+
 struct TestResult {
-  std::string name;  // llama-bench style: "pp512", "tg128", "b8 decode", "ttft", "tg128 no-cache"
-  std::string kind;  // "prompt", "generate", "batch_decode", "ttft", "generate_no_cache", "long_context"
+  std::string name;  // llama-bench style: "pp512", "tg128", "b8 decode", "ttft", "tg128 no-cache", "tg128 lora r16"
+  std::string kind;  // "prompt", "generate", "batch_decode", "ttft", "generate_no_cache", "long_context",
+                     // "lora_generate", "lora_batch"
   int batch_size = 1;
   std::optional<Statistic> tokens_per_second;  // none for ttft, which is a latency
   Statistic time_ms;                           // per time_per
@@ -47,6 +67,7 @@ struct TestResult {
   // long_context: the cache's element type, and its bytes after the last step (P + N positions).
   std::optional<KvDType> kv_dtype;
   std::size_t kv_bytes = 0;
+  std::optional<LoraComparison> lora;
 };
 
 // tg against the bandwidth ceiling: bound = bandwidth ÷ weight bytes.
@@ -81,6 +102,18 @@ struct DriftResult {
   int first_divergence = -1;  // first differing position, −1 when all agree
 };
 
+// The adapters of the LoRA tests.
+struct LoraDescription {
+  std::string source;      // "random" or the adapter file
+  std::string summary;     // LoraAdapter::summary(): "q_proj, o_proj in 8 of 8 layers, rank 16"
+  int count = 0;           // adapters in the mixed batch (random: seeds 1 … count; a file: it and count − 1 copies)
+  int rank = 0;            // the largest
+  int64_t parameters = 0;  // of one adapter: Σ rank · (in + out)
+  int64_t model_parameters = 0;  // the base model's
+  float a_std = 0;               // random adapters: A ~ N(0, a_std²), B ~ N(0, b_std²)
+  float b_std = 0;
+};
+
 struct BenchReport {
   SystemDescription system;
   ModelDescription model;
@@ -88,6 +121,7 @@ struct BenchReport {
   std::vector<BandwidthMeasurement> bandwidth;  // best per (threads, buffer size); runs counts all of them
   std::vector<ConfigurationResult> configurations;
   std::optional<DriftResult> drift;
+  std::optional<LoraDescription> lora;
   double elapsed_s = 0;
 };
 

@@ -96,6 +96,76 @@ TEST(BenchReport, JsonHoldsEveryNumber) {
   EXPECT_EQ(json["system"]["openblas_coretype"], nullptr);
 }
 
+// The LoRA tests as the runner fills them for --lora-rank 16 -n 8: one decode test and the mixed batch.
+BenchReport lora_report() {
+  BenchReport report = fixed_report();
+  ConfigurationResult& configuration = report.configurations[0];
+  TestResult decode = test_of("tg8 lora r16", "lora_generate", {2100, 2100}, {0.476, 0.476}, "token");
+  LoraComparison& one = decode.lora.emplace();
+  one.base_test = "tg8";
+  one.base_tokens_per_second = summarize({2300, 2300});
+  one.fraction_of_base = 2100.0 / 2300.0;
+  one.target_fraction = 0.90;
+  one.greedy_tokens = 8;
+  one.first_difference = 2;
+  one.rows_differing_from_base = 1;
+  configuration.tests.push_back(decode);
+  TestResult batch = test_of("b32 4 adapters", "lora_batch", {4000, 4000}, {8, 8}, "step");
+  batch.batch_size = 32;
+  LoraComparison& mixed = batch.lora.emplace();
+  mixed.adapters = 4;
+  mixed.rows = 32;
+  mixed.base_test = "b32 decode";
+  mixed.base_tokens_per_second = summarize({5000, 5000});
+  mixed.fraction_of_base = 0.8;
+  mixed.target_fraction = 0.85;
+  mixed.separate_tokens_per_second = summarize({2000, 2000});
+  mixed.mixed_over_separate = 2.0;
+  mixed.greedy_tokens = 9;
+  mixed.rows_differing_from_base = 32;
+  configuration.tests.push_back(batch);
+  report.lora =
+      LoraDescription{"random", "q_proj, o_proj in 8 of 8 layers, rank 16", 4, 16, 393'216, 63'912'192, 0.02f, 0.5f};
+  return report;
+}
+
+TEST(BenchReport, LoraTestsShowTheirFractionTargetAndSeparateEngines) {
+  const BenchReport report = lora_report();
+  const std::string table = render_table(report);
+  EXPECT_NE(table.find("| tg8 lora r16 | 2,100.00 ± 0.00 | 0.476 ± 0.000 ms/token | 0.91× tg8 without the adapter "
+                       "(target ≥ 0.90) |"),
+            std::string::npos)
+      << table;
+  EXPECT_NE(table.find("| b32 4 adapters | 4,000.00 ± 0.00 | 8.000 ± 0.000 ms/step | 0.80× b32 decode without "
+                       "adapters (target ≥ 0.85) · 2.00× separate |"),
+            std::string::npos)
+      << table;
+  const std::string text = render_text(report);
+  EXPECT_NE(text.find("LoRA adapters: 4 random, MiniMind's shape (A ~ N(0, 0.02²), B ~ N(0, 0.5²), scale 1): q_proj, "
+                      "o_proj in 8 of 8 layers, rank 16; 393,216 parameters each (1.57 MB fp32), 0.62 % of the model"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("tg8 lora r16 2,100 ÷ tg8 without the adapter 2,300 tok/s = 0.91 (target ≥ 0.90: met); greedy "
+                      "tokens differ from the base's from token 2"),
+            std::string::npos)
+      << text;
+  EXPECT_NE(text.find("= 0.80 (target ≥ 0.85: not met); one batch of 8 rows per adapter, one after another: 2,000 "
+                      "tok/s → mixed = 2.00× separate, tokens identical; 32 of 32 rows"),
+            std::string::npos)
+      << text;
+  const nlohmann::json json = report_json(report);
+  const nlohmann::json& tests = json["results"][0]["tests"];
+  EXPECT_EQ(tests[5]["lora"]["base_test"], "tg8");
+  EXPECT_EQ(tests[5]["lora"]["target_met"], true);
+  EXPECT_EQ(tests[5]["lora"]["first_difference"], 2);
+  EXPECT_EQ(tests[6]["lora"]["target_met"], false);
+  EXPECT_EQ(tests[6]["lora"]["mixed_over_separate"], 2.0);
+  EXPECT_EQ(tests[6]["lora"]["separate_tokens_per_second"]["mean"], 2000.0);
+  EXPECT_EQ(json["lora"]["parameters_per_adapter"], 393216);
+  EXPECT_EQ(json["lora"]["fp32_bytes_per_adapter"], 1572864);
+  EXPECT_EQ(report_json(fixed_report())["lora"], nullptr);  // only with --lora-rank or --lora
+}
+
 TEST(BenchReport, NumberFormats) {
   EXPECT_EQ(decimal_bytes(512), "512 B");
   EXPECT_EQ(decimal_bytes(19'398'656), "19.4 MB");

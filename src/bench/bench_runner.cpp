@@ -5,11 +5,14 @@
 #include <string>
 #include <utility>
 
+#include "bench/bench_adapters.h"
 #include "bench/bench_statistics.h"
 #include "bench/bf16_drift.h"
 #include "bench/greedy_decode.h"
+#include "bench/lora_bench.h"
 #include "bench/memory_bandwidth.h"
 #include "cache/kv_cache.h"
+#include "checkpoint/lora_loader.h"
 
 namespace minigen::bench {
 namespace {
@@ -26,18 +29,6 @@ std::vector<double> timed_runs(int repetitions, Run&& run) {
   std::vector<double> seconds;
   for (int i = 0; i < repetitions; ++i) seconds.push_back(run());
   return seconds;
-}
-
-Statistic per_second(const std::vector<double>& seconds, double tokens) {
-  std::vector<double> rates;
-  for (double s : seconds) rates.push_back(tokens / s);
-  return summarize(std::move(rates));
-}
-
-Statistic milliseconds(const std::vector<double>& seconds, double divisor) {
-  std::vector<double> values;
-  for (double s : seconds) values.push_back(s * 1000.0 / divisor);
-  return summarize(std::move(values));
 }
 
 // "pp" 512 → "pp512". Built by appending: GCC 12 reports a false -Wrestrict for "literal" + std::to_string(…).
@@ -88,7 +79,7 @@ TestResult prompt_test(Transformer& transformer, KvCache& cache, std::span<const
   });
   TestResult result = named_test(numbered("pp", prompt.size()), "prompt");
   result.tokens_per_second = per_second(seconds, static_cast<double>(prompt.size()));
-  result.time_ms = milliseconds(seconds, 1);
+  result.time_ms = milliseconds_per(seconds, 1);
   result.time_per = "call";
   return result;
 }
@@ -103,7 +94,7 @@ TestResult generate_test(Transformer& transformer, KvCache& cache, int first_tok
   });
   TestResult result = named_test(numbered("tg", new_tokens), "generate");
   result.tokens_per_second = per_second(seconds, new_tokens);
-  result.time_ms = milliseconds(seconds, new_tokens);
+  result.time_ms = milliseconds_per(seconds, new_tokens);
   result.time_per = "token";
   return result;
 }
@@ -131,7 +122,7 @@ TestResult batch_decode_test(Transformer& transformer, const BenchOptions& optio
   TestResult result = named_test(numbered("b", batch_size, " decode"), "batch_decode");
   result.batch_size = batch_size;
   result.tokens_per_second = per_second(seconds, static_cast<double>(batch_size) * new_tokens);  // B·N / time
-  result.time_ms = milliseconds(seconds, new_tokens);
+  result.time_ms = milliseconds_per(seconds, new_tokens);
   result.time_per = "step";
   return result;
 }
@@ -145,7 +136,7 @@ TestResult first_token_test(Transformer& transformer, KvCache& cache, std::span<
     return seconds_since(start);
   });
   TestResult result = named_test("ttft", "ttft");
-  result.time_ms = milliseconds(seconds, 1);
+  result.time_ms = milliseconds_per(seconds, 1);
   result.time_per = "call";
   return result;
 }
@@ -169,10 +160,10 @@ TestResult uncached_generate_test(Transformer& transformer, KvCache& cache, std:
   cached_seconds.erase(cached_seconds.begin());  // the warm-up's
   TestResult result = named_test(numbered("tg", new_tokens, " no-cache"), "generate_no_cache");
   result.tokens_per_second = per_second(uncached_seconds, new_tokens);
-  result.time_ms = milliseconds(uncached_seconds, new_tokens);
+  result.time_ms = milliseconds_per(uncached_seconds, new_tokens);
   result.time_per = "token";
-  result.cached_total_ms = milliseconds(cached_seconds, 1);
-  result.uncached_total_ms = milliseconds(uncached_seconds, 1);
+  result.cached_total_ms = milliseconds_per(cached_seconds, 1);
+  result.uncached_total_ms = milliseconds_per(uncached_seconds, 1);
   result.forward_tokens_cached = cached_forward_tokens(static_cast<int64_t>(prompt.size()), new_tokens);
   result.forward_tokens_uncached = uncached_forward_tokens(static_cast<int64_t>(prompt.size()), new_tokens);
   result.tokens_identical = identical;
@@ -203,7 +194,7 @@ TestResult long_context_test(Transformer& transformer, const BenchOptions& optio
   name += kv_dtype_name(dtype);
   TestResult result = named_test(std::move(name), "long_context");
   result.tokens_per_second = per_second(seconds, steps);
-  result.time_ms = milliseconds(seconds, steps);
+  result.time_ms = milliseconds_per(seconds, steps);
   result.time_per = "token";
   result.kv_dtype = dtype;
   result.kv_bytes = cache.bytes_used();
@@ -227,7 +218,8 @@ std::vector<int> bench_prompt(int length, int vocab_size, int salt) {
 }
 
 std::vector<TestResult> run_configuration_tests(Transformer& transformer, const BenchOptions& options,
-                                                std::ostream& progress) {
+                                                std::ostream& progress,
+                                                std::span<const std::shared_ptr<const LoraAdapter>> adapters) {
   const ModelConfig& config = transformer.model().config;
   const std::vector<int> prompt = bench_prompt(options.prompt_tokens, config.vocab_size, 0);
   KvCache cache(config.kv_layout(options.kv_dtypes.front()), options.prompt_tokens + options.generate_tokens);
@@ -257,16 +249,43 @@ std::vector<TestResult> run_configuration_tests(Transformer& transformer, const 
   for (int context_tokens : options.long_context_tokens) {
     for (KvDType dtype : options.kv_dtypes) done(long_context_test(transformer, options, context_tokens, dtype));
   }
+  if (!adapters.empty()) {
+    done(lora_generate_test(transformer, cache, prompt.front(), options.generate_tokens, options.repetitions,
+                            *adapters.front()));
+    done(lora_batch_test(transformer, options, adapters));
+  }
   return tests;
 }
 
 BenchReport run_bench(const Model& model, const ModelDescription& description, const BenchOptions& options,
                       std::ostream& progress) {
   validate_for_model(options, model.config);
+  // The adapters are built (or read) before anything is measured: a rank the model cannot take, or a file that
+  // does not fit it, is an error before the first test.
+  std::vector<std::shared_ptr<const LoraAdapter>> adapters;
+  if (options.lora()) {
+    const std::shared_ptr<const LoraAdapter> file =
+        options.lora_path.empty() ? nullptr : load_lora_adapter(options.lora_path, model.config);
+    adapters = bench_adapters(model.config, options.lora_rank, file, options.lora_adapters);
+  }
   const auto start = Clock::now();
   BenchReport report;
   report.model = description;
   report.options = options;
+  if (!adapters.empty()) {
+    const LoraAdapter& first = *adapters.front();
+    LoraDescription& lora = report.lora.emplace();
+    lora.source = options.lora_path.empty() ? "random" : options.lora_path;
+    lora.summary = first.summary();
+    lora.count = static_cast<int>(adapters.size());
+    lora.rank = first.max_rank();
+    lora.parameters = first.parameter_count();
+    lora.model_parameters = static_cast<int64_t>(model.config.parameter_count());
+    if (options.lora_path.empty()) {
+      lora.a_std = kLoraAStd;
+      lora.b_std = kBenchLoraBStd;
+    }
+  }
   // Memory bandwidth on a shared host drifts from minute to minute, so a size is measured again whenever a bound
   // needs it (right after that configuration's tests) and the best of all its runs is kept, in first-seen order.
   std::vector<BandwidthMeasurement> bandwidth;
@@ -294,7 +313,7 @@ BenchReport run_bench(const Model& model, const ModelDescription& description, c
       configuration.weight_type = type;
       configuration.threads = threads;
       configuration.weight_bytes = transformer.weight_bytes();
-      configuration.tests = run_configuration_tests(transformer, options, progress);
+      configuration.tests = run_configuration_tests(transformer, options, progress, adapters);
 
       // The bound uses the bandwidth at the working set a decode step streams: the cache-sized buffer when the
       // weights stay in the last-level cache between steps, else DRAM.

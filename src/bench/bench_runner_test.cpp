@@ -76,6 +76,97 @@ TEST(BenchRunner, MeasuresEveryTestOfEveryConfiguration) {
   EXPECT_NE(progress.str().find("tg5 done"), std::string::npos);
 }
 
+BenchOptions lora_options() {
+  BenchOptions options;
+  options.prompt_tokens = 12;
+  options.generate_tokens = 6;
+  options.batch_sizes = {1};
+  options.thread_counts = {2};
+  options.repetitions = 2;
+  options.dram_buffer_bytes = 2'000'000;
+  options.bandwidth_runs = 1;
+  options.lora_rank = 4;
+  options.lora_batch_rows = 8;  // 2 rows per adapter
+  options.lora_adapters = 4;
+  return options;
+}
+
+// The LoRA tests on a tiny random model: named as the table shows them, each measured against its base run, and the
+// adapters in effect — their greedy tokens differ from the base's — while a row chooses the same tokens in the mixed
+// batch as in its adapter's own batch (batch invariance with adapters). No timing is asserted.
+TEST(BenchRunner, LoraTestsRunTheAdaptersAgainstTheirBaseRuns) {
+  const auto model = testing::random_test_model("tiny");
+  ModelDescription description{"random:tiny", "tiny", model->config.parameter_count(), 512, 6400};
+  std::ostringstream progress;
+  const BenchReport report = run_bench(*model, description, lora_options(), progress);
+  ASSERT_EQ(report.configurations.size(), 1u);
+  const std::vector<TestResult>& tests = report.configurations[0].tests;
+  std::vector<std::string> names;
+  for (const TestResult& test : tests) names.push_back(test.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"pp12", "tg6", "b1 decode", "ttft", "tg6 lora r4", "b8 4 adapters"}));
+
+  const TestResult& decode = tests[4];
+  EXPECT_EQ(decode.kind, "lora_generate");
+  ASSERT_TRUE(decode.lora.has_value());
+  EXPECT_EQ(decode.lora->base_test, "tg6");
+  EXPECT_EQ(decode.lora->base_tokens_per_second.samples.size(), 2u);
+  EXPECT_EQ(decode.time_ms.samples.size(), 2u);
+  EXPECT_GT(decode.lora->fraction_of_base, 0);
+  EXPECT_DOUBLE_EQ(decode.lora->fraction_of_base,
+                   decode.tokens_per_second->mean / decode.lora->base_tokens_per_second.mean);
+  EXPECT_EQ(decode.lora->target_fraction, 0.90);
+  EXPECT_EQ(decode.lora->greedy_tokens, 6);
+  EXPECT_GE(decode.lora->first_difference, 0) << "the adapter changed no greedy token: did its term run?";
+  EXPECT_EQ(decode.lora->rows_differing_from_base, 1);
+
+  const TestResult& batch = tests[5];
+  EXPECT_EQ(batch.kind, "lora_batch");
+  EXPECT_EQ(batch.batch_size, 8);
+  ASSERT_TRUE(batch.lora.has_value());
+  EXPECT_EQ(batch.lora->adapters, 4);
+  EXPECT_EQ(batch.lora->rows, 8);
+  EXPECT_EQ(batch.lora->base_test, "b8 decode");
+  EXPECT_GT(batch.lora->fraction_of_base, 0);
+  EXPECT_EQ(batch.lora->target_fraction, 0.85);
+  ASSERT_TRUE(batch.lora->separate_tokens_per_second.has_value());
+  EXPECT_GT(batch.lora->separate_tokens_per_second->mean, 0);
+  EXPECT_DOUBLE_EQ(*batch.lora->mixed_over_separate,
+                   batch.tokens_per_second->mean / batch.lora->separate_tokens_per_second->mean);
+  EXPECT_TRUE(batch.lora->mixed_equals_separate);
+  EXPECT_EQ(batch.lora->greedy_tokens, 7);  // the prefill's token and 6 decoded
+  EXPECT_GT(batch.lora->rows_differing_from_base, 0);
+
+  ASSERT_TRUE(report.lora.has_value());
+  EXPECT_EQ(report.lora->source, "random");
+  EXPECT_EQ(report.lora->count, 4);
+  EXPECT_EQ(report.lora->summary, "q_proj, o_proj in 4 of 4 layers, rank 4");
+  EXPECT_EQ(report.lora->parameters, 4 * 2 * 4 * (256 + 256));  // layers · matrices · rank · (in + out)
+  EXPECT_NE(progress.str().find("b8 4 adapters done"), std::string::npos);
+}
+
+// A real adapter file in place of random ones: MiniMind's own tiny adapter (tests/data/lora, written by its
+// model_lora.py for the random tiny model of seed 1), and three copies of it.
+TEST(BenchRunner, LoraTestsWithAnAdapterFile) {
+  const auto model = testing::random_test_model("tiny");
+  BenchOptions options = lora_options();
+  options.lora_rank = 0;
+  options.lora_path = std::string(MINIGEN_TEST_DATA_DIR) + "/lora/tiny_r4.pth";
+  std::ostringstream progress;
+  const BenchReport report = run_bench(*model, ModelDescription{}, options, progress);
+  ASSERT_TRUE(report.lora.has_value());
+  EXPECT_EQ(report.lora->source, options.lora_path);
+  EXPECT_EQ(report.lora->rank, 4);
+  const TestResult& batch = report.configurations[0].tests.back();
+  EXPECT_EQ(batch.name, "b8 4 adapters");
+  EXPECT_TRUE(batch.lora->mixed_equals_separate);
+  EXPECT_GT(batch.lora->rows_differing_from_base, 0);
+
+  options.lora_path = "/nonexistent/adapter.pth";
+  std::ostringstream quiet;
+  EXPECT_THROW(run_bench(*model, ModelDescription{}, options, quiet), Error);
+  EXPECT_TRUE(quiet.str().empty());  // before anything is measured
+}
+
 TEST(BenchRunner, RejectsAPromptBeyondTheContextBeforeMeasuring) {
   const auto model = testing::random_test_model("tiny");  // 512-token context
   BenchOptions options = small_options();

@@ -21,6 +21,18 @@ Statistic summarize(std::vector<double> samples) {
   return statistic;
 }
 
+Statistic per_second(const std::vector<double>& seconds, double units) {
+  std::vector<double> rates;
+  for (double s : seconds) rates.push_back(units / s);
+  return summarize(std::move(rates));
+}
+
+Statistic milliseconds_per(const std::vector<double>& seconds, double units) {
+  std::vector<double> values;
+  for (double s : seconds) values.push_back(s * 1000.0 / units);
+  return summarize(std::move(values));
+}
+
 int64_t cached_forward_tokens(int64_t prompt_tokens, int64_t new_tokens) { return prompt_tokens + new_tokens - 1; }
 
 int64_t uncached_forward_tokens(int64_t prompt_tokens, int64_t new_tokens) {

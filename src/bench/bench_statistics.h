@@ -17,6 +17,9 @@ struct Statistic {
 };
 // Throws minigen::Error for no samples.
 Statistic summarize(std::vector<double> samples);
+// Timed runs (seconds each) as a rate, `units` ÷ seconds per run (tokens/s), and as milliseconds per unit.
+Statistic per_second(const std::vector<double>& seconds, double units);
+Statistic milliseconds_per(const std::vector<double>& seconds, double units);
 
 // Tokens fed to forward to generate N tokens after a P-token prompt. With the cache: the prompt once, then the
 // N − 1 generated tokens before the last (the last is never fed): P + N − 1. Without: step s re-feeds the prompt and

@@ -28,6 +28,15 @@ TEST(BenchStatistics, OneSampleHasNoSpreadAndNoSamplesIsAnError) {
   EXPECT_THROW(summarize({}), Error);
 }
 
+// 64 tokens in 0.5 s and in 0.25 s: 128 and 256 tokens/s (mean 192), 7.8125 and 3.90625 ms per token.
+TEST(BenchStatistics, RatesAndMillisecondsPerUnitOfTimedRuns) {
+  const Statistic rate = per_second({0.5, 0.25}, 64);
+  EXPECT_EQ(rate.samples, (std::vector<double>{128, 256}));
+  EXPECT_EQ(rate.mean, 192.0);
+  const Statistic per_token = milliseconds_per({0.5, 0.25}, 64);
+  EXPECT_EQ(per_token.samples, (std::vector<double>{7.8125, 3.90625}));
+}
+
 TEST(BenchStatistics, ForwardTokenFormulasOfTheModule) {
   EXPECT_EQ(cached_forward_tokens(183, 64), 246);      // P + N − 1
   EXPECT_EQ(uncached_forward_tokens(183, 64), 13728);  // P·N + N(N−1)/2

@@ -109,6 +109,13 @@ CommandAction add_bench_command(CLI::App& app) {
   command->add_option("--long-context", flags->values.long_context,
                       "also decode 32 tokens after prompts of these lengths, comma-separated (e.g. 8192,16384), "
                       "once per --kv-dtype; the prompt is prefilled once, untimed [default: off]");
+  command->add_option("--lora-rank", flags->values.lora_rank,
+                      "also time LoRA adapters: random ones of this rank in MiniMind's shape (q_proj and o_proj): tg "
+                      "with one adapter, and 32 rows over 4 adapters against the same batch without and against one "
+                      "batch per adapter [default: off]");
+  command->add_option("--lora", flags->values.lora_path,
+                      "the same LoRA tests with a real adapter (MiniMind .pth, PEFT folder or GGUF) and 3 copies of it "
+                      "[default: off]");
   command->add_option("-r,--repetitions", flags->values.repetitions,
                       "timed runs per test, after one warm-up [default: 5; quick 2]");
   command->add_flag("--no-cache", flags->values.no_cache,

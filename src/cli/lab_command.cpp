@@ -23,6 +23,7 @@ struct LabFlags {
   std::string prompt_text;
   std::string chat_prompts;
   std::string eval;
+  std::string lora;
   int num_q_heads = 8;
   bool yarn = false;
   std::string weights = "f32";
@@ -49,6 +50,7 @@ int run_lab_command(const LabFlags& flags) {
   if (!flags.prompt_text.empty()) options.material.prompt_text = flags.prompt_text;
   if (!flags.chat_prompts.empty()) options.material.chat_prompts = flags.chat_prompts;
   if (!flags.eval.empty()) options.material.eval = flags.eval;
+  if (!flags.lora.empty()) options.lora = flags.lora;
   options.out_dir = flags.out_dir;
   options.pth_options.num_q_heads = flags.num_q_heads;
   options.pth_options.yarn = flags.yarn;
@@ -91,6 +93,9 @@ CommandAction add_lab_command(CLI::App& app) {
                       "section 9's perplexity text: .jsonl of {\"text\": ...} documents (MiniMind's pretraining "
                       "format) or a plain UTF-8 text [default: examples/heldout.jsonl, examples/zh/heldout.jsonl for "
                       "MiniMind's tokenizer]");
+  command->add_option("--lora", flags->lora,
+                      "your LoRA adapter for the SFT model (MiniMind .pth, PEFT folder or GGUF), measured in section "
+                      "11 [default: a random adapter in MiniMind's shape]");
   command->add_option("--out", flags->out_dir, "directory for the report")->default_val("lab-report");
   add_pth_flags(*command, flags->tokenizer_path, flags->num_q_heads, flags->yarn);
   add_weights_flag(*command, flags->weights);

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "checkpoint/lora_loader.h"
 #include "core/error.h"
 #include "core/file_io.h"
 
@@ -132,6 +133,13 @@ LabContext::LabContext(const LabOptions& options, std::ostream& progress)
     sft_ = &*own_sft_;
     own_sft_transformer_ = std::make_unique<Transformer>(*sft_->model, pool_, options.weight_type);
     sft_transformer_ = own_sft_transformer_.get();
+  }
+  if (options.lora) {
+    try {
+      learners_adapter_ = load_lora_adapter(*options.lora, sft_->model->config);
+    } catch (const Error& e) {
+      throw Error(std::string("--lora: ") + e.what());
+    }
   }
   material_ = choose_lab_material(options.material, *base_.tokenizer, minigen_home());
   // The prompts come from each model's own tokenizer: the prompt text is cut to exactly the lengths the sections ask

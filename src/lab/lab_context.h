@@ -18,6 +18,7 @@
 #include "lab/budget_fit.h"
 #include "lab/lab_material.h"
 #include "lab/section_data.h"
+#include "model/lora_adapter.h"
 #include "model/transformer.h"
 #include "ops/thread_pool.h"
 #include "ops/weight_type.h"
@@ -37,6 +38,9 @@ struct LabOptions {
   KvDType kv_dtype = KvDType::kF32;  // every generation of the report caches K and V in it
   bool quick = false;                // smaller grids, fewer repeats and samples
   int threads = 0;                   // 0: one per core
+  // --lora: the learner's own adapter for the SFT model (MiniMind .pth, PEFT folder or GGUF), which section 11
+  // measures; absent: section 11 makes a random one in MiniMind's shape.
+  std::optional<std::filesystem::path> lora;
 };
 
 // A base-model prompt with the name the report gives it.
@@ -54,6 +58,8 @@ class LabContext {
   const LabScale& scale() const { return scale_; }
   const LoadedModel& base() const { return base_; }
   const LoadedModel& sft() const { return *sft_; }
+  // The learner's adapter (--lora), read and checked against the SFT model before anything runs; nullptr without.
+  const LoraAdapter* learners_adapter() const { return learners_adapter_.get(); }
   Transformer& base_transformer() { return *base_transformer_; }
   Transformer& sft_transformer() { return *sft_transformer_; }
   int threads() const { return pool_.num_threads(); }
@@ -126,6 +132,7 @@ class LabContext {
   std::unique_ptr<Transformer> base_transformer_;
   std::unique_ptr<Transformer> own_sft_transformer_;
   Transformer* sft_transformer_ = nullptr;
+  std::shared_ptr<const LoraAdapter> learners_adapter_;
   LabMaterial material_;
   std::vector<int> headline_prompt_;
   std::vector<int> prompt_text_tokens_;  // without bos: what the prompts are cut from

@@ -114,6 +114,7 @@ LabOutcome run_lab(const LabOptions& options, std::ostream& progress, Language l
        }},
       {"constraining the sampler", SectionModels::kSft,
        [&] { return constraining_report(measure_constraining(lab), language); }},
+      {"adapters", SectionModels::kSft, [&] { return adapters_report(measure_adapters(lab), language); }},
   };
   RunDescription run = describe_run(lab, options);
   for (std::size_t i = 0; i < sections.size(); ++i) {

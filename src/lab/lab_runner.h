@@ -1,6 +1,6 @@
 #pragma once
-// `minigen lab` as a library call: runs the ten sections of the KV-cache and sampling module, with progress on a
-// stream, and writes report.md, report.json and the SVG plots into the output directory.
+// `minigen lab` as a library call: runs the eleven sections of the KV-cache and sampling module (the eleventh: LoRA
+// adapters), with progress on a stream, and writes report.md, report.json and the SVG plots into the output directory.
 #include <filesystem>
 #include <ostream>
 #include <string>

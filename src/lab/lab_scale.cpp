@@ -46,6 +46,9 @@ LabScale LabScale::for_run(bool quick) {
     scale.seed_new_tokens = 32;
     scale.constraining_samples = 8;
     scale.shrinking_documents = 20;  // 12 perplexity passes (4 + 4 KV types, 4 weight types; f32 is the reference)
+    scale.adapter_new_tokens = 16;
+    scale.adapter_timed_steps = 16;
+    scale.adapter_timing_repeats = 3;
   } else {
     scale.grid_prompt_tokens = {16, 64, kHeadlinePromptTokens, 512};
     scale.grid_new_tokens = {16, kHeadlineNewTokens, 256};
@@ -102,8 +105,9 @@ void fit_to_context(LabScale& scale, int base_context, int sft_context, int long
 
   const int room = sft_context - longest_chat_prompt;
   // Section 9 continues the chat prompts too (the base model's prompts fit: 183 + 64 was checked above).
-  for (int* new_tokens : {&scale.temperature_new_tokens, &scale.top_p_new_tokens, &scale.seed_new_tokens,
-                          &scale.shrinking_new_tokens, &scale.constraining_new_tokens}) {
+  for (int* new_tokens :
+       {&scale.temperature_new_tokens, &scale.top_p_new_tokens, &scale.seed_new_tokens, &scale.shrinking_new_tokens,
+        &scale.constraining_new_tokens, &scale.adapter_new_tokens, &scale.adapter_timed_steps}) {
     if (*new_tokens > room) {
       scale.cuts.push_back("SFT answers cut from " + std::to_string(*new_tokens) + " to " + std::to_string(room) +
                            " new tokens (the SFT model's context is " + std::to_string(sft_context) + " positions)");

@@ -26,6 +26,14 @@ inline constexpr int kShrinkingTimedDecodes = 2;
 inline constexpr int kShrinkingDecodePromptTokens = 32;
 // Section 9 decodes the first questions only: a learner's file may hold many, and each costs a batch row per type.
 inline constexpr std::size_t kShrinkingChatPrompts = 4;
+// Section 11 answers the first questions too, once per run it compares: the base, an adapter with B = 0, the adapter,
+// and the adapter merged (each a greedy batch and one pass scoring a reference text). Its mixed batch has 8 rows:
+// 2 on the base weights alone and 2 on each of 3 adapters.
+inline constexpr std::size_t kAdapterChatPrompts = 4;
+inline constexpr int kAdapterGreedyRuns = 4;
+inline constexpr int kAdapterScoringPasses = 5;
+inline constexpr int kMixedBatchRows = 8;
+inline constexpr int kMixedBatchAdapters = 3;
 
 struct LabScale {
   bool quick = false;
@@ -51,6 +59,9 @@ struct LabScale {
   int shrinking_documents = 0;                    // held-out documents each perplexity scores
   int constraining_samples = 30;                  // answers sampled with and without a JSON schema
   int constraining_new_tokens = 64;
+  int adapter_new_tokens = 48;     // greedy tokens per answer, with and without the adapter
+  int adapter_timed_steps = 32;    // decode steps of each timed run of the mixed batch
+  int adapter_timing_repeats = 5;  // runs of each batch, in turn
 
   std::vector<std::string> cuts;  // what was cut from the default sizes, and why, one sentence each
 

@@ -67,7 +67,7 @@ TEST(WorkEstimate, CountsEachSectionsRuns) {
   // Held-out documents of 10 and 300 tokens for the base model (300 is cut into 257 + 43), one of 12 for the SFT.
   const LabPromptSizes prompts{{4, 9, 6, 183}, {20, 22, 25, 30}, {10, 300}, {12}};
   const std::vector<SectionWork> work = lab_work(scale, prompts);
-  ASSERT_EQ(work.size(), 10u);
+  ASSERT_EQ(work.size(), 11u);
   EXPECT_EQ(work[8].base.calls, 4 * 64 + 4 * 1 + 4 * 2 * 33 + 4 * 1);
   EXPECT_EQ(work[8].base.tokens, 4 * (202 + 4 * 63) + 8 * 310 + 8 * (32 + 32));
   EXPECT_EQ(work[8].sft.calls, 4 * 64 + 4 * 1);
@@ -80,6 +80,11 @@ TEST(WorkEstimate, CountsEachSectionsRuns) {
   // Section 4's two runs (37 and 183 tokens, 64 new, with the cache): the 183-token one was already run.
   EXPECT_EQ(work[3].base.tokens, 37 + 63);
   EXPECT_EQ(work[6].base.calls + work[6].sft.calls, 0);  // eos padding reuses section 5's batches
+  // Section 11: four greedy batches of the four questions (16 tokens), five passes scoring question + answer, and
+  // the 8-row batch of 16 timed steps after its prefill, mixed and alone, a warm-up and 3 runs each.
+  EXPECT_EQ(work[10].base.calls, 0);
+  EXPECT_EQ(work[10].sft.calls, 4 * 16 + 5 + 8 * 17);
+  EXPECT_EQ(work[10].sft.tokens, 4 * (97 + 4 * 15) + 5 * (97 + 4 * 15) + 8 * 8 * (20 + 16));
 }
 
 TEST(LabScaleBudget, CheapModelsKeepTheDefaultSizes) {
@@ -103,7 +108,7 @@ TEST(LabScaleBudget, ExpensiveModelsAreCutInOrderUntilTheyFit) {
   EXPECT_GT(fit.estimated_seconds_before, kFullBudgetSeconds);
   EXPECT_LE(fit.estimated_seconds, kFullBudgetSeconds);
   EXPECT_LT(scale.timing_repeats, 5);
-  EXPECT_EQ(fit.section_seconds.size(), 10u);
+  EXPECT_EQ(fit.section_seconds.size(), 11u);
 }
 
 TEST(LabScaleContext, ShortContextsDropTheLongestPoints) {

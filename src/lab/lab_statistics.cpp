@@ -57,6 +57,23 @@ RowComparison compare_rows(const GeneratedSequence& a, const GeneratedSequence& 
   return comparison;
 }
 
+double kl_divergence_nats(std::span<const float> p_logits, std::span<const float> q_logits) {
+  if (p_logits.size() != q_logits.size()) throw Error("KL divergence of distributions of different sizes");
+  double p_partition = 0;
+  double q_partition = 0;
+  const std::vector<double> p = scaled_logits(p_logits, 1.0, p_partition);
+  const std::vector<double> q = scaled_logits(q_logits, 1.0, q_partition);
+  // ln p_i = z_i − ln Z: the log-probabilities straight from the shifted logits, exact where p_i underflows.
+  const double log_p_partition = std::log(p_partition);
+  const double log_q_partition = std::log(q_partition);
+  double kl = 0;
+  for (std::size_t i = 0; i < p.size(); ++i) {
+    const double log_p = p[i] - log_p_partition;
+    kl += std::exp(log_p) * (log_p - (q[i] - log_q_partition));
+  }
+  return std::max(0.0, kl);  // rounding can leave −1e-17 where the distributions are equal
+}
+
 double entropy_bits(std::span<const float> logits, double temperature) {
   double partition = 0;
   const std::vector<double> scaled = scaled_logits(logits, temperature, partition);

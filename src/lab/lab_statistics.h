@@ -23,6 +23,10 @@ RowComparison compare_rows(const GeneratedSequence& a, const GeneratedSequence& 
 // carries on average. H = −Σ p·log2 p.
 double entropy_bits(std::span<const float> logits, double temperature);
 
+// KL(P ‖ Q) in nats of P = softmax(p_logits) and Q = softmax(q_logits): Σ p·(ln p − ln q), what a sample of P
+// loses on average when scored by Q. 0 for the same logits; throws minigen::Error for different sizes.
+double kl_divergence_nats(std::span<const float> p_logits, std::span<const float> q_logits);
+
 // The largest probability of softmax(logits / temperature): near 1 for a peaked step, small for a flat one.
 double top_probability(std::span<const float> logits, double temperature);
 

@@ -23,6 +23,17 @@ TEST(LabStatistics, EntropyOfHalfQuarterQuarterIsOneAndAHalfBits) {
   EXPECT_NEAR(top_probability(logits, 0.5), 2.0 / 3.0, 1e-7);
 }
 
+// P = (1/2, 1/2), Q = (1/4, 3/4): KL = ½ ln(½ ÷ ¼) + ½ ln(½ ÷ ¾) = ½ ln 2 + ½ ln ⅔.
+TEST(LabStatistics, KlDivergenceOfTwoCoins) {
+  const std::vector<float> p = {0.0f, 0.0f};
+  const std::vector<float> q = {std::log(0.25f), std::log(0.75f)};
+  EXPECT_NEAR(kl_divergence_nats(p, q), 0.5 * std::log(2.0) + 0.5 * std::log(2.0 / 3.0), 1e-7);
+  EXPECT_EQ(kl_divergence_nats(q, q), 0.0);
+  const std::vector<float> shifted = {std::log(0.25f) + 7.0f, std::log(0.75f) + 7.0f};  // same softmax
+  EXPECT_NEAR(kl_divergence_nats(q, shifted), 0.0, 1e-12);
+  EXPECT_THROW(kl_divergence_nats(p, std::vector<float>{1.0f}), Error);
+}
+
 TEST(LabStatistics, EntropyRejectsANonPositiveTemperature) {
   const std::vector<float> logits = {1.0f, 2.0f};
   EXPECT_THROW(entropy_bits(logits, 0.0), Error);

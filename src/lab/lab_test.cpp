@@ -211,6 +211,13 @@ TEST(LabQuick, ReportHoldsTheModuleInvariantsFor183PromptTokens) {
             constraining["free"]["median_kept_candidates"].get<double>());
   EXPECT_EQ(constraining["free"]["mean_removed_share"].get<double>(), 0.0);
 
+  // Section 11: B = 0 changes nothing; the sizes are the formula's.
+  const json& adapters = sections["adapters"];
+  EXPECT_TRUE(adapters["zero_b"]["logits_bit_identical"].get<bool>());
+  EXPECT_EQ(adapters["zero_b"]["rows_identical"], adapters["zero_b"]["rows"]);
+  EXPECT_EQ(adapters["size"]["parameters"], 65536);
+  EXPECT_EQ(adapters["minimind3_size"]["parameters"], 393216);
+
   // report.md and every plot it shows exist and are not empty.
   const std::string markdown = read_text_file(out / "report.md");
   ASSERT_FALSE(markdown.empty());
@@ -232,7 +239,7 @@ TEST(LabQuick, ReportHoldsTheModuleInvariantsFor183PromptTokens) {
   for (const fs::directory_entry& entry : fs::directory_iterator(out)) {
     EXPECT_EQ(entry.path().string().find(".partial"), std::string::npos) << "left over: " << entry.path();
   }
-  EXPECT_EQ(outcome.summary.size(), 10u);
+  EXPECT_EQ(outcome.summary.size(), 11u);
   fs::remove_all(out);
 }
 
@@ -258,6 +265,67 @@ TEST(LabSections, CacheBytesSectionFollowsTheFormulaOnTheShippedModels) {
   ASSERT_GE(data["lengths"].size(), 100u);
   EXPECT_EQ(data["bytes_used"][0].get<uint64_t>(), 2048u);  // one token
   EXPECT_EQ(data["gqa_ratio"].get<double>(), 4.0);
+}
+
+// Section 11 on the shipped SFT model: its numbers are real ones — B = 0 changes no token and no bit of a logit, the
+// bytes are the formula rank · (in + out) per wrapped matrix, and merging in fp32 keeps the answers.
+TEST(LabSections, AdaptersSectionOnTheShippedSftModel) {
+  std::ostringstream progress;
+  LabContext lab(shipped_models_quick(), progress);
+  const AdaptersData data = measure_adapters(lab);
+  EXPECT_FALSE(data.learners_adapter);
+  EXPECT_EQ(data.adapter_summary, "q_proj, o_proj in 4 of 4 layers, rank 16");
+  EXPECT_EQ(data.size.parameters, 4 * 2 * 16 * (256 + 256));  // layers · q_proj, o_proj · rank · (in + out)
+  EXPECT_EQ(data.size.fp32_bytes(), 4u * 65'536);
+  EXPECT_EQ(data.minimind3.parameters, 393'216);
+  EXPECT_NEAR(data.relative_size, 0.10, 0.01);
+  ASSERT_EQ(data.prompts.size(), 4u);
+  EXPECT_EQ(data.new_tokens, 16);
+
+  EXPECT_EQ(data.zero_b.positions, 4 * 16);
+  EXPECT_TRUE(data.zero_b.logits_bit_identical);
+  EXPECT_EQ(data.zero_b.max_abs_logit_delta, 0.0);
+  EXPECT_EQ(data.zero_b.mean_kl_nats, 0.0);
+  EXPECT_EQ(data.zero_b.rows_identical, 4);
+  EXPECT_EQ(data.zero_b.first_differing_step, (std::vector<int>{-1, -1, -1, -1}));
+
+  EXPECT_FALSE(data.trained.logits_bit_identical);  // a B of a tenth of W's size moves the logits
+  EXPECT_GT(data.trained.max_abs_logit_delta, 0.0);
+  EXPECT_GT(data.trained.mean_kl_nats, 0.0);
+  EXPECT_LE(data.trained.top1_agreeing, data.trained.positions);
+
+  ASSERT_TRUE(data.merged.has_value());
+  EXPECT_LE(data.merged->max_abs_logit_delta, 1e-3);
+  EXPECT_GT(data.merged->top1_share(), 0.9);
+
+  EXPECT_EQ(data.timing.rows, 8);
+  EXPECT_EQ(data.timing.base_rows, 2);
+  EXPECT_EQ(data.timing.base_ms_per_step.size(), 3u);
+  EXPECT_GT(data.timing.mixed_ms_per_step.front(), 0.0);
+}
+
+// The learner's adapter in place of the random one: MiniMind's own tiny adapter file (its model_lora.py's save_lora,
+// rank 4 on q_proj and o_proj), read against the shipped SFT model's shape; a wrong path is one error naming --lora.
+TEST(LabSections, AdaptersSectionMeasuresTheLearnersAdapter) {
+  LabOptions options = shipped_models_quick();
+  options.lora = fs::path(MINIGEN_TEST_DATA_DIR) / "lora" / "tiny_r4.pth";
+  std::ostringstream progress;
+  LabContext lab(options, progress);
+  const AdaptersData data = measure_adapters(lab);
+  EXPECT_TRUE(data.learners_adapter);
+  EXPECT_EQ(data.adapter_summary, "q_proj, o_proj in 4 of 4 layers, rank 4");
+  EXPECT_EQ(data.size.parameters, 4 * 2 * 4 * (256 + 256));
+  EXPECT_GT(data.relative_size, 0.0);
+  EXPECT_TRUE(data.zero_b.logits_bit_identical);
+  EXPECT_EQ(data.zero_b.rows_identical, 4);
+
+  options.lora = "/nonexistent/adapter.pth";
+  try {
+    LabContext missing(options, progress);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& error) {
+    EXPECT_EQ(std::string(error.what()).rfind("--lora: ", 0), 0u) << error.what();
+  }
 }
 
 // Section 2's measurement on the shipped base model returns the module's arithmetic, computed here on its own: with

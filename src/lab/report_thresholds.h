@@ -41,4 +41,10 @@ inline bool looks_untrained(double perplexity, int vocab_size) {
 // what a learner would notice in the text a model writes.
 inline constexpr double kNegligiblePerplexityChange = 0.01;
 
+// A LoRA adapter merged into W (W + B·A, fp32) and the same adapter unmerged (W x + B(A x)) compute one product with
+// the sums in a different order; the logits then differ "only by rounding" when no logit moves by more than this.
+// fp32 rounding of those sums leaves differences of 1e-6 to 1e-4 on logits of tens; a thousandth is above that and far
+// below a change of the model anyone would read in its probabilities.
+inline constexpr double kMergeRoundingLogitTolerance = 1e-3;
+
 }  // namespace minigen::lab

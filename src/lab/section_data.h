@@ -1,5 +1,5 @@
 #pragma once
-// What each of the lab's ten sections measured, as plain values: the measure functions (section_measures.h) fill
+// What each of the lab's eleven sections measured, as plain values: the measure functions (section_measures.h) fill
 // these from generate() and the cache/config APIs, the report writers (section_reports.h) turn them into prose,
 // tables, plots and report.json. Nothing here knows a model or a file; the names carry their units.
 #include <cstdint>
@@ -334,6 +334,83 @@ struct ConstrainingData {
   int vocab_size = 0;
   ConstrainedRun free;
   ConstrainedRun constrained;
+};
+
+// 11. LoRA adapters on the SFT model.
+// The wrapped matrices of one name (q_proj in every layer, …): each adds rank · (in + out) parameters.
+struct AdapterMatrixGroup {
+  std::string name;  // "q_proj"
+  int in = 0;
+  int out = 0;
+  int rank = 0;
+  int matrices = 0;  // how many layers wrap it
+
+  int64_t parameters_each() const { return static_cast<int64_t>(rank) * (in + out); }
+};
+
+struct AdapterSize {
+  std::string model;  // what the adapter is for: the run's SFT model, or "minimind-3"
+  int64_t model_parameters = 0;
+  std::vector<AdapterMatrixGroup> groups;
+  int64_t parameters = 0;  // Σ over groups of matrices · rank · (in + out)
+
+  uint64_t fp32_bytes() const { return static_cast<uint64_t>(parameters) * 4; }
+  uint64_t fp16_bytes() const { return static_cast<uint64_t>(parameters) * 2; }  // MiniMind saves its .pth in fp16
+  double share_of_model() const {
+    return model_parameters > 0 ? static_cast<double>(parameters) / static_cast<double>(model_parameters) : 0;
+  }
+};
+
+// A run with an adapter against a reference run, both scoring the same text (the reference's greedy answers): the
+// logits at each answer position, and the free greedy answers of each.
+struct AdapterEffect {
+  int64_t positions = 0;  // answer positions compared, all rows
+  double max_abs_logit_delta = 0;
+  bool logits_bit_identical = false;  // every compared logit equal bit for bit
+  double mean_kl_nats = 0;            // mean over positions of KL(reference ‖ adapter) of the softmaxes
+  int64_t top1_agreeing = 0;          // positions whose argmax is the reference's
+  int rows = 0;
+  int rows_identical = 0;                 // free greedy answers equal to the reference's to the end
+  std::vector<int> first_differing_step;  // per row; −1 when identical
+
+  double top1_share() const {
+    return positions > 0 ? static_cast<double>(top1_agreeing) / static_cast<double>(positions) : 0;
+  }
+};
+
+// Decode steps of one batch with the base weights alone, and of the same rows with some of them on adapters.
+struct MixedBatchTiming {
+  int rows = 0;
+  int adapters = 0;                      // distinct adapters among the rows
+  int base_rows = 0;                     // rows without an adapter in the mixed batch
+  int steps = 0;                         // timed decode steps per run
+  std::vector<double> base_ms_per_step;  // one per repeat, taken in turn with the mixed runs
+  std::vector<double> mixed_ms_per_step;
+};
+
+struct AdaptersData {
+  bool learners_adapter = false;  // --lora: the learner's adapter; else a random one in MiniMind's shape
+  std::string adapter_source;     // the file, or "random"
+  std::string adapter_summary;    // "q_proj, o_proj in 4 of 4 layers, rank 16"
+  float scale = 1.0f;
+  // ‖scale · B·A‖_F ÷ ‖W‖_F over the wrapped matrices: the adapter's size against the weights it changes (measured;
+  // a random adapter's B is drawn to make it target_relative_size).
+  double relative_size = 0;
+  double target_relative_size = 0;  // random adapters only
+  AdapterSize size;                 // the adapter on this run's SFT model
+  AdapterSize minimind3;            // MiniMind's shape on minimind-3 at rank 16, from the family's config
+  int new_tokens = 0;               // greedy tokens per answer, eos ignored
+  std::vector<std::string> prompts;
+  AdapterEffect zero_b;   // B = 0 (MiniMind's initialisation) against the base
+  AdapterEffect trained;  // the adapter against the base
+  // The first question whose answer the adapter changed (the first question when it changed none), and its greedy
+  // answers, decoded up to eos.
+  int example_prompt = 0;
+  std::string base_answer;
+  std::string adapter_answer;
+  std::optional<AdapterEffect> merged;  // W + scale·B·A in fp32 against the adapter unmerged (fp32 both)
+  std::string merge_skipped;            // why merged is empty
+  MixedBatchTiming timing;
 };
 
 }  // namespace minigen::lab

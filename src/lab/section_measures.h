@@ -1,5 +1,5 @@
 #pragma once
-// The ten sections of `minigen lab` as measurements, one experiment of the KV-cache and sampling module each: every
+// The eleven sections of `minigen lab` as measurements, one experiment of the KV-cache and sampling module each: every
 // function runs generate() and the cache/config APIs through the lab's context and returns plain data
 // (section_data.h). None writes prose or files; section_reports.h does that.
 #include <string>
@@ -28,5 +28,6 @@ EosPaddingData measure_eos_padding(const std::vector<TemperatureBatch>& batches)
 SeedData measure_seeds(LabContext& lab);                                                       // 8
 ShrinkingData measure_shrinking(LabContext& lab);                                              // 9
 ConstrainingData measure_constraining(LabContext& lab);                                        // 10
+AdaptersData measure_adapters(LabContext& lab);                                                // 11
 
 }  // namespace minigen::lab

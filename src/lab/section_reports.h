@@ -19,5 +19,6 @@ ReportSection eos_padding_report(const EosPaddingData& data, Language language =
 ReportSection seed_report(const SeedData& data, Language language = Language::kEnglish);                           // 8
 ReportSection shrinking_report(const ShrinkingData& data, Language language = Language::kEnglish);                 // 9
 ReportSection constraining_report(const ConstrainingData& data, Language language = Language::kEnglish);           // 10
+ReportSection adapters_report(const AdaptersData& data, Language language = Language::kEnglish);                   // 11
 
 }  // namespace minigen::lab

@@ -109,7 +109,7 @@ ForwardCost price_from_timings(const CalibrationTimings& t) {
 }
 
 std::vector<SectionWork> lab_work(const LabScale& scale, const LabPromptSizes& prompts) {
-  std::vector<SectionWork> sections(10);
+  std::vector<SectionWork> sections(11);
   BaseGreedyRuns greedy(sections[0].base);
 
   // 1. Same tokens with and without the cache: greedy (shared) and sampled (its own runs) on each prompt.
@@ -215,6 +215,25 @@ std::vector<SectionWork> lab_work(const LabScale& scale, const LabPromptSizes& p
       batch.calls = scale.constraining_new_tokens;
       sections[9].sft += batch;
     }
+  }
+  // 11. Adapters: greedy batches of the first questions (base, B = 0, the adapter, merged), passes scoring a
+  // reference text (each question and its answer in one call), and the mixed batch of 8 rows against the same rows
+  // on the base alone, each run after a warm-up (the low-rank terms are a small part of a step and not counted).
+  if (!prompts.chat_prompts.empty()) {
+    const std::vector<int> adapter_prompts(
+        prompts.chat_prompts.begin(),
+        prompts.chat_prompts.begin() + std::min(prompts.chat_prompts.size(), kAdapterChatPrompts));
+    for (int run = 0; run < kAdapterGreedyRuns; ++run) {
+      sections[10].sft += batch_work(adapter_prompts, scale.adapter_new_tokens);
+    }
+    for (int pass = 0; pass < kAdapterScoringPasses; ++pass) {
+      ForwardWork scoring;
+      for (int prompt : adapter_prompts) scoring += generation_work(prompt + scale.adapter_new_tokens - 1, 1, 1, true);
+      scoring.calls = 1;
+      sections[10].sft += scoring;
+    }
+    ForwardWork batch = generation_work(prompts.chat_prompts[0], scale.adapter_timed_steps + 1, kMixedBatchRows, true);
+    for (int run = 0; run < 2 * (scale.adapter_timing_repeats + 1); ++run) sections[10].sft += batch;
   }
   return sections;
 }

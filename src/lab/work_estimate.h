@@ -90,7 +90,7 @@ struct SectionWork {
   ForwardWork sft;
 };
 
-// The ten sections' work at this scale, in section order. Runs the lab computes once and reuses (the base
+// The eleven sections' work at this scale, in section order. Runs the lab computes once and reuses (the base
 // model's greedy runs) are counted once.
 std::vector<SectionWork> lab_work(const LabScale& scale, const LabPromptSizes& prompts);
 
