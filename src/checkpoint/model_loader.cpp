@@ -69,6 +69,15 @@ std::string not_a_model_directory(const fs::path& directory) {
          ": a model is a directory with config.json and model.safetensors, or a .pth, .safetensors or .gguf file";
 }
 
+std::unique_ptr<const Tokenizer> tokenizer_of_gguf(const GgufTokenizerFiles& files, const fs::path& path) {
+  try {
+    return std::make_unique<const Tokenizer>(
+        Tokenizer::from_json_text(files.tokenizer_json, files.tokenizer_config_json));
+  } catch (const Error& error) {
+    throw Error(path.string() + ": the GGUF's tokenizer: " + error.what());
+  }
+}
+
 }  // namespace
 
 fs::path tokenizer_json_path(const fs::path& path) {
@@ -145,6 +154,7 @@ LoadedModel load_model(const fs::path& path, const LoadOptions& options) {
     GgufModel model = gguf_model(gguf, path.string());
     config = std::move(model.config);
     tensors = std::move(model.tensors);
+    loaded.gguf_dequantized = std::move(model.dequantized);
     if (!options.tokenizer_path) gguf_tokenizer = gguf_tokenizer_files(gguf, path.string());
     loaded.format = "gguf";
   } else {
@@ -160,12 +170,7 @@ LoadedModel load_model(const fs::path& path, const LoadOptions& options) {
                 "tokenizer_config.json, e.g. MiniMind's model/)");
   }
   if (gguf_tokenizer) {
-    try {
-      loaded.tokenizer = std::make_unique<const Tokenizer>(
-          Tokenizer::from_json_text(gguf_tokenizer->tokenizer_json, gguf_tokenizer->tokenizer_config_json));
-    } catch (const Error& error) {
-      throw Error(path.string() + ": the GGUF's tokenizer: " + error.what());
-    }
+    loaded.tokenizer = tokenizer_of_gguf(*gguf_tokenizer, path);
   } else {
     loaded.tokenizer = load_tokenizer(tokenizer_location);
   }

@@ -5,7 +5,9 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "checkpoint/gguf_model.h"
 #include "model/model.h"
 #include "model/tensor.h"
 #include "tokenizer/bpe_tokenizer.h"
@@ -26,6 +28,7 @@ struct LoadedModel {
   std::filesystem::path path;
   std::string format;  // "safetensors", "pth" or "gguf"
   DType stored_dtype = DType::kF32;
+  std::vector<GgufDequantizedTensor> gguf_dequantized;  // a GGUF's K-quant (…) tensors, now fp32 values
 };
 
 LoadedModel load_model(const std::filesystem::path& path, const LoadOptions& options = {});
