@@ -96,6 +96,15 @@ std::unique_ptr<const Tokenizer> load_tokenizer(const fs::path& path) {
   return std::make_unique<const Tokenizer>(Tokenizer::from_files(tokenizer_json, tokenizer_config));
 }
 
+std::unique_ptr<const Tokenizer> load_model_tokenizer(const fs::path& model) {
+  if (!fs::exists(model)) throw Error("model not found: " + model.string());
+  if (model.extension() == ".gguf") {
+    const MappedFile file(model);
+    return tokenizer_of_gguf(gguf_tokenizer_files(read_gguf(file.bytes(), model.string()), model.string()), model);
+  }
+  return load_tokenizer(fs::is_directory(model) ? model : model.parent_path());
+}
+
 fs::path minigen_home() {
   if (const char* home = std::getenv("MINIGEN_HOME"); home != nullptr && *home != '\0') return fs::path(home);
   // Beside the binary in the build tree (build/share/minigen → the source tree), above it once installed

@@ -35,6 +35,9 @@ LoadedModel load_model(const std::filesystem::path& path, const LoadOptions& opt
 
 // A tokenizer.json, or the directory holding it (with tokenizer_config.json beside it when present).
 std::unique_ptr<const Tokenizer> load_tokenizer(const std::filesystem::path& path);
+// The tokenizer a model comes with, without reading its weights: a GGUF's own tokenizer keys, else the
+// tokenizer.json of the model's directory (beside a .pth or .safetensors file), as load_model finds them.
+std::unique_ptr<const Tokenizer> load_model_tokenizer(const std::filesystem::path& model);
 // The tokenizer.json a --tokenizer path means: the directory's, the file itself, or the one beside a
 // tokenizer_config.json (people point at either file of the pair).
 std::filesystem::path tokenizer_json_path(const std::filesystem::path& path);
