@@ -165,7 +165,13 @@ uint32_t file_type(GgufTensorType type) {
       return 7;
     case GgufTensorType::kBF16:
       return 32;
-    case GgufTensorType::kQ4_K:  // not written (minigen writes no K-quants): llama.cpp's *_K_M numbers
+    case GgufTensorType::kQ4_1:  // not written (minigen writes none of these): llama.cpp's numbers
+      return 3;
+    case GgufTensorType::kQ5_0:
+      return 8;
+    case GgufTensorType::kQ5_1:
+      return 9;
+    case GgufTensorType::kQ4_K:  // the *_K_M files
       return 15;
     case GgufTensorType::kQ5_K:
       return 17;
@@ -448,7 +454,7 @@ GgufModel gguf_model(const GgufFile& file, const std::string& name) {
     } catch (const Error& error) {
       throw Error(name + ": " + error.what());
     }
-    if (gguf_is_k_quant(info.type) || (!keep_codes && gguf_block_values(info.type) == kGgufQuantBlock)) {
+    if (gguf_block_values(info.type) > 1 && !pieces.front().scales) {  // blocks that came out as values
       model.dequantized.push_back({info.name, info.type});
     }
     for (std::size_t i = 0; i < names.size(); ++i) {

@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "model/io/gguf_kquants.h"
+#include "model/io/gguf_legacy_quants.h"
 #include "ops/float_formats.h"
 
 namespace minigen {
@@ -83,6 +84,9 @@ DType gguf_float_dtype(GgufTensorType type) {
     case GgufTensorType::kF32:
     case GgufTensorType::kQ8_0:
     case GgufTensorType::kQ4_0:
+    case GgufTensorType::kQ4_1:
+    case GgufTensorType::kQ5_0:
+    case GgufTensorType::kQ5_1:
     case GgufTensorType::kQ4_K:
     case GgufTensorType::kQ5_K:
     case GgufTensorType::kQ6_K:
@@ -120,6 +124,8 @@ std::vector<GgufTensorPiece> gguf_tensor_pieces(const GgufTensorInfo& info, bool
     try {
       if (gguf_is_k_quant(info.type)) {
         dequantize_k_quants(info.type, std::span(piece, piece_bytes), into);
+      } else if (gguf_is_legacy_quant(info.type)) {
+        dequantize_legacy_quants(info.type, std::span(piece, piece_bytes), into);
       } else if (is_q8_0_or_q4_0(info.type)) {
         block_values(piece, info.type, piece_values, into);
       } else {

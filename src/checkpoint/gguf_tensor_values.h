@@ -4,8 +4,10 @@
 //   F32, F16, BF16    fp32 values (F16/BF16 widened exactly; stored_dtype says what they were)
 //   Q8_0, Q4_0        minigen's own q8/q4 codes and fp16 scales, the blocks copied as they are — or, when the
 //                     caller asks for values, the exact d · q as fp32
-//   Q4_K, Q5_K, Q6_K  fp32 values, dequantized exactly (model/io/gguf_kquants.h); a q8/q4 model packs them into its
-//                     own type when it runs, like any float matrix
+//   Q4_1, Q5_0, Q5_1  fp32 values, dequantized exactly (model/io/gguf_legacy_quants.h)
+//   Q4_K, Q5_K, Q6_K  fp32 values, dequantized exactly (model/io/gguf_kquants.h)
+//
+// A q8/q4 model packs the values into its own type when it runs, like any float matrix.
 #include <optional>
 #include <vector>
 

@@ -14,7 +14,7 @@
 #include "checkpoint/model_loader.h"
 #include "checkpoint/prompt_logits_test_util.h"
 #include "core/error.h"
-#include "model/io/gguf_kquants_test_blocks.h"
+#include "model/io/gguf_quant_test_blocks.h"
 #include "model/io/gguf_test_builder.h"
 #include "ops/float_formats.h"
 
@@ -49,6 +49,19 @@ KQuantMatrix k_quant_matrix(GgufTensorType type, int rows, uint64_t seed) {
       for (int n = 0; n < kGgufSuperBlock; ++n) matrix.values.push_back(fields_of_row.expected(n));
     }
     matrix.bytes.append(block.begin(), block.end());
+  }
+  return matrix;
+}
+
+// A [rows][cols] matrix of Q4_1, Q5_0 or Q5_1 blocks (cols a multiple of 32) and the values the formula gives.
+KQuantMatrix legacy_matrix(GgufTensorType type, int rows, int cols, uint64_t seed) {
+  testing::BlockFields fields(seed);
+  KQuantMatrix matrix;
+  for (int block = 0; block < rows * cols / kGgufQuantBlock; ++block) {
+    const testing::LegacyBlock fields_of_block = fields.legacy(type);
+    const std::vector<uint8_t> bytes = fields_of_block.encode();
+    matrix.bytes.append(bytes.begin(), bytes.end());
+    for (int j = 0; j < kGgufQuantBlock; ++j) matrix.values.push_back(fields_of_block.expected(j));
   }
   return matrix;
 }
@@ -197,6 +210,39 @@ TEST_F(GgufKQuantModel, KQuantLayersBesideQ8_0OnesAllLoadAsValues) {
   EXPECT_EQ(lines[1], "Q8_0 → f32 values at load, run as f32: " + std::to_string(q8_0_tensors - 1) +
                           " tensors, blk.3.ffn_down.weight, blk.3.ffn_up.weight, blk.3.ffn_gate.weight, "
                           "blk.3.attn_output.weight, …");
+}
+
+// What llama-quantize's Q4_K_M and Q5_K_M write for tiny: K-quant matrices, and Q5_0 or Q5_1 for ffn_down, whose
+// 832-value rows are not a whole number of super-blocks. Every block type comes out as its exact values.
+TEST_F(GgufKQuantModel, KQuantFilesWithQ4_1Q5_0AndQ5_1FallbacksLoadTheirExactValues) {
+  const LoadedModel original = load_model(testing::save_random_model("tiny"));
+  std::string storage;
+  GgufFile file = testing::read_file(testing::export_gguf(original, GgufTensorType::kF32, "tiny.gguf"), storage);
+  GgufFile reference = file;
+  const GgufTensorType down_types[] = {GgufTensorType::kQ5_0, GgufTensorType::kQ5_1, GgufTensorType::kQ4_1,
+                                       GgufTensorType::kQ5_0};
+  std::vector<KQuantMatrix> downs;
+  for (int layer = 0; layer < 4; ++layer) {
+    const std::string prefix = "blk." + std::to_string(layer) + ".";
+    const KQuantMatrix query = k_quant_matrix(GgufTensorType::kQ4_K, 256, 10 + layer);
+    downs.push_back(legacy_matrix(down_types[layer], 256, 832, 20 + layer));
+    replace(file, prefix + "attn_q.weight", GgufTensorType::kQ4_K, query.bytes);
+    replace(file, prefix + "ffn_down.weight", down_types[layer], downs.back().bytes);
+    replace(reference, prefix + "attn_q.weight", GgufTensorType::kF32, f32_bytes(query.values));
+    replace(reference, prefix + "ffn_down.weight", GgufTensorType::kF32, f32_bytes(downs.back().values));
+  }
+  const LoadedModel mixed = load_model(write(file, "k-quants-fallbacks.gguf"));
+  const LoadedModel floats = load_model(write(reference, "fallbacks-f32.gguf"));
+  for (int layer = 0; layer < 4; ++layer)
+    EXPECT_EQ(mixed.model->weights.layers[layer].mlp.down.values, downs[layer].values);
+  EXPECT_TRUE(bit_identical(prompt_logits(*mixed.model, kPrompt), prompt_logits(*floats.model, kPrompt)));
+  EXPECT_EQ(dequantized_tensor_lines(mixed, WeightType::kQ8),
+            (std::vector<std::string>{
+                "Q4_1 → f32 values at load, run as q8: blk.2.ffn_down.weight",
+                "Q4_K → f32 values at load, run as q8: 4 tensors, blk.3.attn_q.weight, blk.2.attn_q.weight, "
+                "blk.1.attn_q.weight, blk.0.attn_q.weight",
+                "Q5_0 → f32 values at load, run as q8: 2 tensors, blk.3.ffn_down.weight, blk.0.ffn_down.weight",
+                "Q5_1 → f32 values at load, run as q8: blk.1.ffn_down.weight"}));
 }
 
 // Hostile K-quant tensors: each gives one minigen::Error naming the tensor, never a crash.

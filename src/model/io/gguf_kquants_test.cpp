@@ -9,7 +9,7 @@
 #include <vector>
 
 #include "core/error.h"
-#include "model/io/gguf_kquants_test_blocks.h"
+#include "model/io/gguf_quant_test_blocks.h"
 
 namespace minigen {
 namespace {

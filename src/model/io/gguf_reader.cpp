@@ -143,6 +143,9 @@ bool supported_tensor_type(uint32_t type) {
     case GgufTensorType::kF32:
     case GgufTensorType::kF16:
     case GgufTensorType::kQ4_0:
+    case GgufTensorType::kQ4_1:
+    case GgufTensorType::kQ5_0:
+    case GgufTensorType::kQ5_1:
     case GgufTensorType::kQ8_0:
     case GgufTensorType::kQ4_K:
     case GgufTensorType::kQ5_K:
@@ -183,8 +186,8 @@ GgufTensorInfo read_tensor_info(Cursor& cursor, uint32_t alignment) {
   const uint32_t type = cursor.read<uint32_t>(where.c_str());
   if (!supported_tensor_type(type)) {
     cursor.fail(where + " has ggml type " + other_ggml_type_name(type) +
-                "; minigen reads F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K and Q6_K — quantize the F32 or F16 GGUF "
-                "again with llama.cpp's llama-quantize to one of Q8_0, Q4_0, Q4_K_M, Q5_K_M or Q6_K");
+                "; minigen reads F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K and Q6_K — quantize the "
+                "F32 or F16 GGUF again with llama.cpp's llama-quantize to one of Q8_0, Q4_0, Q4_K_M, Q5_K_M or Q6_K");
   }
   info.type = static_cast<GgufTensorType>(type);
   // A block never straddles two rows: ne[0] is a whole number of blocks.

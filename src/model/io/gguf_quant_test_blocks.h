@@ -1,11 +1,13 @@
 #pragma once
-// K-quant super-blocks (model/io/gguf_kquants.h) written for tests from their fields — d, dmin, scales, mins, codes —
-// by the format's definition, with the value each field set stands for computed by the formula, independently of the
-// code under test.
+// K-quant super-blocks (model/io/gguf_kquants.h) and ggml's other blocks of 32 (gguf_legacy_quants.h) written for tests
+// from their fields — d, dmin, scales, mins, codes — by the format's definition, with the value each field set stands
+// for computed by the formula, independently of the code under test.
 #include <array>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
+
+#include "model/io/gguf_types.h"
 
 namespace minigen::testing {
 
@@ -97,6 +99,37 @@ inline std::array<int, 256> code_pattern(int multiplier, int offset, int range) 
   return codes;
 }
 
+// One Q4_1, Q5_0 or Q5_1 block: d, [m], [4 bytes whose bit j is code j's fifth bit, little-endian], then 16 bytes
+// where byte j holds code j in its low nibble and code j + 16 in its high one.
+struct LegacyBlock {
+  GgufTensorType type;
+  Half d;
+  Half m;                     // unused by Q5_0
+  std::array<int, 32> codes;  // 0 … 15 (Q4_1) or 0 … 31
+
+  bool has_min() const { return type != GgufTensorType::kQ5_0; }
+  bool five_bit() const { return type != GgufTensorType::kQ4_1; }
+
+  std::vector<uint8_t> encode() const {
+    std::vector<uint8_t> bytes;
+    bytes.resize(2 + (has_min() ? 2 : 0) + (five_bit() ? 4 : 0) + 16, 0);
+    put_half(bytes, 0, d);
+    if (has_min()) put_half(bytes, 2, m);
+    const std::size_t fifth = has_min() ? 4 : 2;
+    const std::size_t nibbles = fifth + (five_bit() ? 4 : 0);
+    for (int j = 0; j < 32; ++j) {
+      bytes[nibbles + j % 16] |= static_cast<uint8_t>((codes[j] & 0x0f) << (j < 16 ? 0 : 4));
+      if (five_bit()) bytes[fifth + j / 8] |= static_cast<uint8_t>((codes[j] >> 4) << (j % 8));
+    }
+    return bytes;
+  }
+
+  // Q5_0: d · (q − 16); Q4_1, Q5_1: d · q + m — in double (exact here), rounded once to float.
+  float expected(int j) const {
+    return static_cast<float>(has_min() ? d.value * codes[j] + m.value : d.value * (codes[j] - 16));
+  }
+};
+
 // A normal fp16 number (or zero) from its bits: (1 + mantissa / 1024) · 2^(exponent − 15).
 inline Half half_of(uint16_t bits) {
   const int exponent = (bits >> 10) & 0x1f;
@@ -121,6 +154,12 @@ class BlockFields {
     for (int& scale : block.scales) scale = next(64);
     for (int& min : block.mins) min = next(64);
     for (int& code : block.codes) code = next(code_range);
+    return block;
+  }
+  LegacyBlock legacy(GgufTensorType type) {
+    // m negative, about half the codes' span, as a quantizer centres the block.
+    LegacyBlock block{type, small_half(6), half_of(static_cast<uint16_t>(0x8000 | small_half(9).bits)), {}};
+    for (int& code : block.codes) code = next(type == GgufTensorType::kQ4_1 ? 16 : 32);
     return block;
   }
   SignedBlock signed_block() {
