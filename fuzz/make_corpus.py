@@ -311,6 +311,57 @@ def make_gguf():
                ("blk.0.ffn_up.weight", [hidden, ffn], 8, q8_0(ffn, hidden, 7)),
                ("blk.0.ffn_down.weight", [ffn, hidden], 8, q8_0(hidden, ffn, 8))]
     write("fuzz_gguf_reader", "tiny-qwen3-q8_0", gguf(metadata, tensors))
+    # The same shape with rows of 256 values, in K-quants as llama-quantize mixes them: Q6_K embedding, Q4_K/Q5_K/Q6_K
+    # layers, Q5_0 and Q8_0 for the matrices whose rows (64 and 32 values) are not a whole super-block.
+    hidden, ffn = 256, 32
+    sizes = {f"{arch}.embedding_length": hidden, f"{arch}.feed_forward_length": ffn}
+    metadata = [(key, kind, sizes.get(key, value)) for key, kind, value in metadata]
+    tensors = [("token_embd.weight", [hidden, vocab], 14, q6_k(vocab, 1)),
+               ("output_norm.weight", [hidden], 0, norm(hidden)),
+               ("blk.0.attn_norm.weight", [hidden], 0, norm(hidden)),
+               ("blk.0.attn_q.weight", [hidden, heads * head_dim], 12, q4_k_or_q5_k(heads * head_dim, False, 2)),
+               ("blk.0.attn_k.weight", [hidden, kv_heads * head_dim], 13, q4_k_or_q5_k(kv_heads * head_dim, True, 3)),
+               ("blk.0.attn_v.weight", [hidden, kv_heads * head_dim], 14, q6_k(kv_heads * head_dim, 4)),
+               ("blk.0.attn_output.weight", [heads * head_dim, hidden], 6, q5_0(hidden, heads * head_dim, 5)),
+               ("blk.0.attn_q_norm.weight", [head_dim], 0, norm(head_dim)),
+               ("blk.0.attn_k_norm.weight", [head_dim], 0, norm(head_dim)),
+               ("blk.0.ffn_norm.weight", [hidden], 0, norm(hidden)),
+               ("blk.0.ffn_gate.weight", [hidden, ffn], 13, q4_k_or_q5_k(ffn, True, 6)),
+               ("blk.0.ffn_up.weight", [hidden, ffn], 12, q4_k_or_q5_k(ffn, False, 7)),
+               ("blk.0.ffn_down.weight", [ffn, hidden], 8, q8_0(hidden, ffn, 8))]
+    write("fuzz_gguf_reader", "tiny-qwen3-k-quants", gguf(metadata, tensors))
+
+
+def q4_k_or_q5_k(rows, five_bit, salt):
+    """rows super-blocks of Q4_K (144 B) or Q5_K (176 B): d, dmin, 12 bytes of 6-bit scales and mins, [32 bytes of
+    fifth bits], 128 bytes of nibbles; fields from a fixed pattern (every bit of the scale bytes in play)."""
+    out = b""
+    for r in range(rows):
+        out += struct.pack("<ee", 1 / 4096, 1 / 1024)
+        out += bytes((r * 29 + i * 53 + salt) & 0xFF for i in range(12))
+        if five_bit:
+            out += bytes((r * 17 + i * 37 + salt) & 0xFF for i in range(32))
+        out += bytes((r * 13 + i * 7 + salt) & 0xFF for i in range(128))
+    return out
+
+
+def q5_0(rows, cols, salt):
+    """rows × cols Q5_0 blocks (22 B): fp16 d, 4 bytes of fifth bits, 16 bytes of nibbles."""
+    out = b""
+    for r in range(rows):
+        for b in range(cols // 32):
+            out += struct.pack("<e", 1 / 512) + bytes((r * 3 + b * 41 + i * 23 + salt) & 0xFF for i in range(20))
+    return out
+
+
+def q6_k(rows, salt):
+    """rows super-blocks of Q6_K (210 B): 128 bytes of low bits, 64 of high bits, 16 int8 scales, d."""
+    out = b""
+    for r in range(rows):
+        out += bytes((r * 11 + i * 31 + salt) & 0xFF for i in range(192))
+        out += bytes((r * 5 + i * 19 + salt) % 200 + 28 for i in range(16))
+        out += struct.pack("<e", 1 / 8192)
+    return out
 
 
 if __name__ == "__main__":

@@ -3,6 +3,7 @@
 #include <cstring>
 #include <optional>
 
+#include "checkpoint/gguf_tensor_values.h"
 #include "core/error.h"
 #include "model/dtype.h"
 #include "model/quantized_tensors.h"
@@ -74,20 +75,6 @@ void permute_for_llama(TensorMap& tensors, const ModelConfig& config, bool to_gg
   }
 }
 
-DType float_dtype(GgufTensorType type) {
-  switch (type) {
-    case GgufTensorType::kF16:
-      return DType::kF16;
-    case GgufTensorType::kBF16:
-      return DType::kBF16;
-    case GgufTensorType::kF32:
-    case GgufTensorType::kQ8_0:
-    case GgufTensorType::kQ4_0:
-      return DType::kF32;
-  }
-  return DType::kF32;
-}
-
 // The GGUF bytes of one minigen tensor: floats in `float_type` (norms always F32), or q8/q4 codes with their scales
 // as Q8_0/Q4_0 blocks.
 std::string encode(const HostTensor& tensor, const HostTensor* scales, GgufTensorType float_type) {
@@ -95,7 +82,7 @@ std::string encode(const HostTensor& tensor, const HostTensor* scales, GgufTenso
   if (scales == nullptr) {
     const GgufTensorType type = tensor.shape.size() == 1 ? GgufTensorType::kF32 : float_type;
     bytes.resize(gguf_type_bytes(type, tensor.values.size()));
-    encode_from_f32(float_dtype(type), tensor.values.data(), tensor.values.size(),
+    encode_from_f32(gguf_float_dtype(type), tensor.values.data(), tensor.values.size(),
                     reinterpret_cast<std::byte*>(bytes.data()));
     return bytes;
   }
@@ -182,67 +169,20 @@ uint32_t file_type(GgufTensorType type) {
       return 7;
     case GgufTensorType::kBF16:
       return 32;
+    case GgufTensorType::kQ4_1:  // not written (minigen writes none of these): llama.cpp's numbers
+      return 3;
+    case GgufTensorType::kQ5_0:
+      return 8;
+    case GgufTensorType::kQ5_1:
+      return 9;
+    case GgufTensorType::kQ4_K:  // the *_K_M files
+      return 15;
+    case GgufTensorType::kQ5_K:
+      return 17;
+    case GgufTensorType::kQ6_K:
+      return 18;
   }
   return 0;
-}
-
-// One GGUF tensor as minigen tensors: a vector, or `pieces` matrices [rows][cols] (pieces > 1: stacked experts),
-// each with its F16 scales when the file holds Q8_0/Q4_0 codes.
-struct DecodedPiece {
-  HostTensor values;
-  std::optional<HostTensor> scales;
-};
-
-std::vector<DecodedPiece> decode(const GgufTensorInfo& info) {
-  const std::byte* data = info.bytes.data();
-  if (info.dims.size() == 1) {
-    if (info.type == GgufTensorType::kQ8_0 || info.type == GgufTensorType::kQ4_0) {
-      throw Error("tensor '" + info.name + "' is a quantized vector; minigen keeps vectors as floats");
-    }
-    HostTensor vector{{static_cast<int64_t>(info.dims[0])}, std::vector<float>(info.dims[0]), float_dtype(info.type)};
-    decode_to_f32(vector.stored_dtype, data, info.dims[0], vector.values.data());
-    return {{std::move(vector), std::nullopt}};
-  }
-  const int64_t cols = static_cast<int64_t>(info.dims[0]);
-  const int64_t rows = static_cast<int64_t>(info.dims[1]);
-  const uint64_t pieces = info.dims.size() == 3 ? info.dims[2] : 1;
-  const uint64_t piece_values = static_cast<uint64_t>(rows) * static_cast<uint64_t>(cols);
-  const uint64_t piece_bytes = gguf_type_bytes(info.type, piece_values);
-  std::vector<DecodedPiece> out;
-  for (uint64_t p = 0; p < pieces; ++p) {
-    const std::byte* piece = data + p * piece_bytes;
-    DecodedPiece decoded;
-    if (info.type != GgufTensorType::kQ8_0 && info.type != GgufTensorType::kQ4_0) {
-      decoded.values = HostTensor{{rows, cols}, std::vector<float>(piece_values), float_dtype(info.type)};
-      decode_to_f32(decoded.values.stored_dtype, piece, piece_values, decoded.values.values.data());
-      out.push_back(std::move(decoded));
-      continue;
-    }
-    const bool q8 = info.type == GgufTensorType::kQ8_0;
-    const uint64_t blocks = piece_values / kGgufQuantBlock;
-    const uint64_t block_bytes = q8 ? 34 : 18;
-    decoded.values = HostTensor{{rows, q8 ? cols : cols / 2},
-                                std::vector<float>(q8 ? piece_values : piece_values / 2),
-                                q8 ? DType::kI8 : DType::kU8};
-    decoded.scales = HostTensor{{rows, cols / kGgufQuantBlock}, std::vector<float>(blocks), DType::kF16};
-    for (uint64_t b = 0; b < blocks; ++b) {
-      const unsigned char* block = reinterpret_cast<const unsigned char*>(piece + b * block_bytes);
-      decoded.scales->values[b] = f16_to_float(static_cast<uint16_t>(block[0] | (block[1] << 8)));
-      if (q8) {
-        for (int k = 0; k < kGgufQuantBlock; ++k) decoded.values.values[b * 32 + k] = static_cast<int8_t>(block[2 + k]);
-        continue;
-      }
-      int nibbles[kGgufQuantBlock];  // value + 8, in order (module comment of gguf_types.h)
-      for (int j = 0; j < 16; ++j) {
-        nibbles[j] = block[2 + j] & 0x0f;
-        nibbles[j + 16] = block[2 + j] >> 4;
-      }
-      for (int j = 0; j < 16; ++j)
-        decoded.values.values[b * 16 + j] = static_cast<float>(nibbles[2 * j] | (nibbles[2 * j + 1] << 4));
-    }
-    out.push_back(std::move(decoded));
-  }
-  return out;
 }
 
 // Reads the architecture's hyper-parameter keys, each checked for its type.
@@ -388,6 +328,35 @@ std::vector<std::string> hf_names(const std::string& gguf_name, const ModelConfi
   return {};
 }
 
+namespace {
+
+// The block type (Q8_0 or Q4_0) whose codes the model keeps and runs in, as minigen's q8/q4 exports and
+// llama-quantize's Q8_0 and Q4_0 files hold them: blk.0.attn_q's, when every other layer matrix is of that type or
+// a float (llama.cpp keeps an MoE router in F32). A model runs one block type (q4 with a q8 output projection), so
+// in any other mix — K-quant layers with llama-quantize's Q8_0 fallback for rows not a multiple of 256, F16 layers
+// beside a Q8_0 embedding — there is none, and Q8_0/Q4_0 blocks are read as fp32 values like the K-quants.
+std::optional<GgufTensorType> kept_block_type(const GgufFile& file) {
+  std::optional<GgufTensorType> type;
+  for (const GgufTensorInfo& info : file.tensors) {
+    if (info.name == "blk.0.attn_q.weight") type = info.type;
+  }
+  if (type != GgufTensorType::kQ8_0 && type != GgufTensorType::kQ4_0) return std::nullopt;
+  for (const GgufTensorInfo& info : file.tensors) {
+    if (info.name.compare(0, 4, "blk.") != 0 || info.dims.size() < 2) continue;
+    if (info.type != *type && gguf_block_values(info.type) != 1) return std::nullopt;
+  }
+  return type;
+}
+
+// Whether a Q8_0/Q4_0 tensor keeps its codes: a layer matrix when the model keeps its block type; the embedding and
+// the output projection when they are Q8_0, the type minigen packs them in (llama-quantize --pure stores them Q4_0).
+bool keeps_codes(const GgufTensorInfo& info, std::optional<GgufTensorType> kept_type) {
+  if (!kept_type) return false;
+  return info.name.compare(0, 4, "blk.") == 0 || info.type == GgufTensorType::kQ8_0;
+}
+
+}  // namespace
+
 std::string gguf_architecture(const ModelConfig& config) {
   if (config.use_moe && config.num_shared_experts > 0) {
     throw Error(
@@ -481,14 +450,19 @@ GgufModel gguf_model(const GgufFile& file, const std::string& name) {
     }
     names_of.push_back(std::move(names));
   }
+  const std::optional<GgufTensorType> kept_type = kept_block_type(file);
   for (std::size_t t = 0; t < file.tensors.size(); ++t) {
     const GgufTensorInfo& info = file.tensors[t];
     const std::vector<std::string>& names = names_of[t];
-    std::vector<DecodedPiece> pieces;
+    const bool keep_codes = keeps_codes(info, kept_type);
+    std::vector<GgufTensorPiece> pieces;
     try {
-      pieces = decode(info);
+      pieces = gguf_tensor_pieces(info, keep_codes);
     } catch (const Error& error) {
       throw Error(name + ": " + error.what());
+    }
+    if (gguf_block_values(info.type) > 1 && !pieces.front().scales) {  // blocks that came out as values
+      model.dequantized.push_back({info.name, info.type});
     }
     for (std::size_t i = 0; i < names.size(); ++i) {
       if (pieces[i].scales) model.tensors[names[i] + kScaleSuffix] = std::move(*pieces[i].scales);

@@ -36,10 +36,20 @@ struct GgufExport {
 GgufExport gguf_export(const ModelConfig& config, const ModelWeights& weights, GgufTensorType matrix_type,
                        const std::string& model_name);
 
+// A tensor of the file whose blocks became fp32 values at load: every K-quant, and Q8_0/Q4_0 ones whose codes the
+// model cannot run as they are (checkpoint/gguf_tensor_values.h). A q8/q4 model packs them into its type to run.
+struct GgufDequantizedTensor {
+  std::string name;     // the file's name, "token_embd.weight"
+  GgufTensorType type;  // what the file stored it as
+};
+
 struct GgufModel {
   std::string architecture;
   ModelConfig config;
-  TensorMap tensors;  // minigen's (HF) names; Q8_0/Q4_0 as q8/q4 codes and _scale tensors (quantized_tensors.h)
+  // minigen's (HF) names. Q8_0/Q4_0 as q8/q4 codes and _scale tensors (quantized_tensors.h) when the layers' matrices
+  // are all of one of those types; everything else as fp32 values.
+  TensorMap tensors;
+  std::vector<GgufDequantizedTensor> dequantized;  // in file order
 };
 
 // The minigen names of a GGUF tensor ("blk.3.attn_q.weight" → "model.layers.3.self_attn.q_proj.weight"): one, or one

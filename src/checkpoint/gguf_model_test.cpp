@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "cache/kv_cache.h"
+#include "checkpoint/gguf_model_test_util.h"
 #include "checkpoint/gguf_tokenizer.h"
 #include "checkpoint/model_loader.h"
 #include "checkpoint/prompt_logits_test_util.h"
@@ -29,35 +30,12 @@ namespace fs = std::filesystem;
 using testing::ScratchFileTest;
 
 using testing::bit_identical;
+using testing::export_gguf;
 using testing::prompt_logits;
+using testing::read_file;
+using testing::save_random_model;
 
 const std::vector<int> kPrompt = {1, 2043, 300, 3684, 719, 5, 6399};
-
-fs::path tokenizer_directory() { return minigen_home() / "tokenizers" / "minigen-6400"; }
-
-// A random model of `family` (two layers, test_models.h) saved as a directory, its weights stored as `dtype`.
-fs::path save_random_model(const std::string& family, DType dtype = DType::kF32) {
-  const ModelConfig config = testing::test_config(family);
-  const fs::path directory = testing::scratch_path(family + "-" + dtype_name(dtype));
-  save_model_directory(directory, config, random_weights(config, 7), tokenizer_directory(), dtype);
-  return directory;
-}
-
-// What `minigen export gguf` does, through the library.
-fs::path export_gguf(const LoadedModel& loaded, GgufTensorType type, const std::string& file_name) {
-  GgufExport exported = gguf_export(loaded.model->config, loaded.model->weights, type, "test");
-  append_gguf_tokenizer(exported.metadata,
-                        read_whole_file(tokenizer_directory() / "tokenizer.json", kMaxTokenizerFileBytes, "tokenizer"),
-                        *loaded.tokenizer, loaded.model->config.vocab_size);
-  const fs::path path = testing::scratch_path(file_name);
-  write_gguf(path, exported.metadata, exported.tensors);
-  return path;
-}
-
-GgufFile read_file(const fs::path& path, std::string& storage) {
-  storage = read_whole_file(path, uint64_t{1} << 32, "gguf");
-  return read_gguf(std::as_bytes(std::span(storage.data(), storage.size())), path.string());
-}
 
 class GgufRoundTrip : public ScratchFileTest, public ::testing::WithParamInterface<std::string> {};
 

@@ -69,6 +69,15 @@ std::string not_a_model_directory(const fs::path& directory) {
          ": a model is a directory with config.json and model.safetensors, or a .pth, .safetensors or .gguf file";
 }
 
+std::unique_ptr<const Tokenizer> tokenizer_of_gguf(const GgufTokenizerFiles& files, const fs::path& path) {
+  try {
+    return std::make_unique<const Tokenizer>(
+        Tokenizer::from_json_text(files.tokenizer_json, files.tokenizer_config_json));
+  } catch (const Error& error) {
+    throw Error(path.string() + ": the GGUF's tokenizer: " + error.what());
+  }
+}
+
 }  // namespace
 
 fs::path tokenizer_json_path(const fs::path& path) {
@@ -85,6 +94,15 @@ std::unique_ptr<const Tokenizer> load_tokenizer(const fs::path& path) {
   const fs::path config_path = tokenizer_json.parent_path() / "tokenizer_config.json";
   if (fs::exists(config_path)) tokenizer_config = config_path;
   return std::make_unique<const Tokenizer>(Tokenizer::from_files(tokenizer_json, tokenizer_config));
+}
+
+std::unique_ptr<const Tokenizer> load_model_tokenizer(const fs::path& model) {
+  if (!fs::exists(model)) throw Error("model not found: " + model.string());
+  if (model.extension() == ".gguf") {
+    const MappedFile file(model);
+    return tokenizer_of_gguf(gguf_tokenizer_files(read_gguf(file.bytes(), model.string()), model.string()), model);
+  }
+  return load_tokenizer(fs::is_directory(model) ? model : model.parent_path());
 }
 
 fs::path minigen_home() {
@@ -145,6 +163,7 @@ LoadedModel load_model(const fs::path& path, const LoadOptions& options) {
     GgufModel model = gguf_model(gguf, path.string());
     config = std::move(model.config);
     tensors = std::move(model.tensors);
+    loaded.gguf_dequantized = std::move(model.dequantized);
     if (!options.tokenizer_path) gguf_tokenizer = gguf_tokenizer_files(gguf, path.string());
     loaded.format = "gguf";
   } else {
@@ -160,12 +179,7 @@ LoadedModel load_model(const fs::path& path, const LoadOptions& options) {
                 "tokenizer_config.json, e.g. MiniMind's model/)");
   }
   if (gguf_tokenizer) {
-    try {
-      loaded.tokenizer = std::make_unique<const Tokenizer>(
-          Tokenizer::from_json_text(gguf_tokenizer->tokenizer_json, gguf_tokenizer->tokenizer_config_json));
-    } catch (const Error& error) {
-      throw Error(path.string() + ": the GGUF's tokenizer: " + error.what());
-    }
+    loaded.tokenizer = tokenizer_of_gguf(*gguf_tokenizer, path);
   } else {
     loaded.tokenizer = load_tokenizer(tokenizer_location);
   }

@@ -5,7 +5,9 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "checkpoint/gguf_model.h"
 #include "model/model.h"
 #include "model/tensor.h"
 #include "tokenizer/bpe_tokenizer.h"
@@ -26,12 +28,16 @@ struct LoadedModel {
   std::filesystem::path path;
   std::string format;  // "safetensors", "pth" or "gguf"
   DType stored_dtype = DType::kF32;
+  std::vector<GgufDequantizedTensor> gguf_dequantized;  // a GGUF's K-quant (…) tensors, now fp32 values
 };
 
 LoadedModel load_model(const std::filesystem::path& path, const LoadOptions& options = {});
 
 // A tokenizer.json, or the directory holding it (with tokenizer_config.json beside it when present).
 std::unique_ptr<const Tokenizer> load_tokenizer(const std::filesystem::path& path);
+// The tokenizer a model comes with, without reading its weights: a GGUF's own tokenizer keys, else the
+// tokenizer.json of the model's directory (beside a .pth or .safetensors file), as load_model finds them.
+std::unique_ptr<const Tokenizer> load_model_tokenizer(const std::filesystem::path& model);
 // The tokenizer.json a --tokenizer path means: the directory's, the file itself, or the one beside a
 // tokenizer_config.json (people point at either file of the pair).
 std::filesystem::path tokenizer_json_path(const std::filesystem::path& path);

@@ -350,6 +350,31 @@ TEST_F(Cli, ExportGgufWritesFilesThatRunAsTheOriginal) {
   expect_clear_error("generate -m " + (work_dir() / "truncated.gguf").string() + " -p hi", "truncated.gguf: GGUF");
 }
 
+// tokenize and detokenize read a GGUF's own tokenizer, as every other command does (they once looked for a
+// tokenizer.json beside the file). The ids are the fixture's, written by the Python trainer of the shipped tokenizer.
+TEST_F(Cli, TokenizeReadsTheTokenizerInsideAGguf) {
+  const fs::path gguf = work_dir() / "tiny-sft.gguf";
+  const RunResult made = run("export gguf minigen-tiny-sft " + gguf.string() + " --type q8_0");
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  ASSERT_FALSE(fs::exists(work_dir() / "tokenizer.json"));
+  const auto fixture = nlohmann::json::parse(
+      read_text_file(fs::path(MINIGEN_TEST_DATA_DIR) / "tokenizer" / "minigen-6400.json"))["encodings"];
+  ASSERT_EQ(fixture.size(), 4u);
+  for (const auto& encoding : fixture) {
+    const std::string text = encoding["text"];
+    const std::string text_file = (work_dir() / "text.jsonl").string();
+    std::ofstream(text_file) << nlohmann::json{{"text", text}}.dump() << "\n";
+    const RunResult ids = run("tokenize -m " + gguf.string() + " --jsonl " + text_file);
+    ASSERT_EQ(ids.exit_code, 0) << ids.err;
+    EXPECT_EQ(nlohmann::json::parse(ids.out), encoding["ids"]) << text;
+  }
+  const RunResult beginning = run("tokenize -m " + gguf.string() + " 'In the beginning God created the heaven'");
+  EXPECT_EQ(beginning.out, "2043 300 3684 719 3572 300 2274\n");
+  const RunResult text = run("detokenize -m " + gguf.string() + " '1 343 298 234 2201 719 694 2 234'");
+  EXPECT_EQ(text.out, "<|im_start|>user\nAnd God said<|im_end|>\n\n");
+  expect_clear_error("tokenize -m " + (work_dir() / "none.gguf").string() + " hi", "none.gguf");
+}
+
 TEST_F(Cli, BadModelFilesGiveOneClearError) {
   expect_clear_error("generate -m /nonexistent/model -p hi", "not found");
   const fs::path broken = work_dir() / "broken";

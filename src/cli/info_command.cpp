@@ -39,6 +39,9 @@ int run_info(InfoFlags flags) {
     std::printf("experts      %d routed, top-%d, %d shared\n", c.num_experts, c.num_experts_per_token,
                 c.num_shared_experts);
   }
+  for (const std::string& line : dequantized_tensor_lines(loaded, flags.model.weight_type(*loaded.model))) {
+    std::printf("dequantized  %s\n", line.c_str());
+  }
   std::printf("vocab        %d (tokenizer %d) · context %d · rope theta %g\n", c.vocab_size,
               loaded.tokenizer->vocab_size(), c.max_position_embeddings, c.rope_theta);
   const std::string scales = kv_dtype == KvDType::kInt8 ? " + 2 × " + std::to_string(c.num_layers) + " × " +
@@ -56,7 +59,7 @@ int run_info(InfoFlags flags) {
 CommandAction add_info_command(CLI::App& app) {
   auto flags = std::make_shared<InfoFlags>();
   CLI::App* command = app.add_subcommand("info", "describe a model: family, parameters, KV-cache bytes per token");
-  command->add_option("model", flags->positional_model, "model directory or .pth [default: the shipped model]");
+  command->add_option("model", flags->positional_model, "model directory, .pth or .gguf [default: the shipped model]");
   flags->model.add_to(*command);
   add_lora_flag(*command, flags->model.lora_path);
   command->add_flag("--json", flags->json, "print as JSON");

@@ -27,9 +27,7 @@ struct TokenizerFlags {
 
   std::unique_ptr<const Tokenizer> load() const {
     if (!tokenizer_path.empty()) return load_tokenizer(tokenizer_path);
-    std::filesystem::path model = resolve_model_path(model_path);
-    if (!std::filesystem::is_directory(model)) model = model.parent_path();
-    return load_tokenizer(model);
+    return load_model_tokenizer(resolve_model_path(model_path));
   }
 };
 

@@ -2,7 +2,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <iterator>
 #include <set>
+#include <string>
 
 #include "core/error.h"
 
@@ -141,11 +143,27 @@ bool supported_tensor_type(uint32_t type) {
     case GgufTensorType::kF32:
     case GgufTensorType::kF16:
     case GgufTensorType::kQ4_0:
+    case GgufTensorType::kQ4_1:
+    case GgufTensorType::kQ5_0:
+    case GgufTensorType::kQ5_1:
     case GgufTensorType::kQ8_0:
+    case GgufTensorType::kQ4_K:
+    case GgufTensorType::kQ5_K:
+    case GgufTensorType::kQ6_K:
     case GgufTensorType::kBF16:
       return true;
   }
   return false;
+}
+
+// ggml's names for the types minigen does not read, so that a refusal says which one the file holds.
+std::string other_ggml_type_name(uint32_t type) {
+  static constexpr const char* kNames[] = {
+      "F32",  "F16",  "Q4_0", "Q4_1", "",        "",       "Q5_0",    "Q5_1",  "Q8_0",   "Q8_1",  "Q2_K",  "Q3_K",
+      "Q4_K", "Q5_K", "Q6_K", "Q8_K", "IQ2_XXS", "IQ2_XS", "IQ3_XXS", "IQ1_S", "IQ4_NL", "IQ3_S", "IQ2_S", "IQ4_XS",
+      "I8",   "I16",  "I32",  "I64",  "F64",     "IQ1_M",  "BF16",    "",      "",       "",      "TQ1_0", "TQ2_0"};
+  const char* name = type < std::size(kNames) ? kNames[type] : "";
+  return *name != '\0' ? std::string(name) + " (" + std::to_string(type) + ")" : std::to_string(type);
 }
 
 GgufTensorInfo read_tensor_info(Cursor& cursor, uint32_t alignment) {
@@ -167,15 +185,16 @@ GgufTensorInfo read_tensor_info(Cursor& cursor, uint32_t alignment) {
   }
   const uint32_t type = cursor.read<uint32_t>(where.c_str());
   if (!supported_tensor_type(type)) {
-    cursor.fail(where + " has ggml type " + std::to_string(type) +
-                "; minigen reads F32 (0), F16 (1), Q4_0 (2), Q8_0 (8) and BF16 (30) — requantize it with llama.cpp's "
-                "llama-quantize to Q8_0 or Q4_0");
+    cursor.fail(where + " has ggml type " + other_ggml_type_name(type) +
+                "; minigen reads F32, F16, BF16, Q8_0, Q4_0, Q4_1, Q5_0, Q5_1, Q4_K, Q5_K and Q6_K — quantize the "
+                "F32 or F16 GGUF again with llama.cpp's llama-quantize to one of Q8_0, Q4_0, Q4_K_M, Q5_K_M or Q6_K");
   }
   info.type = static_cast<GgufTensorType>(type);
-  if ((info.type == GgufTensorType::kQ8_0 || info.type == GgufTensorType::kQ4_0) &&
-      info.dims[0] % kGgufQuantBlock != 0) {
+  // A block never straddles two rows: ne[0] is a whole number of blocks.
+  if (info.dims[0] % gguf_block_values(info.type) != 0) {
     cursor.fail(where + " is " + gguf_type_name(info.type) + " but its first dimension " +
-                std::to_string(info.dims[0]) + " is not a multiple of 32");
+                std::to_string(info.dims[0]) + " is not a multiple of " + std::to_string(gguf_block_values(info.type)) +
+                ", the values of one block");
   }
   info.byte_count = gguf_type_bytes(info.type, elements);
   info.offset = cursor.read<uint64_t>(where.c_str());

@@ -145,7 +145,11 @@ TEST(GgufReader, LyingHeadersGiveOneClearError) {
       {"fewer metadata", [](HandMadeFile& f) { f.metadata_count = 2; }, "dimensions"},
       {"string length", [](HandMadeFile& f) { f.string_length = uint64_t{1} << 50; }, "runs past the end"},
       {"alignment", [](HandMadeFile& f) { f.alignment = 48; }, "power of two"},
-      {"tensor type", [](HandMadeFile& f) { f.second_type = 12; }, "ggml type 12"},
+      {"tensor type", [](HandMadeFile& f) { f.second_type = 19; }, "ggml type IQ1_S (19); minigen reads"},
+      {"unknown tensor type", [](HandMadeFile& f) { f.second_type = 77; }, "ggml type 77; minigen reads"},
+      // {32, 2} is a whole number of Q8_0 blocks per row, but not of K-quant super-blocks.
+      {"row of a K-quant", [](HandMadeFile& f) { f.second_type = 14; },
+       "tensor 'blk.0.attn_q.weight' is Q6_K but its first dimension 32 is not a multiple of 256"},
       {"unaligned offset", [](HandMadeFile& f) { f.second_offset = 100; }, "not a multiple of the alignment"},
       {"offset past the data", [](HandMadeFile& f) { f.second_offset = 192; }, "of a data section of"},
       {"overlap", [](HandMadeFile& f) { f.second_offset = 0; }, "overlap"},

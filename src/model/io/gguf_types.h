@@ -155,20 +155,54 @@ inline double GgufValue::number(std::size_t index) const {
 // Metadata in file order (the format allows any order; the writer keeps the caller's).
 using GgufMetadata = std::vector<std::pair<std::string, GgufValue>>;
 
-// The ggml tensor types minigen reads and writes (ggml's numbering). Q8_0 and Q4_0 are blocks of 32 values along
-// ne[0]: Q8_0 = {fp16 d; int8 q[32]} (34 bytes), value = d · q; Q4_0 = {fp16 d; uint8 qs[16]} (18 bytes), value j
-// (j < 16) = d · ((qs[j] & 0x0F) − 8) and value j + 16 = d · ((qs[j] >> 4) − 8).
-enum class GgufTensorType : uint32_t { kF32 = 0, kF16 = 1, kQ4_0 = 2, kQ8_0 = 8, kBF16 = 30 };
-inline constexpr EnumName<GgufTensorType> kGgufTensorTypeNames[] = {{GgufTensorType::kF32, "F32"},
-                                                                    {GgufTensorType::kF16, "F16"},
-                                                                    {GgufTensorType::kQ4_0, "Q4_0"},
-                                                                    {GgufTensorType::kQ8_0, "Q8_0"},
-                                                                    {GgufTensorType::kBF16, "BF16"}};
+// The ggml tensor types minigen reads (ggml's numbering); it writes F32, F16, BF16, Q8_0 and Q4_0. Q8_0 and Q4_0
+// are blocks of 32 values along ne[0]: Q8_0 = {fp16 d; int8 q[32]} (34 bytes), value = d · q; Q4_0 = {fp16 d; uint8
+// qs[16]} (18 bytes), value j (j < 16) = d · ((qs[j] & 0x0F) − 8) and value j + 16 = d · ((qs[j] >> 4) − 8). Q4_1,
+// Q5_0 and Q5_1 are blocks of 32 too (model/io/gguf_legacy_quants.h); Q4_K, Q5_K and Q6_K super-blocks of 256
+// (model/io/gguf_kquants.h).
+enum class GgufTensorType : uint32_t {
+  kF32 = 0,
+  kF16 = 1,
+  kQ4_0 = 2,
+  kQ4_1 = 3,
+  kQ5_0 = 6,
+  kQ5_1 = 7,
+  kQ8_0 = 8,
+  kQ4_K = 12,
+  kQ5_K = 13,
+  kQ6_K = 14,
+  kBF16 = 30
+};
+inline constexpr EnumName<GgufTensorType> kGgufTensorTypeNames[] = {
+    {GgufTensorType::kF32, "F32"},   {GgufTensorType::kF16, "F16"},   {GgufTensorType::kQ4_0, "Q4_0"},
+    {GgufTensorType::kQ4_1, "Q4_1"}, {GgufTensorType::kQ5_0, "Q5_0"}, {GgufTensorType::kQ5_1, "Q5_1"},
+    {GgufTensorType::kQ8_0, "Q8_0"}, {GgufTensorType::kQ4_K, "Q4_K"}, {GgufTensorType::kQ5_K, "Q5_K"},
+    {GgufTensorType::kQ6_K, "Q6_K"}, {GgufTensorType::kBF16, "BF16"}};
 
 inline constexpr uint32_t kGgufDefaultAlignment = 32;
 inline constexpr int kGgufQuantBlock = 32;
+inline constexpr int kGgufSuperBlock = 256;
 
-// Bytes of `count` values (count a multiple of 32 for the block types).
+inline bool gguf_is_k_quant(GgufTensorType type) {
+  return type == GgufTensorType::kQ4_K || type == GgufTensorType::kQ5_K || type == GgufTensorType::kQ6_K;
+}
+// Q4_1, Q5_0 and Q5_1: ggml's other blocks of 32, which minigen reads as values (Q8_0 and Q4_0 are its own codes).
+inline bool gguf_is_legacy_quant(GgufTensorType type) {
+  return type == GgufTensorType::kQ4_1 || type == GgufTensorType::kQ5_0 || type == GgufTensorType::kQ5_1;
+}
+
+// How many values along ne[0] one block holds: 1 for the float types, 32 for Q8_0, Q4_0, Q4_1, Q5_0 and Q5_1, 256
+// for the K-quants. A
+// tensor's first dimension must be a multiple of it (ggml never lets a block straddle two rows).
+inline uint64_t gguf_block_values(GgufTensorType type) {
+  if (gguf_is_k_quant(type)) return kGgufSuperBlock;
+  if (type == GgufTensorType::kQ8_0 || type == GgufTensorType::kQ4_0 || gguf_is_legacy_quant(type)) {
+    return kGgufQuantBlock;
+  }
+  return 1;
+}
+
+// Bytes of `count` values (count a multiple of gguf_block_values(type)).
 inline uint64_t gguf_type_bytes(GgufTensorType type, uint64_t count) {
   switch (type) {
     case GgufTensorType::kF32:
@@ -180,6 +214,18 @@ inline uint64_t gguf_type_bytes(GgufTensorType type, uint64_t count) {
       return count / kGgufQuantBlock * 34;
     case GgufTensorType::kQ4_0:
       return count / kGgufQuantBlock * 18;
+    case GgufTensorType::kQ4_1:
+      return count / kGgufQuantBlock * 20;
+    case GgufTensorType::kQ5_0:
+      return count / kGgufQuantBlock * 22;
+    case GgufTensorType::kQ5_1:
+      return count / kGgufQuantBlock * 24;
+    case GgufTensorType::kQ4_K:
+      return count / kGgufSuperBlock * 144;
+    case GgufTensorType::kQ5_K:
+      return count / kGgufSuperBlock * 176;
+    case GgufTensorType::kQ6_K:
+      return count / kGgufSuperBlock * 210;
   }
   return 0;
 }
