@@ -84,8 +84,8 @@ int run_generate(const GenerateFlags& flags) {
   const std::string profile = flags.profile ? profile_table(profile_snapshot()) : "";
 
   if (flags.json) {
-    nlohmann::json summary = run_summary_json(result, tokenizer, options, loaded.path, run_memory(transformer),
-                                              loaded.model->adapter.get());
+    nlohmann::json summary =
+        run_summary_json(result, tokenizer, options, loaded.path, run_memory(transformer), loaded.model->adapter.get());
     if (!flags.prompt.chat.empty()) add_chat_reply_fields(summary, flags.prompt.thinking, flags.prompt.offers_tools());
     if (flags.profile) summary["profile"] = profile_json(profile_snapshot());
     std::cout << to_json_text(summary) << "\n";
