@@ -98,17 +98,18 @@ std::string trained_paragraph(const AdaptersData& data, const Words& say) {
   const AdapterEffect& effect = data.trained;
   const std::string positions = count(effect.positions);
   const std::string agreeing = count(effect.top1_agreeing) + say(" of ", " / ") + positions;
-  std::string text = say(
-      "On the base model's own greedy answers (" + positions + " positions: " + std::to_string(effect.rows) +
-          " questions × " + std::to_string(data.new_tokens) + " tokens), the adapter moved the logits by up to " +
-          exact_or_scientific(effect.max_abs_logit_delta) + ", by a mean KL of " +
-          exact_or_scientific(effect.mean_kl_nats) + " nats per position, and its greedy choice was the base's at " +
-          agreeing + " positions (" + percent(effect.top1_share()) + "). ",
-      "在基座模型自己的贪心回答上（" + positions + " 个位置：" + std::to_string(effect.rows) + " 个问题 × " +
-          std::to_string(data.new_tokens) + " 个令牌），适配器使 logits 最多移动了 " +
-          exact_or_scientific(effect.max_abs_logit_delta) + "，每个位置的平均 KL 为 " +
-          exact_or_scientific(effect.mean_kl_nats) + " nats，它的贪心选择在 " + agreeing + " 个位置上与基座相同（" +
-          percent(effect.top1_share()) + "）。");
+  std::string text =
+      say("On the base model's own greedy answers to the " + std::to_string(effect.rows) +
+              " questions (each up to its eos, at most " + std::to_string(data.new_tokens) + " tokens: " + positions +
+              " positions), the adapter moved the logits by up to " + exact_or_scientific(effect.max_abs_logit_delta) +
+              ", by a mean KL of " + exact_or_scientific(effect.mean_kl_nats) +
+              " nats per position, and its greedy choice was the base's at " + agreeing + " positions (" +
+              percent(effect.top1_share()) + "). ",
+          "在基座模型对 " + std::to_string(effect.rows) + " 个问题自己的贪心回答上（每个回答到它的 eos 为止，最多 " +
+              std::to_string(data.new_tokens) + " 个令牌：共 " + positions + " 个位置），适配器使 logits 最多移动了 " +
+              exact_or_scientific(effect.max_abs_logit_delta) + "，每个位置的平均 KL 为 " +
+              exact_or_scientific(effect.mean_kl_nats) + " nats，它的贪心选择在 " + agreeing + " 个位置上与基座相同（" +
+              percent(effect.top1_share()) + "）。");
   const std::string rows = std::to_string(effect.rows_identical) + say(" of ", " / ") + std::to_string(effect.rows);
   if (effect.top1_agreeing == effect.positions && effect.rows_identical == effect.rows) {
     text += say("It changed no greedy choice on this text: its effect stays in the probabilities, and all " + rows +

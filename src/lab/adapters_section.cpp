@@ -88,18 +88,29 @@ std::vector<std::vector<float>> answer_logits(Transformer& transformer, const st
   return per_row;
 }
 
-// A run against its reference on the reference's text (logits), and their own greedy answers.
+// An answer as a reader sees it: up to and including its first eos (the batch ran on past it, eos ignored, so that
+// every row takes the same number of steps).
+std::span<const int> visible(const std::vector<int>& answer, int eos_id) {
+  const auto end = std::find(answer.begin(), answer.end(), eos_id);
+  return std::span(answer.data(), static_cast<std::size_t>(end - answer.begin()) + (end == answer.end() ? 0 : 1));
+}
+
+// A run against its reference: the logits at the reference answers' positions (up to their eos) when both score the
+// reference's text, and their own greedy answers as a reader sees them.
 AdapterEffect compare_runs(const std::vector<std::vector<float>>& reference_logits, const Answers& reference_answers,
-                           const std::vector<std::vector<float>>& logits, const Answers& answers, std::size_t vocab) {
+                           const std::vector<std::vector<float>>& logits, const Answers& answers, std::size_t vocab,
+                           int eos_id) {
   AdapterEffect effect;
   effect.rows = static_cast<int>(answers.size());
   double kl_sum = 0;
   bool bits_equal = true;
   for (std::size_t r = 0; r < answers.size(); ++r) {
-    const std::span<const float> reference(reference_logits[r]);
-    const std::span<const float> run(logits[r]);
+    const std::span<const int> reference_answer = visible(reference_answers[r], eos_id);
+    const std::span<const int> answer = visible(answers[r], eos_id);
+    const std::span<const float> reference = std::span(reference_logits[r]).first(reference_answer.size() * vocab);
+    const std::span<const float> run = std::span(logits[r]).first(reference.size());
     bits_equal = bits_equal && std::memcmp(reference.data(), run.data(), reference.size_bytes()) == 0;
-    for (std::size_t position = 0; position < answers[r].size(); ++position) {
+    for (std::size_t position = 0; position < reference_answer.size(); ++position) {
       const auto expected = reference.subspan(position * vocab, vocab);
       const auto got = run.subspan(position * vocab, vocab);
       for (std::size_t i = 0; i < vocab; ++i) {
@@ -110,22 +121,20 @@ AdapterEffect compare_runs(const std::vector<std::vector<float>>& reference_logi
       effect.top1_agreeing += argmax(expected) == argmax(got) ? 1 : 0;
       ++effect.positions;
     }
-    int first = -1;
-    for (std::size_t step = 0; step < answers[r].size() && first < 0; ++step) {
-      if (answers[r][step] != reference_answers[r][step]) first = static_cast<int>(step);
-    }
-    effect.first_differing_step.push_back(first);
-    effect.rows_identical += first < 0 ? 1 : 0;
+    const auto [ours, theirs] =
+        std::mismatch(answer.begin(), answer.end(), reference_answer.begin(), reference_answer.end());
+    const bool identical = ours == answer.end() && theirs == reference_answer.end();
+    effect.first_differing_step.push_back(identical ? -1 : static_cast<int>(ours - answer.begin()));
+    effect.rows_identical += identical ? 1 : 0;
   }
   effect.logits_bit_identical = bits_equal;
   effect.mean_kl_nats = effect.positions > 0 ? kl_sum / static_cast<double>(effect.positions) : 0;
   return effect;
 }
 
-// The answer up to its first eos, as text.
+// The answer as a reader sees it, as text (the eos, a special token, is skipped).
 std::string answer_text(const Tokenizer& tokenizer, const std::vector<int>& answer) {
-  const auto end = std::find(answer.begin(), answer.end(), tokenizer.eos_id());
-  return tokenizer.decode(std::span(answer.data(), static_cast<std::size_t>(end - answer.begin())), true);
+  return tokenizer.decode(visible(answer, tokenizer.eos_id()), true);
 }
 
 // kMixedBatchRows rows on the questions in turn: every fourth row on the weights alone, the others on three adapters
@@ -203,10 +212,11 @@ AdaptersData measure_adapters(LabContext& lab) {
   const Answers with_zero_b_answers = greedy_answers(transformer, prompts, &zero_b, data.new_tokens, kv_dtype);
   const Answers adapted = greedy_answers(transformer, prompts, adapter, data.new_tokens, kv_dtype);
   const auto base_logits = answer_logits(transformer, prompts, base, nullptr, kv_dtype);
+  const int eos_id = lab.sft().tokenizer->eos_id();
   data.zero_b = compare_runs(base_logits, base, answer_logits(transformer, prompts, base, &zero_b, kv_dtype),
-                             with_zero_b_answers, vocab);
-  data.trained =
-      compare_runs(base_logits, base, answer_logits(transformer, prompts, base, adapter, kv_dtype), adapted, vocab);
+                             with_zero_b_answers, vocab, eos_id);
+  data.trained = compare_runs(base_logits, base, answer_logits(transformer, prompts, base, adapter, kv_dtype), adapted,
+                              vocab, eos_id);
   const Tokenizer& tokenizer = *lab.sft().tokenizer;
   const auto changed = std::find_if(data.trained.first_differing_step.begin(), data.trained.first_differing_step.end(),
                                     [](int step) { return step >= 0; });
@@ -237,8 +247,9 @@ AdaptersData measure_adapters(LabContext& lab) {
     const Answers reference =
         unmerged == &transformer ? adapted : greedy_answers(*unmerged, prompts, adapter, data.new_tokens, kv_dtype);
     const Answers merged_answers = greedy_answers(merged, prompts, nullptr, data.new_tokens, kv_dtype);
-    data.merged = compare_runs(answer_logits(*unmerged, prompts, reference, adapter, kv_dtype), reference,
-                               answer_logits(merged, prompts, reference, nullptr, kv_dtype), merged_answers, vocab);
+    data.merged =
+        compare_runs(answer_logits(*unmerged, prompts, reference, adapter, kv_dtype), reference,
+                     answer_logits(merged, prompts, reference, nullptr, kv_dtype), merged_answers, vocab, eos_id);
   }
 
   lab.progress("  a batch of " + std::to_string(kMixedBatchRows) + " rows over " + std::to_string(kMixedBatchAdapters) +

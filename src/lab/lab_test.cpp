@@ -282,7 +282,10 @@ TEST(LabSections, AdaptersSectionOnTheShippedSftModel) {
   ASSERT_EQ(data.prompts.size(), 4u);
   EXPECT_EQ(data.new_tokens, 16);
 
-  EXPECT_EQ(data.zero_b.positions, 4 * 16);
+  // The base model's answers up to their eos: at most 16 tokens each, the same positions for every comparison.
+  EXPECT_GT(data.zero_b.positions, 0);
+  EXPECT_LE(data.zero_b.positions, 4 * 16);
+  EXPECT_EQ(data.trained.positions, data.zero_b.positions);
   EXPECT_TRUE(data.zero_b.logits_bit_identical);
   EXPECT_EQ(data.zero_b.max_abs_logit_delta, 0.0);
   EXPECT_EQ(data.zero_b.mean_kl_nats, 0.0);

@@ -362,7 +362,8 @@ struct AdapterSize {
 };
 
 // A run with an adapter against a reference run, both scoring the same text (the reference's greedy answers): the
-// logits at each answer position, and the free greedy answers of each.
+// logits at each answer position, and the free greedy answers of each — an answer taken up to and including its
+// first eos, as a reader sees it.
 struct AdapterEffect {
   int64_t positions = 0;  // answer positions compared, all rows
   double max_abs_logit_delta = 0;
