@@ -5,24 +5,12 @@
 
 #include <string>
 
+#include "lab/report_text_expectations.h"
 #include "lab/report_thresholds.h"
 #include "lab/section_reports.h"
 
 namespace minigen::lab {
 namespace {
-
-std::string markdown_of(const ReportSection& section) {
-  LabReport report;
-  report.sections.push_back(section);
-  return render_markdown(report);
-}
-
-void expect_says(const std::string& text, const std::string& part) {
-  EXPECT_NE(text.find(part), std::string::npos) << "missing: " << part << "\nin:\n" << text;
-}
-void expect_not_says(const std::string& text, const std::string& part) {
-  EXPECT_EQ(text.find(part), std::string::npos) << "unexpected: " << part << "\nin:\n" << text;
-}
 
 AdapterEffect same_as_reference(int rows, int64_t positions) {
   AdapterEffect effect;

@@ -9,25 +9,12 @@
 
 #include "core/error.h"
 #include "lab/report_introduction.h"
+#include "lab/report_text_expectations.h"
 #include "lab/report_thresholds.h"
 #include "lab/section_reports.h"
 
 namespace minigen::lab {
 namespace {
-
-std::string markdown_of(const ReportSection& section) {
-  LabReport report;
-  report.sections.push_back(section);
-  return render_markdown(report);
-}
-
-// Fails with the whole text when `part` is not in it, so that a changed sentence shows beside the expected one.
-void expect_says(const std::string& text, const std::string& part) {
-  EXPECT_NE(text.find(part), std::string::npos) << "missing: " << part << "\nin:\n" << text;
-}
-void expect_not_says(const std::string& text, const std::string& part) {
-  EXPECT_EQ(text.find(part), std::string::npos) << "unexpected: " << part << "\nin:\n" << text;
-}
 
 const PlotSpec& plot_named(const ReportSection& section, const std::string& file_name) {
   for (const ReportBlock& block : section.blocks) {
