@@ -8,6 +8,7 @@
 #include "core/profiler.h"
 #include "sampling/counter_rng.h"
 #include "sampling/token_choice.h"
+#include "sampling/vocab_scan.h"
 
 namespace minigen {
 namespace {
@@ -34,11 +35,9 @@ SamplerChain::SamplerChain(const SamplingParams& params) : params_(params) {
 
 void SamplerChain::filter(std::span<float> logits, const SamplingContext& context) const {
   if (logits.empty()) throw Error("cannot sample from an empty row of logits");
-  // A NaN would silently break every comparison below (sorting, thresholds, argmax), so it stops here. The first
-  // loop has no early exit so that it vectorises; only a row that has a NaN pays for finding where.
-  bool has_nan = false;
-  for (const float logit : logits) has_nan |= std::isnan(logit);
-  if (has_nan) {
+  // A NaN would silently break every comparison below (sorting, thresholds, argmax), so it stops here. Only a row
+  // that has one pays for finding where.
+  if (any_nan(logits)) {
     for (size_t id = 0; id < logits.size(); ++id) {
       if (std::isnan(logits[id])) throw Error("logit of token " + std::to_string(id) + " is NaN");
     }
@@ -60,7 +59,7 @@ SampledToken SamplerChain::sample(std::span<float> logits, const SamplingContext
   ProfileZone zone(Zone::kSampling);
   filter(logits, context);
   SampledToken result;
-  for (const float logit : logits) result.kept_count += is_removed(logit) ? 0 : 1;
+  result.kept_count = count_candidates(logits);
   result.token = params_.takes_argmax()
                      ? argmax(logits)
                      : draw_from_softmax(logits, uniform_for(params_.seed, context.row, context.step));

@@ -5,6 +5,7 @@
 #include "core/error.h"
 #include "core/format.h"
 #include "sampling/sampling_params.h"
+#include "sampling/vocab_scan.h"
 
 namespace minigen {
 
@@ -13,7 +14,7 @@ TemperatureSampler::TemperatureSampler(float temperature) : temperature_(tempera
 }
 
 void TemperatureSampler::apply(std::span<float> logits, const SamplingContext& /*context*/) const {
-  for (float& logit : logits) logit = logit / temperature_;
+  divide_all(logits, temperature_);  // the same one division per logit, a vector at a time
 }
 
 std::string TemperatureSampler::name() const { return "temperature(" + shortest_decimal(temperature_) + ")"; }

@@ -8,13 +8,16 @@
 #include "core/assert.h"
 #include "core/error.h"
 #include "sampling/probabilities.h"
+#include "sampling/vocab_scan.h"
 
 namespace minigen {
 
 int argmax(std::span<const float> logits) {
   if (logits.empty()) throw Error("argmax needs at least one logit, got an empty row");
-  // std::max_element returns the first of equal maxima, which is torch.argmax's choice too.
-  return static_cast<int>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+  // The first of equal maxima, which is torch.argmax's choice too. A row with a NaN keeps std::max_element's
+  // answer, whatever that is: the vector form is exact only where every comparison is.
+  if (any_nan(logits)) return static_cast<int>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+  return first_max_index(logits);
 }
 
 int draw_from_softmax(std::span<const float> logits, double uniform) {

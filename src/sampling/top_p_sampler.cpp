@@ -13,6 +13,7 @@
 #include "sampling/descending_sort.h"
 #include "sampling/probabilities.h"
 #include "sampling/sampling_params.h"
+#include "sampling/vocab_scan.h"
 
 namespace minigen {
 namespace {
@@ -63,8 +64,7 @@ void keep_first_in_order(std::span<float> logits, std::span<const float> descend
       std::equal_range(descending_logits.begin(), descending_logits.end(), boundary, std::greater<float>());
   const size_t above_boundary = static_cast<size_t>(tied_begin - descending_logits.begin());
   const size_t tied_count = static_cast<size_t>(tied_end - tied_begin);
-  // Everything below the boundary goes; a select, so that it vectorises over the whole vocabulary.
-  for (float& logit : logits) logit = logit < boundary ? kMinusInfinity : logit;
+  remove_below(logits, boundary);  // everything below the boundary goes
   // Ties at the boundary are cut only when the kept count ends inside them, which continuous logits rarely do.
   size_t tied_places_left = kept_count - above_boundary;
   if (tied_places_left == tied_count) return;
@@ -102,13 +102,13 @@ void TopPSampler::apply(std::span<float> logits, const SamplingContext& /*contex
   // while growing) than the sort itself. A row is sampled start to finish on one thread, so nothing is shared.
   thread_local std::vector<float> descending_logits;
   thread_local std::vector<float> descending_probabilities;
-  descending_logits.clear();
-  for (size_t id = 0; id < logits.size(); ++id) {
-    if (logits[id] == kMinusInfinity) continue;
-    // NaN would make the sort's comparisons meaningless; the chain has rejected it already, this guards direct use.
-    if (std::isnan(logits[id])) throw Error("top-p: logit of token " + std::to_string(id) + " is NaN");
-    descending_logits.push_back(logits[id]);
+  // NaN would make the sort's comparisons meaningless; the chain has rejected it already, this guards direct use.
+  if (any_nan(logits)) {
+    const size_t id = static_cast<size_t>(
+        std::find_if(logits.begin(), logits.end(), [](float logit) { return std::isnan(logit); }) - logits.begin());
+    throw Error("top-p: logit of token " + std::to_string(id) + " is NaN");
   }
+  gather_candidates(logits, descending_logits);
   // Only the values are sorted, not the ids: the boundary rules see nothing but the sequence of probabilities, and
   // tied logits have equal probabilities, so that sequence is the same whichever tied id comes first. Plain values
   // are what lets VQSort do the work (descending_sort.h): 0.55 ms for 151,665 logits, where std::stable_sort of the
