@@ -7,7 +7,7 @@ import pytest
 import minigen
 from conftest import BASE, SFT, cli_generate_json
 
-TIMINGS = {"ttft_ms", "itl_ms", "total_ms", "resident_bytes"}
+TIMINGS = {"load_ms", "ttft_ms", "itl_ms", "total_ms", "resident_bytes"}
 VERSE = "The LORD is my shepherd"
 QUESTION = "What is the weather in Paris?"
 SCHEMA = {

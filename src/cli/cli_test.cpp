@@ -135,11 +135,15 @@ TEST_F(Cli, GenerateProfileCountsTheZonesOfTheRun) {
   EXPECT_EQ(zones["matmul"]["calls"], (4 * 4 + 1) * 5);
   EXPECT_EQ(zones["sampling"]["calls"], 5);
   EXPECT_LE(zones["forward"]["total_ms"].get<double>(), json["profile"]["wall_ms"].get<double>());
+  // Loading is timed apart from the run: TTFT starts when generation does.
+  EXPECT_GT(json["load_ms"].get<double>(), 0.0);
+  EXPECT_LE(json["ttft_ms"].get<double>(), json["total_ms"].get<double>());
   EXPECT_NE(profiled.err.find("[profile] inclusive time per zone"), std::string::npos) << profiled.err;
   // Streamed text goes through the detokeniser, one push per token.
   const RunResult streamed = run("generate -m " + tiny_model().string() + " -p 'In' -n 5 --ignore-eos --profile");
   ASSERT_EQ(streamed.exit_code, 0) << streamed.err;
   EXPECT_NE(streamed.err.find("\ndetokenise                5 "), std::string::npos) << streamed.err;
+  EXPECT_NE(streamed.err.find("[minigen] load "), std::string::npos) << streamed.err;
   const RunResult plain = run("generate -m " + tiny_model().string() + " -p 'In' -n 2 --json");
   EXPECT_FALSE(nlohmann::json::parse(plain.out).contains("profile"));
   EXPECT_EQ(plain.err.find("[profile]"), std::string::npos);

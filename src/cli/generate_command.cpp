@@ -1,4 +1,5 @@
 // `minigen generate`: one prompt, K sampled or greedy continuations, streamed text or one JSON object.
+#include <chrono>
 #include <climits>
 #include <cstdio>
 #include <iostream>
@@ -42,6 +43,7 @@ int run_generate(const GenerateFlags& flags) {
   const SamplingParams sampling = flags.sampling.params();
   if (flags.max_new_tokens < 1) throw Error("-n/--max-new-tokens must be at least 1");
   if (flags.num_return_sequences < 1) throw Error("--num-return-sequences must be at least 1");
+  const auto load_start = std::chrono::steady_clock::now();
   LoadedModel loaded = flags.model.load();
   if (const std::string note = adapter_note(*loaded.model); !note.empty()) std::cerr << note << "\n";
   const Tokenizer& tokenizer = *loaded.tokenizer;
@@ -79,7 +81,10 @@ int run_generate(const GenerateFlags& flags) {
     on_token = [&](const TokenEvent& event) { std::cout << decoder.push(event.token) << std::flush; };
   }
   set_profiling(flags.profile);  // after loading: the profile's wall time is the generation's
-  const GenerateResult result = generate(transformer, prompts, options, on_token);
+  const double load_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - load_start).count();
+  GenerateResult result = generate(transformer, prompts, options, on_token);
+  result.stats.load_ms = load_ms;
   set_profiling(false);
   const std::string profile = flags.profile ? profile_table(profile_snapshot()) : "";
 

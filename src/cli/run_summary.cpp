@@ -8,15 +8,18 @@ std::string run_summary_line(const GenerateResult& result, const RunMemory& memo
   const GenerateStats& stats = result.stats;
   std::size_t new_tokens = 0;
   for (const GeneratedSequence& sequence : result.sequences) new_tokens += sequence.token_ids.size();
-  char line[512];
+  char load[48] = "";
+  if (stats.load_ms > 0) std::snprintf(load, sizeof load, "load %.1f ms · ", stats.load_ms);
+  char line[560];
   std::snprintf(line, sizeof line,
-                "[minigen] prompt %d tokens · %zu new · %d forward calls · %lld tokens fed · KV cache %zu B used "
+                "[minigen] %sprompt %d tokens · %zu new · %d forward calls · %lld tokens fed · KV cache %zu B used "
                 "(%zu B allocated) · TTFT %.1f ms · %.2f ms/token after · total %.1f ms · %s weights %.1f MB · "
                 "resident %.1f MB",
-                result.sequences.empty() ? 0 : result.sequences.front().prompt_tokens, new_tokens, stats.forward_calls,
-                static_cast<long long>(stats.forward_tokens), stats.kv_bytes_used, stats.kv_bytes_allocated,
-                stats.ttft_ms, stats.itl_ms, stats.total_ms, std::string(weight_type_name(memory.weights)).c_str(),
-                static_cast<double>(memory.weight_bytes) / 1e6, static_cast<double>(memory.resident_bytes) / 1e6);
+                load, result.sequences.empty() ? 0 : result.sequences.front().prompt_tokens, new_tokens,
+                stats.forward_calls, static_cast<long long>(stats.forward_tokens), stats.kv_bytes_used,
+                stats.kv_bytes_allocated, stats.ttft_ms, stats.itl_ms, stats.total_ms,
+                std::string(weight_type_name(memory.weights)).c_str(), static_cast<double>(memory.weight_bytes) / 1e6,
+                static_cast<double>(memory.resident_bytes) / 1e6);
   return line;
 }
 

@@ -47,6 +47,7 @@ nlohmann::json run_summary_json(const GenerateResult& result, const Tokenizer& t
       {"weights", weight_type_name(memory.weights)},
       {"weight_bytes", memory.weight_bytes},
       {"resident_bytes", memory.resident_bytes},
+      {"load_ms", stats.load_ms},
       {"ttft_ms", stats.ttft_ms},
       {"itl_ms", stats.itl_ms},
       {"total_ms", stats.total_ms},
