@@ -88,6 +88,41 @@ TEST(BenchCli, LoraRankAddsTheAdapterTestsToTheJson) {
   EXPECT_GT(batch["lora"]["rows_differing_from_base"].get<int>(), 0);
 }
 
+// --one-shot: `minigen generate` as a fresh process beside the warm run, each ratio with what it is measured against;
+// the fresh process's greedy tokens are the warm run's.
+TEST(BenchCli, OneShotComparesAFreshProcessWithTheWarmRun) {
+  const std::string text = std::string(MINIGEN_SOURCE_DIR) + "/examples/genesis-183.txt";
+  const RunResult result = run_minigen("bench --quick -p 16 -n 4 -b 1 --threads 1 -r 2 --one-shot " + text + " --json");
+  ASSERT_EQ(result.exit_code, 0) << result.err;
+  const auto json = nlohmann::json::parse(result.out);
+  const auto& tests = json["results"][0]["tests"];
+  const auto named = [&](const std::string& name) {
+    const auto found = std::find_if(tests.begin(), tests.end(), [&](const auto& test) { return test["name"] == name; });
+    EXPECT_NE(found, tests.end()) << name;
+    return found == tests.end() ? nlohmann::json() : *found;
+  };
+  const auto ttft = named("one-shot ttft");
+  const auto itl = named("one-shot itl");
+  const auto tg = named("tg4");
+  ASSERT_FALSE(ttft.is_null() || itl.is_null() || tg.is_null());
+  for (const auto* test : {&ttft, &itl}) {
+    const auto& one_shot = (*test)["one_shot"];
+    EXPECT_EQ(one_shot["prompt_tokens"], 183);  // examples/genesis-183.txt as generate -f encodes it
+    EXPECT_EQ(one_shot["new_tokens"], 4);
+    EXPECT_TRUE(one_shot["tokens_identical"].get<bool>());
+    EXPECT_EQ((*test)["time_ms"]["samples"].size(), 2u);
+    EXPECT_DOUBLE_EQ(one_shot["ratio"].get<double>(),
+                     (*test)["time_ms"]["mean"].get<double>() / one_shot["against_ms"]["mean"].get<double>());
+  }
+  EXPECT_EQ(ttft["one_shot"]["against"], "warm ttft");
+  EXPECT_EQ(ttft["one_shot"]["target_ratio"], 1.5);
+  EXPECT_GT(ttft["one_shot"]["load_ms"]["mean"].get<double>(), 0);
+  EXPECT_EQ(itl["one_shot"]["against"], "tg4");
+  EXPECT_EQ(itl["one_shot"]["target_ratio"], 1.2);
+  EXPECT_EQ(itl["one_shot"]["against_ms"]["mean"], tg["time_ms"]["mean"]);
+  EXPECT_GT(itl["one_shot"]["warm_itl_ms"]["mean"].get<double>(), 0);
+}
+
 // One "minigen: error: …" line naming the problem, exit code 1.
 void expect_one_error_line(const std::string& arguments, const std::string& needle) {
   const RunResult result = run_minigen(arguments);
@@ -110,6 +145,8 @@ TEST(BenchCli, BadFlagsGiveOneErrorLine) {
   expect_one_error_line("bench --quick --lora-rank 300", "--lora-rank 300 exceeds the width");
   expect_one_error_line("bench --quick --lora-rank 4 --lora x.pth", "--lora-rank and --lora");
   expect_one_error_line("bench --quick --lora /nonexistent/adapter.pth", "/nonexistent/adapter.pth");
+  expect_one_error_line("bench --quick -m random:tiny --one-shot x.txt", "needs a model file with a tokenizer");
+  expect_one_error_line("bench --quick --one-shot /nonexistent/prompt.txt", "/nonexistent/prompt.txt");
 }
 
 }  // namespace

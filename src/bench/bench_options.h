@@ -1,6 +1,7 @@
 #pragma once
 // What `minigen bench` measures, as plain data, and the checks that turn bad flags into one clear error.
 #include <cstddef>
+#include <filesystem>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -19,6 +20,15 @@ inline constexpr int kFirstOrdinaryTokenId = 36;
 // The long-context test prefills its prompt in chunks of this many tokens (the exactness contract makes chunked
 // prefill give the bits of one call), so a 16k prompt needs no 16k-token activations.
 inline constexpr int kLongContextChunkTokens = 512;
+
+// What a one-shot run needs: the prompt file, the same text as the model's tokenizer encodes it (what `generate -f`
+// feeds), and how to start minigen on the same model.
+struct OneShotPrompt {
+  std::filesystem::path text_path;
+  std::vector<int> ids;
+  std::filesystem::path program;             // this minigen executable
+  std::vector<std::string> model_arguments;  // -m PATH, and --tokenizer / --heads when they were given
+};
 
 struct BenchOptions {
   int prompt_tokens = 512;                    // pp P, TTFT and the no-cache prompt
@@ -42,6 +52,10 @@ struct BenchOptions {
   std::string lora_path;
   int lora_batch_rows = 32;  // the mixed batch's rows, row b with adapter b mod lora_adapters
   int lora_adapters = 4;
+
+  // The one-shot tests (bench/one_shot.h): `minigen generate -f TEXT --greedy` run as a fresh process, next to the
+  // same generation warm in this process. Set by the CLI, which has the tokenizer and knows its own executable.
+  std::optional<OneShotPrompt> one_shot;
 
   bool lora() const { return lora_rank > 0 || !lora_path.empty(); }
 };

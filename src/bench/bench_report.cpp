@@ -46,6 +46,16 @@ std::string versus(const TestResult& test, const ConfigurationResult& configurat
     if (lora.mixed_over_separate) text += format(" · %.2f× separate", *lora.mixed_over_separate);
     return text;
   }
+  if (test.one_shot) {
+    const OneShotComparison& one_shot = *test.one_shot;
+    std::string text = format("%.2f× ", one_shot.ratio) + one_shot.against +
+                       (test.kind == "one_shot_ttft" ? format(" %.2f ms", one_shot.against_ms.mean)
+                                                     : format("'s step %.3f ms", one_shot.against_ms.mean)) +
+                       format(" (target ≤ %.1f)", one_shot.target_ratio);
+    if (one_shot.load_ms) text += format(" · load %.1f ms before it", one_shot.load_ms->mean);
+    if (one_shot.warm_itl_ms) text += format(" · warm %.3f ms", one_shot.warm_itl_ms->mean);
+    return text;
+  }
   return "";
 }
 
@@ -79,6 +89,20 @@ nlohmann::json test_json(const TestResult& test) {
     json["kv_bytes"] = test.kv_bytes;
   }
   if (test.lora) json["lora"] = lora_json(*test.lora);
+  if (test.one_shot) {
+    const OneShotComparison& one_shot = *test.one_shot;
+    nlohmann::json& comparison = json["one_shot"];
+    comparison = {{"against", one_shot.against},
+                  {"against_ms", statistic_json(one_shot.against_ms)},
+                  {"ratio", one_shot.ratio},
+                  {"target_ratio", one_shot.target_ratio},
+                  {"target_met", one_shot.ratio <= one_shot.target_ratio},
+                  {"prompt_tokens", one_shot.prompt_tokens},
+                  {"new_tokens", one_shot.new_tokens},
+                  {"tokens_identical", one_shot.tokens_identical}};
+    if (one_shot.load_ms) comparison["load_ms"] = statistic_json(*one_shot.load_ms);
+    if (one_shot.warm_itl_ms) comparison["warm_itl_ms"] = statistic_json(*one_shot.warm_itl_ms);
+  }
   return json;
 }
 
@@ -267,6 +291,11 @@ std::string render_text(const BenchReport& report) {
   if (options.lora()) {
     out << " · LoRA: tg with one adapter, b" << options.lora_batch_rows << " over " << options.lora_adapters
         << " adapters";
+  }
+  if (options.one_shot) {
+    out << " · one-shot: `minigen generate -f " << options.one_shot->text_path.string() << " --greedy -n "
+        << options.generate_tokens << "` (" << options.one_shot->ids.size()
+        << " prompt tokens) as a fresh process, in turn with the same generation warm in this one";
   }
   out << "\n          " << options.repetitions << " repetitions after 1 warm-up · mean ± sample sd\n\n"
       << render_table(report) << "\n";

@@ -49,10 +49,24 @@ struct LoraComparison {
   int first_difference = -1;          // tg: first token that differs from the base's (−1: none)
 };
 
+// A one-shot test against what it is measured against: the fresh process's TTFT against the warm TTFT of the same
+// prompt in this process, or its inter-token time against tg's decode step (bench/one_shot.h).
+struct OneShotComparison {
+  std::string against;                   // "warm ttft", "tg128"
+  Statistic against_ms;                  // per call (warm TTFT) or per token (tg)
+  double ratio = 0;                      // this test's mean ÷ against's mean
+  double target_ratio = 0;               // the target, at most: reported, never asserted
+  int prompt_tokens = 0;                 // the text's tokens
+  int new_tokens = 0;                    // greedy, eos ignored
+  std::optional<Statistic> load_ms;      // ttft: the fresh process's load (files, packing, threads), before TTFT
+  std::optional<Statistic> warm_itl_ms;  // itl: the same generation's inter-token time in this process
+  bool tokens_identical = true;          // the fresh process chose the warm run's tokens
+};
+
 struct TestResult {
   std::string name;  // llama-bench style: "pp512", "tg128", "b8 decode", "ttft", "tg128 no-cache", "tg128 lora r16"
   std::string kind;  // "prompt", "generate", "batch_decode", "ttft", "generate_no_cache", "long_context",
-                     // "lora_generate", "lora_batch"
+                     // "lora_generate", "lora_batch", "one_shot_ttft", "one_shot_itl"
   int batch_size = 1;
   std::optional<Statistic> tokens_per_second;  // none for ttft, which is a latency
   Statistic time_ms;                           // per time_per
@@ -68,6 +82,7 @@ struct TestResult {
   std::optional<KvDType> kv_dtype;
   std::size_t kv_bytes = 0;
   std::optional<LoraComparison> lora;
+  std::optional<OneShotComparison> one_shot;
 };
 
 // tg against the bandwidth ceiling: bound = bandwidth ÷ weight bytes.

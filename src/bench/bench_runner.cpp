@@ -11,6 +11,7 @@
 #include "bench/greedy_decode.h"
 #include "bench/lora_bench.h"
 #include "bench/memory_bandwidth.h"
+#include "bench/one_shot.h"
 #include "cache/kv_cache.h"
 #include "checkpoint/lora_loader.h"
 
@@ -243,6 +244,9 @@ std::vector<TestResult> run_configuration_tests(Transformer& transformer, const 
     }
   }
   done(first_token_test(transformer, cache, prompt, options.repetitions));
+  if (options.one_shot) {
+    for (TestResult& test : one_shot_tests(transformer, options, tests[1])) done(std::move(test));
+  }
   if (options.no_cache) {
     done(uncached_generate_test(transformer, cache, prompt, options.generate_tokens, options.repetitions));
   }

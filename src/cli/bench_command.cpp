@@ -8,6 +8,8 @@
 #include "cli/command_context.h"
 #include "cli/commands.h"
 #include "cli/json_output.h"
+#include "cli/prompt_flags.h"
+#include "core/child_process.h"
 #include "core/error.h"
 #include "core/profile_report.h"
 #include "model/weights.h"
@@ -24,6 +26,7 @@ struct BenchCommandFlags {
   std::string tokenizer;
   std::string heads = "8";
   bench::BenchFlagValues values;
+  std::string one_shot_text;
   bool json = false;
   bool profile = false;
 };
@@ -63,12 +66,33 @@ BenchModel load_bench_model(const BenchCommandFlags& flags) {
   return bench_model;
 }
 
+// --one-shot TEXT: the text as `generate -f` encodes it, and the flags that make a fresh minigen load the same model.
+bench::OneShotPrompt one_shot_prompt(const BenchCommandFlags& flags, const BenchModel& bench_model) {
+  PromptFlags prompt;
+  prompt.file = flags.one_shot_text;
+  bench::OneShotPrompt one_shot;
+  one_shot.text_path = std::filesystem::absolute(flags.one_shot_text);
+  one_shot.ids = prompt.encode(*bench_model.loaded.tokenizer);
+  one_shot.program = this_executable();
+  one_shot.model_arguments = {"-m", bench_model.loaded.path.string()};
+  if (!flags.tokenizer.empty())
+    one_shot.model_arguments.insert(one_shot.model_arguments.end(), {"--tokenizer", flags.tokenizer});
+  one_shot.model_arguments.insert(one_shot.model_arguments.end(), {"--heads", flags.heads});
+  return one_shot;
+}
+
 int run_bench_command(const BenchCommandFlags& flags) {
   // Bad flags fail before a model is loaded or built.
   const bench::BenchOptions options = bench::bench_options_from_flags(flags.values, ThreadPool::default_thread_count());
+  if (!flags.one_shot_text.empty() && flags.model.rfind(kRandomPrefix, 0) == 0) {
+    throw Error("--one-shot runs `minigen generate` on the model, so it needs a model file with a tokenizer, not " +
+                flags.model);
+  }
   const BenchModel bench_model = load_bench_model(flags);
+  bench::BenchOptions measured = options;
+  if (!flags.one_shot_text.empty()) measured.one_shot = one_shot_prompt(flags, bench_model);
   set_profiling(flags.profile);  // the whole run: every test, warm-ups and the bandwidth measurement included
-  bench::BenchReport report = bench::run_bench(bench_model.model(), bench_model.description, options, std::cerr);
+  bench::BenchReport report = bench::run_bench(bench_model.model(), bench_model.description, measured, std::cerr);
   set_profiling(false);
   if (flags.profile) std::cerr << profile_table(profile_snapshot());
   report.system = bench::describe_system();
@@ -116,6 +140,10 @@ CommandAction add_bench_command(CLI::App& app) {
   command->add_option("--lora", flags->values.lora_path,
                       "the same LoRA tests with a real adapter (MiniMind .pth, PEFT folder or GGUF) and 3 copies of it "
                       "[default: off]");
+  command->add_option("--one-shot", flags->one_shot_text,
+                      "also run `minigen generate -f FILE --greedy -n N` as a fresh process, in turn with the same "
+                      "generation warm in this one: its TTFT against the warm TTFT and its inter-token time against "
+                      "tg's step [default: off]");
   command->add_option("-r,--repetitions", flags->values.repetitions,
                       "timed runs per test, after one warm-up [default: 5; quick 2]");
   command->add_flag("--no-cache", flags->values.no_cache,

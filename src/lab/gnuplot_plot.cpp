@@ -1,8 +1,5 @@
 #include "lab/gnuplot_plot.h"
 
-#include <fcntl.h>
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -10,10 +7,9 @@
 #include <fstream>
 #include <sstream>
 
+#include "core/child_process.h"
 #include "core/error.h"
 #include "core/file_io.h"
-
-extern char** environ;
 
 namespace minigen::lab {
 namespace {
@@ -38,25 +34,6 @@ std::string read_text(const fs::path& path) {
   } catch (const Error& error) {
     return error.what();
   }
-}
-
-// Runs `gnuplot script` with stdout discarded and stderr into `stderr_path`; returns the exit status.
-int run_gnuplot(const fs::path& gnuplot, const fs::path& script, const fs::path& stderr_path) {
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, STDIN_FILENO, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, STDOUT_FILENO, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, stderr_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  std::string program = gnuplot.string();
-  std::string script_argument = script.string();
-  char* argv[] = {program.data(), script_argument.data(), nullptr};
-  pid_t child = 0;
-  const int spawned = posix_spawn(&child, program.c_str(), &actions, nullptr, argv, environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (spawned != 0) throw Error("cannot start " + program + ": " + std::strerror(spawned));
-  int status = 0;
-  if (waitpid(child, &status, 0) < 0) throw Error("lost the gnuplot child process");
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
 }  // namespace
@@ -135,7 +112,7 @@ void render_svg(const fs::path& gnuplot, const PlotSpec& spec, const fs::path& s
     script << gnuplot_script(spec, svg_path);
     if (!script) throw Error("cannot write the gnuplot script " + script_path.string());
   }
-  const int status = run_gnuplot(gnuplot, script_path, stderr_path);
+  const int status = run_child(gnuplot, {script_path.string()}, /*stdout_path=*/{}, stderr_path);
   const std::string messages = read_text(stderr_path);
   std::error_code ignored;
   fs::remove(script_path, ignored);

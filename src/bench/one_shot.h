@@ -1,0 +1,22 @@
+#pragma once
+// The first call as a user meets it. `minigen generate -f TEXT --greedy -n N` runs as a fresh process — files read,
+// weights packed, threads started, first allocations faulted in — and its own report gives load time, TTFT and the
+// time between later tokens. The same prompt is generated in this process, warm, in turn with it. Two tests:
+//   one-shot ttft   the fresh process's TTFT against the warm TTFT (target: at most 1.5×; load is reported apart)
+//   one-shot itl    its inter-token time against tg's decode step (target: at most 1.2×): what sampling,
+//                   detokenising and a cache that already holds the prompt add to a bare decode step
+#include <vector>
+
+#include "bench/bench_options.h"
+#include "bench/bench_report.h"
+#include "model/transformer.h"
+
+namespace minigen::bench {
+
+// `generate_test`: this configuration's tg result (its step is the itl test's yardstick). Runs the fresh process
+// and the warm generation once each to warm up, then `options.repetitions` times each, alternating. Throws
+// minigen::Error when the fresh process fails (its first stderr line is in the message).
+std::vector<TestResult> one_shot_tests(Transformer& transformer, const BenchOptions& options,
+                                       const TestResult& generate_test);
+
+}  // namespace minigen::bench
