@@ -84,7 +84,7 @@ int run_generate(const GenerateFlags& flags) {
   const double load_ms =
       std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - load_start).count();
   GenerateResult result = generate(transformer, prompts, options, on_token);
-  result.stats.load_ms = load_ms;
+  result.stats.load_ms += load_ms;
   set_profiling(false);
   const std::string profile = flags.profile ? profile_table(profile_snapshot()) : "";
 

@@ -50,8 +50,9 @@ struct GenerateStats {
   double ttft_ms = 0;             // start → first token of every row chosen (prefill + one sampling)
   double itl_ms = 0;              // mean time between later tokens
   double total_ms = 0;
-  // Before generate() began: reading the files, packing the weights, starting the threads. generate() does not see
-  // it; the frontend that loaded the model fills it in (0: not measured). TTFT never includes it.
+  // Before the clock started: generate() allocates the KV caches and sizes the forward pass's buffers for the
+  // prompt here, and a frontend that loaded the model adds reading the files, packing the weights and starting the
+  // threads. TTFT never includes it: TTFT is the prefill.
   double load_ms = 0;
 };
 

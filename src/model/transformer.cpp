@@ -114,6 +114,23 @@ void Transformer::lay_out_tokens(std::span<const ForwardRow> rows) {
   token_count_ = static_cast<int>(token_row_.size());
 }
 
+void Transformer::reserve_tokens(int tokens, int logit_rows) {
+  const ModelConfig& config = model_.config;
+  const std::size_t count = static_cast<std::size_t>(std::max(tokens, logit_rows));
+  const std::size_t intermediate = static_cast<std::size_t>(config.intermediate_size);
+  grow(residual_, count * config.hidden_size);
+  grow(normed_, count * config.hidden_size);
+  grow(qkv_, count * (config.q_width() + 2 * config.kv_width()));
+  grow(attention_out_, count * config.q_width());
+  if (config.num_experts == 0) {
+    grow(gate_up_, count * 2 * intermediate);
+    grow(activated_, count * intermediate);
+  }
+  if (logits_.size() < static_cast<std::size_t>(logit_rows) * config.vocab_size) {
+    logits_.resize(static_cast<std::size_t>(logit_rows) * config.vocab_size);
+  }
+}
+
 const std::vector<float>& Transformer::forward(std::span<const ForwardRow> rows) {
   ProfileZone zone(Zone::kForward);
   const ModelConfig& config = model_.config;

@@ -44,6 +44,11 @@ class Transformer {
   // Throws minigen::Error for an empty row, a token id outside the vocabulary or a position beyond the context.
   const std::vector<float>& forward(std::span<const ForwardRow> rows);
 
+  // Sizes the buffers of a forward call over `tokens` tokens that returns `logit_rows` rows of logits (dense layers;
+  // a mixture of experts still grows its own on the first call), so that the first call does not pay for their
+  // allocation and page faults inside a timed prefill. forward() grows them anyway when it needs more.
+  void reserve_tokens(int tokens, int logit_rows);
+
   const Model& model() const { return model_; }
   WeightType weight_type() const { return packed_.type; }
   int threads() const { return pool_.num_threads(); }
