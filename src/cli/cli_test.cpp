@@ -450,10 +450,10 @@ TEST(CliBenchServe, QuickRunThroughTheCommandLineReportsEveryRequest) {
   std::filesystem::remove_all(scratch);
 }
 
-// The prompt token counts of the --stats lines ("[minigen] prompt 21 tokens · …"), in order.
+// The prompt token counts of the --stats lines ("[minigen] load 0.1 ms · prompt 21 tokens · …"), in order.
 std::vector<int> stats_prompt_tokens(const std::string& err) {
   std::vector<int> counts;
-  const std::string marker = "[minigen] prompt ";
+  const std::string marker = " ms · prompt ";
   for (std::size_t at = err.find(marker); at != std::string::npos; at = err.find(marker, at + 1)) {
     counts.push_back(std::stoi(err.substr(at + marker.size())));
   }
