@@ -86,6 +86,18 @@ Timings warm_generation(Transformer& transformer, const OneShotPrompt& prompt, c
   return {0.0, result.stats.ttft_ms, result.stats.itl_ms, result.sequences.front().token_ids};
 }
 
+// A test of the fresh process's times, with the comparison fields both tests share filled in.
+TestResult compared_test(std::string name, std::string kind, std::string per, const std::vector<double>& samples_ms,
+                         const OneShotComparison& shared) {
+  TestResult test;
+  test.name = std::move(name);
+  test.kind = std::move(kind);
+  test.time_ms = summarize(samples_ms);
+  test.time_per = std::move(per);
+  test.one_shot = shared;
+  return test;
+}
+
 }  // namespace
 
 std::vector<TestResult> one_shot_tests(Transformer& transformer, const BenchOptions& options,
@@ -108,35 +120,23 @@ std::vector<TestResult> one_shot_tests(Transformer& transformer, const BenchOpti
     tokens_identical = tokens_identical && fresh.tokens == warm.tokens;
   }
 
-  TestResult ttft;
-  ttft.name = "one-shot ttft";
-  ttft.kind = "one_shot_ttft";
-  ttft.time_ms = summarize(fresh_ttft);
-  ttft.time_per = "call";
-  OneShotComparison& first = ttft.one_shot.emplace();
+  OneShotComparison shared;
+  shared.prompt_tokens = static_cast<int>(prompt.ids.size());
+  shared.new_tokens = options.generate_tokens;
+  shared.tokens_identical = tokens_identical;
+  TestResult ttft = compared_test("one-shot ttft", "one_shot_ttft", "call", fresh_ttft, shared);
+  OneShotComparison& first = *ttft.one_shot;
   first.against = "warm ttft";
   first.against_ms = summarize(warm_ttft);
-  first.ratio = ttft.time_ms.mean / first.against_ms.mean;
   first.target_ratio = kTtftTarget;
-  first.prompt_tokens = static_cast<int>(prompt.ids.size());
-  first.new_tokens = options.generate_tokens;
   first.load_ms = summarize(load);
-  first.tokens_identical = tokens_identical;
-
-  TestResult itl;
-  itl.name = "one-shot itl";
-  itl.kind = "one_shot_itl";
-  itl.time_ms = summarize(fresh_itl);
-  itl.time_per = "token";
-  OneShotComparison& later = itl.one_shot.emplace();
+  TestResult itl = compared_test("one-shot itl", "one_shot_itl", "token", fresh_itl, shared);
+  OneShotComparison& later = *itl.one_shot;
   later.against = generate_test.name;
   later.against_ms = generate_test.time_ms;
-  later.ratio = itl.time_ms.mean / later.against_ms.mean;
   later.target_ratio = kInterTokenTarget;
-  later.prompt_tokens = first.prompt_tokens;
-  later.new_tokens = first.new_tokens;
   later.warm_itl_ms = summarize(warm_itl);
-  later.tokens_identical = tokens_identical;
+  for (TestResult* test : {&ttft, &itl}) test->one_shot->ratio = test->time_ms.mean / test->one_shot->against_ms.mean;
   return {ttft, itl};
 }
 
