@@ -23,7 +23,9 @@ namespace minigen {
 class BlockPool {
  public:
   static constexpr int kBlockTokens = KvBlockLayout::kBlockTokens;
-  static constexpr int64_t kNoPrefix = 0;  // the prefix id of "nothing before"
+  // The prefix id of "nothing before". The ids the pool gives out are positive; a caller may root sequences under
+  // a negative id of its own to keep their blocks apart (serve: one root per LoRA adapter).
+  static constexpr int64_t kNoPrefix = 0;
 
   BlockPool(const KvLayout& layout, int num_blocks);
 

@@ -47,7 +47,7 @@ void PagedKvSequence::advance(int count) {
 
 int PagedKvSequence::attach_prefix(std::span<const int> tokens, int max_positions) {
   if (length_ != 0 || !table_.empty()) throw Error("attach_prefix needs an empty sequence");
-  int64_t parent = BlockPool::kNoPrefix;
+  int64_t parent = prefix_root_;
   while (length_ + kBlock <= max_positions && length_ + kBlock <= static_cast<int>(tokens.size())) {
     const BlockPool::Hit hit = pool_.lookup(parent, tokens.subspan(length_, kBlock));
     if (hit.block < 0) break;
@@ -64,7 +64,7 @@ void PagedKvSequence::publish_full_blocks(std::span<const int> tokens) {
   if (static_cast<int>(tokens.size()) < full_blocks * kBlock) throw Error("publish_full_blocks: too few tokens");
   while (static_cast<int>(prefix_ids_.size()) < full_blocks) {
     const int b = static_cast<int>(prefix_ids_.size());
-    const int64_t parent = b == 0 ? BlockPool::kNoPrefix : prefix_ids_[b - 1];
+    const int64_t parent = b == 0 ? prefix_root_ : prefix_ids_[b - 1];
     prefix_ids_.push_back(
         pool_.publish(table_[b], parent, tokens.subspan(static_cast<std::size_t>(b) * kBlock, kBlock)));
   }

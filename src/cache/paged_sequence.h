@@ -15,7 +15,10 @@ namespace minigen {
 
 class PagedKvSequence : public KvSequence {
  public:
-  explicit PagedKvSequence(BlockPool& pool) : pool_(pool) {}
+  // `prefix_root`: the prefix id its first block hangs under in the prefix cache. Sequences with different roots
+  // never share cached blocks (serve gives each LoRA adapter its own root; the base model's is kNoPrefix).
+  explicit PagedKvSequence(BlockPool& pool, int64_t prefix_root = BlockPool::kNoPrefix)
+      : pool_(pool), prefix_root_(prefix_root) {}
   ~PagedKvSequence() override { release(); }
   PagedKvSequence(const PagedKvSequence&) = delete;
   PagedKvSequence& operator=(const PagedKvSequence&) = delete;
@@ -41,6 +44,7 @@ class PagedKvSequence : public KvSequence {
 
  private:
   BlockPool& pool_;
+  int64_t prefix_root_;
   std::vector<int> table_;           // block ids, position p in table_[p / 16]
   std::vector<int64_t> prefix_ids_;  // prefix id after each published full block
   int length_ = 0;

@@ -229,6 +229,9 @@ CommandAction add_bench_serve_command(CLI::App& app) {
   command->add_option("--token-budget", flags->token_budget, "in-process server: tokens fed per step")
       ->default_val(256)
       ->check(integer_in(1, 1 << 20));
+  command->add_option("--request-model", flags->load.model,
+                      "the \"model\" every request names, e.g. a LoRA adapter the server serves [default: none, the "
+                      "base model]");
   command->add_option("--requests", flags->load.requests, "requests in the load phase")
       ->default_val(200)
       ->check(integer_in(1, 1 << 20));

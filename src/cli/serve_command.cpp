@@ -7,7 +7,11 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
+#include <string>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "cli/byte_size.h"
 #include "cli/command_context.h"
@@ -36,7 +40,19 @@ struct ServeFlags {
   int max_connections = 512;
   bool profile = false;
   std::string served_model_name;  // empty: the model folder's or file's name
+  std::vector<std::string> lora;  // NAME=FILE or FILE (named by its stem), each served beside the base model
+  bool allow_runtime_lora = false;
 };
+
+// --lora NAME=FILE, or FILE alone (the adapter is then called by the file's stem, as `generate --lora` names it).
+// A '=' counts only before the first '/', so a path that holds one is still a path.
+std::pair<std::string, std::string> adapter_name_and_file(const std::string& flag) {
+  const std::size_t equals = flag.find('=');
+  if (equals != std::string::npos && flag.find('/') > equals) return {flag.substr(0, equals), flag.substr(equals + 1)};
+  std::filesystem::path file(flag);
+  if (file.filename().empty()) file = file.parent_path();  // a PEFT folder given as "dir/"
+  return {file.stem().string(), flag};
+}
 
 std::chrono::milliseconds to_milliseconds(double seconds) {
   return std::chrono::milliseconds(static_cast<int64_t>(seconds * 1000.0));
@@ -139,6 +155,13 @@ int run_serve_command(const ServeFlags& flags) {
   options.api.http.idle_timeout = to_milliseconds(flags.idle_timeout_s);
   options.api.http.max_connections = flags.max_connections;
   options.api.log_requests = true;
+  options.api.allow_runtime_lora = flags.allow_runtime_lora;
+  if (flags.allow_runtime_lora && options.api.api_key.empty()) {
+    // The load route opens a file the client names: never on a server anyone who reaches it may call.
+    throw Error(
+        "--allow-runtime-lora needs an API key (--api-key or $MINIGEN_API_KEY): loading an adapter reads a "
+        "file the client names on this machine");
+  }
 
   LoadedModel loaded = flags.model.load();
   options.weight_type = flags.model.weight_type(*loaded.model);
@@ -146,6 +169,12 @@ int run_serve_command(const ServeFlags& flags) {
       flags.served_model_name.empty() ? loaded.path.filename().string() : flags.served_model_name;
   ServerStack stack(*loaded.model, *loaded.tokenizer, model_name, options);
   loaded.model->release_matrices();  // the packed copy is the one that runs
+  for (const std::string& flag : flags.lora) {
+    const auto [name, file] = adapter_name_and_file(flag);
+    const ServedAdapter served = stack.adapters().load(name, file);
+    std::fprintf(stderr, "[minigen] lora %s: %s (%s) — %s, %.1f MB\n", served.name.c_str(), file.c_str(),
+                 served.weights->format.c_str(), served.weights->summary().c_str(), served.weights->fp32_bytes() / 1e6);
+  }
   const int port = stack.bind(flags.host, flags.port);
   print_capacity(stack, loaded, flags, port);
   set_profiling(flags.profile);  // /metrics exports the zones while profiling is on
@@ -208,6 +237,15 @@ CommandAction add_serve_command(CLI::App& app) {
   command->add_option("--served-model-name", flags->served_model_name,
                       "the model's name in /v1/models and in every response's \"model\" (as vLLM's flag) "
                       "[default: the model folder's or file's name]");
+  command
+      ->add_option("--lora", flags->lora,
+                   "serve a LoRA adapter beside the base model as NAME=FILE (MiniMind .pth, PEFT folder or GGUF "
+                   "adapter; FILE alone: named by its stem); repeatable. A request's \"model\": \"NAME\" runs "
+                   "it, the base model's name none; one batch mixes them")
+      ->allow_extra_args(false);
+  command->add_flag("--allow-runtime-lora", flags->allow_runtime_lora,
+                    "enable POST /v1/load_lora_adapter {\"lora_name\", \"lora_path\"} and /v1/unload_lora_adapter "
+                    "{\"lora_name\"} (vLLM's routes); needs an API key");
   command->add_flag("--profile", flags->profile,
                     "time the profiler's zones (forward, matmul, sampling, HTTP write, …) and export them in /metrics "
                     "as minigen_profile_seconds_total and minigen_profile_calls_total");

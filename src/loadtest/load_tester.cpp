@@ -273,8 +273,12 @@ std::vector<LoadRequest> make_requests(const RequestMix& mix) {
     const bool may_stop = random.between(0, 3) == 0;
     request.ignore_eos = mix.always_ignore_eos || request.cancel_after_tokens > 0 || !may_stop;
     const std::string user = mix.label + user_text(random, request.length_class);
-    json body = {{"model", "minigen"}, {"stream", true},       {"max_tokens", request.max_tokens},
-                 {"temperature", 0.8}, {"seed", request.seed}, {"ignore_eos", request.ignore_eos}};
+    json body = {{"stream", true},
+                 {"max_tokens", request.max_tokens},
+                 {"temperature", 0.8},
+                 {"seed", request.seed},
+                 {"ignore_eos", request.ignore_eos}};
+    if (!mix.model.empty()) body["model"] = mix.model;
     if (request.chat) {
       json messages = json::array();
       if (request.shared_prefix) messages.push_back({{"role", "system"}, {"content", kSystemPrompt}});
@@ -472,8 +476,11 @@ LoadTestReport run_load_test(const std::string& url, const LoadTestOptions& opti
     if (options.progress != nullptr) *options.progress << "[bench-serve] " << line << std::endl;
   };
 
-  report.requests =
-      make_requests({options.requests, options.max_tokens, options.cancel_fraction, options.seed, false, ""});
+  report.requests = make_requests({.count = options.requests,
+                                   .max_tokens = options.max_tokens,
+                                   .cancel_fraction = options.cancel_fraction,
+                                   .seed = options.seed,
+                                   .model = options.model});
   const std::map<std::string, double> before = fetch_metrics(url);
   progress("load: " + std::to_string(options.requests) + " streaming requests, " + std::to_string(options.concurrency) +
            " at a time");
@@ -489,7 +496,13 @@ LoadTestReport run_load_test(const std::string& url, const LoadTestOptions& opti
   if (options.compare_requests > 0) {
     // Both runs draw the same mix (same lengths, max_tokens, seeds) but their user texts start with different
     // labels: each run then finds only the shared system prompt in the prefix cache, not the other run's prompts.
-    RequestMix mix{options.compare_requests, options.max_tokens, 0.0, options.seed + 1, true, "(one at a time) ", true};
+    RequestMix mix{.count = options.compare_requests,
+                   .max_tokens = options.max_tokens,
+                   .seed = options.seed + 1,
+                   .always_ignore_eos = true,
+                   .label = "(one at a time) ",
+                   .decode_heavy = true,
+                   .model = options.model};
     report.sequential_requests = make_requests(mix);
     mix.label = "(concurrent) ";
     report.concurrent_requests = make_requests(mix);

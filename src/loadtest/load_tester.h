@@ -68,10 +68,12 @@ struct RequestMix {
   double cancel_fraction = 0;
   uint64_t seed = 1;
   bool always_ignore_eos = false;
-  std::string label;  // starts every user text: two sets with the same seed then share no prompt prefix
+  std::string label = {};  // starts every user text: two sets with the same seed then share no prompt prefix
   // Short prompts and exactly max_tokens new tokens each: the decode-bound work continuous batching speeds up
   // (a prompt's prefill is already one batched forward, alone or not).
   bool decode_heavy = false;
+  std::string model =
+      {};  // the "model" every request names (a LoRA adapter of the server); empty: none, the base model
 };
 // `count` requests drawn from `seed`: alternating shared prefix (exactly half), chat or completion and prompt
 // length at random, max_tokens in [min(16, max_tokens), max_tokens], and floor(count · cancel_fraction) of them,
@@ -144,6 +146,7 @@ struct LoadTestOptions {
   int compare_requests = 24;  // 0: skip the comparison
   uint64_t seed = 1;
   double drain_timeout_seconds = 30;
+  std::string model = {};            // RequestMix::model of every phase
   std::ostream* progress = nullptr;  // one line per phase, when set
 };
 

@@ -194,6 +194,10 @@ ApiRequest parse_request_body(Endpoint endpoint, const std::string& body_text, c
 
   ApiRequest request;
   request.endpoint = endpoint;
+  if (const json* model = field(body, "model")) {
+    if (!model->is_string()) throw ApiError(400, "'model' must be a string", "model");
+    request.model = model->get<std::string>();
+  }
   Job& job = request.job;
   if (endpoint == Endpoint::kChatCompletions) {
     ChatPromptRequest chat = parse_chat_prompt(ordered_body, tokenizer, vocabulary);

@@ -19,6 +19,9 @@ enum class Endpoint { kCompletions, kChatCompletions };
 
 struct ApiRequest {
   Endpoint endpoint = Endpoint::kCompletions;
+  // "model" as sent (empty when absent). The server resolves it to the base model or one of its LoRA adapters
+  // (serve/adapter_registry.h) and then writes the name it answers as back here.
+  std::string model;
   Job job;
   bool stream = false;
   bool include_usage = false;  // stream_options.include_usage: one last chunk with the usage and no choices

@@ -12,6 +12,8 @@
 
 namespace minigen {
 
+struct LoraAdapter;  // model/lora_adapter.h: the request layer only carries it to the engine
+
 struct SequenceRequest {
   std::vector<int> prompt;
   int max_new_tokens = 16;
@@ -24,6 +26,12 @@ struct SequenceRequest {
   // Structured output (response_format, a forced tool call): the grammar every token must keep the text inside;
   // each sequence walks it with its own matcher. nullptr: free text.
   std::shared_ptr<const CompiledGrammar> grammar;
+  // serve's LoRA adapters: the one this sequence runs with (nullptr: the base model) — held here, so an adapter
+  // unloaded while the sequence runs stays alive until it ends — and the prefix cache's root for its blocks. Each
+  // loaded adapter has its own root (serve/adapter_registry.h): K and V computed under one adapter differ from the
+  // same tokens' under another, so the prefix cache must never hand one's blocks to the other. 0: the base's root.
+  std::shared_ptr<const LoraAdapter> adapter;
+  int64_t prefix_root = 0;
 };
 
 struct Job {

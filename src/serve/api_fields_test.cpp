@@ -144,7 +144,8 @@ TEST(ApiFields, EveryMetricsLineAfterOneCompletion) {
     EXPECT_EQ(values.count(first), 0u) << "twice: " << first;
     values[first] = value;
   }
-  EXPECT_EQ(values.size(), 28u);
+  EXPECT_EQ(values.size(), 29u);
+  EXPECT_EQ(values["minigen_lora_adapters_loaded"], 0);
   for (const auto& [name, value] : values) {
     EXPECT_EQ(help[name], 1) << name;
     EXPECT_EQ(type[name], 1) << name;

@@ -5,10 +5,12 @@
 #include <cctype>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <optional>
 
 #include "core/ascii.h"
 #include "core/error.h"
+#include "core/json_parse.h"
 #include "core/json_text.h"
 #include "core/profiler.h"
 #include "serve/loopback_host.h"
@@ -52,10 +54,10 @@ const http::Headers kSseHeaders = {{"Content-Type", "text/event-stream"},
 
 }  // namespace
 
-ApiServer::ApiServer(Engine& engine, const Tokenizer& tokenizer, std::string model_name, ApiServerOptions options)
+ApiServer::ApiServer(Engine& engine, const Tokenizer& tokenizer, AdapterRegistry& adapters, ApiServerOptions options)
     : engine_(engine),
       tokenizer_(tokenizer),
-      model_name_(std::move(model_name)),
+      adapters_(adapters),
       options_(std::move(options)),
       http_([this](const http::Request& request) { return route(request); },
             [this](int status, const std::string& message) { return error(status, message); }, options_.http) {}
@@ -126,9 +128,13 @@ http::Routed ApiServer::route(const http::Request& request) {
     static constexpr Route kRoutes[] = {
         {"/", "GET"},          {"/health", "GET"},          {"/metrics", "GET"},
         {"/v1/models", "GET"}, {"/v1/completions", "POST"}, {"/v1/chat/completions", "POST"}};
+    static constexpr Route kAdapterRoutes[] = {{"/v1/load_lora_adapter", "POST"}, {"/v1/unload_lora_adapter", "POST"}};
     const Route* found = nullptr;
     for (const Route& route : kRoutes) {
       if (request.path == route.path) found = &route;
+    }
+    for (const Route& route : kAdapterRoutes) {
+      if (options_.allow_runtime_lora && request.path == route.path) found = &route;
     }
     const bool api = request.path.rfind("/v1/", 0) == 0;
     if (request.method == "OPTIONS" && found != nullptr && !options_.cors_origin.empty()) {
@@ -160,22 +166,20 @@ http::Routed ApiServer::route(const http::Request& request) {
       page.body = std::string(web_page_html());
       return page;
     }
-    if (path == "/health") return json_response(200, {{"status", "ok"}, {"model", model_name_}});
+    if (path == "/health") return json_response(200, {{"status", "ok"}, {"model", adapters_.base_name()}});
     if (path == "/metrics") {
       http::Response metrics;
       metrics.set("Content-Type", "text/plain; version=0.0.4");
-      metrics.body = metrics_text(engine_.status(), http_.stats(),
+      metrics.body = metrics_text(engine_.status(), http_.stats(), adapters_.list(),
                                   profiling_enabled() ? std::optional(profile_snapshot()) : std::nullopt);
       return metrics;
     }
-    if (path == "/v1/models") {
-      return json_response(
-          200, {{"object", "list"},
-                {"data", json::array({{{"id", model_name_}, {"object", "model"}, {"owned_by", "minigen"}}})}});
-    }
+    if (path == "/v1/models") return json_response(200, models());
     if (!is_json_content_type(request.header("content-type"))) {
       return error(415, "send the request body as JSON with 'Content-Type: application/json'");
     }
+    if (path == "/v1/load_lora_adapter") return load_adapter(request);
+    if (path == "/v1/unload_lora_adapter") return unload_adapter(request);
     const Endpoint endpoint = path == "/v1/completions" ? Endpoint::kCompletions : Endpoint::kChatCompletions;
     return http::Handler([this, endpoint](const http::Request& http_request, http::ResponseWriter& writer) {
       generate(endpoint, http_request, writer);
@@ -186,8 +190,85 @@ http::Routed ApiServer::route(const http::Request& request) {
 }
 
 ResponseIdentity ApiServer::identity(const ApiRequest& request) const {
-  return {next_request_id(request.endpoint == Endpoint::kChatCompletions ? "chatcmpl-" : "cmpl-"), model_name_,
+  return {next_request_id(request.endpoint == Endpoint::kChatCompletions ? "chatcmpl-" : "cmpl-"), request.model,
           options_.system_fingerprint};
+}
+
+// As vLLM lists them: the base model, then each adapter with the base as its parent and its file as its root (the
+// file's name only: the server's directories are not the client's business).
+json ApiServer::models() const {
+  const std::string& base = adapters_.base_name();
+  const int context = engine_.transformer().model().config.max_position_embeddings;
+  json data = json::array();
+  data.push_back({{"id", base},
+                  {"object", "model"},
+                  {"owned_by", "minigen"},
+                  {"root", base},
+                  {"parent", nullptr},
+                  {"max_model_len", context}});
+  for (const ServedAdapter& adapter : adapters_.list()) {
+    data.push_back({{"id", adapter.name},
+                    {"object", "model"},
+                    {"owned_by", "minigen"},
+                    {"root", std::filesystem::path(adapter.weights->source).filename().string()},
+                    {"parent", base},
+                    {"max_model_len", context},
+                    {"lora",
+                     {{"format", adapter.weights->format},
+                      {"rank", adapter.weights->max_rank()},
+                      {"parameters", adapter.weights->parameter_count()}}}});
+  }
+  return {{"object", "list"}, {"data", data}};
+}
+
+namespace {
+
+// The body of an admin route: a JSON object whose fields are all strings, `required` among them.
+json admin_body(const http::Request& request, std::initializer_list<const char*> required) {
+  json body = parse_untrusted_json<json>(request.body);  // throws minigen::Error: not JSON, too deep
+  if (!body.is_object()) throw Error("the request body must be a JSON object");
+  for (const char* name : required) {
+    const auto value = body.find(name);
+    if (value == body.end() || !value->is_string() || value->get<std::string>().empty()) {
+      throw Error(std::string("'") + name + "' is required, a non-empty string");
+    }
+  }
+  return body;
+}
+
+}  // namespace
+
+http::Response ApiServer::load_adapter(const http::Request& request) {
+  try {
+    const json body = admin_body(request, {"lora_name", "lora_path"});
+    const ServedAdapter added =
+        adapters_.load(body["lora_name"].get<std::string>(), body["lora_path"].get<std::string>());
+    if (options_.log_requests) {
+      std::fprintf(stderr, "[minigen] loaded LoRA adapter %s: %s\n", added.name.c_str(),
+                   added.weights->summary().c_str());
+    }
+    return json_response(200, {{"object", "lora_adapter"},
+                               {"id", added.name},
+                               {"status", "loaded"},
+                               {"message", "adapter '" + added.name + "' loaded: " + added.weights->summary()}});
+  } catch (const Error& failure) {
+    return error(400, failure.what(), "lora_path");
+  }
+}
+
+http::Response ApiServer::unload_adapter(const http::Request& request) {
+  json body;
+  try {
+    body = admin_body(request, {"lora_name"});
+  } catch (const Error& failure) {
+    return error(400, failure.what(), "lora_name");
+  }
+  const std::string name = body["lora_name"].get<std::string>();
+  if (!adapters_.remove(name)) {
+    return error(404, "no adapter named '" + name.substr(0, 80) + "' is loaded", "lora_name", "model_not_found");
+  }
+  if (options_.log_requests) std::fprintf(stderr, "[minigen] unloaded LoRA adapter %s\n", name.c_str());
+  return json_response(200, {{"object", "lora_adapter"}, {"id", name}, {"status", "unloaded"}});
 }
 
 void ApiServer::log_finished(const RequestTimer& timer, const std::string& id, const JobStream& stream,
@@ -208,6 +289,18 @@ void ApiServer::generate(Endpoint endpoint, const http::Request& http_request, h
   };
   try {
     request = parse_api_request(endpoint, http_request.body, tokenizer_, options_.grammar_vocabulary);
+    const std::optional<ServedAdapter> served = adapters_.resolve(request.model);
+    if (!served) {
+      std::string names = adapters_.base_name();
+      for (const ServedAdapter& adapter : adapters_.list()) names += ", " + adapter.name;
+      return fail(
+          error(404, "the model '" + request.model.substr(0, 80) + "' does not exist; this server answers for " + names,
+                "model", "model_not_found"));
+    }
+    request.model = served->name;
+    request.job.settings.adapter = served->weights;
+    request.job.settings.prefix_root = served->prefix_root;
+    if (served->weights != nullptr) timer.set_adapter(served->name);
     stream = engine_.submit(request.job);
   } catch (const ApiError& failure) {
     return fail(error(failure.status, failure.what(), failure.param));

@@ -3,6 +3,11 @@
 //
 //   POST /v1/completions, /v1/chat/completions   JSON, or SSE chunks ending with `data: [DONE]` when stream=true
 //   GET  /v1/models, /health, /metrics (Prometheus text), / (the web page)
+//   POST /v1/load_lora_adapter, /v1/unload_lora_adapter   with allow_runtime_lora only (vLLM's admin routes)
+//
+// A request's "model" picks the LoRA adapter it runs with (serve/adapter_registry.h): an adapter's name, or the base
+// model's (or none) for no adapter; a name the server does not serve is a 404 model_not_found once any adapter is
+// loaded. Responses carry the name that answered.
 //
 // Checks made before any work, in this order: the Host header (DNS rebinding: a server bound to loopback answers
 // only requests addressed to loopback), the method and route (404, 405), the API key for /v1/* (401), a JSON
@@ -12,6 +17,7 @@
 
 #include "http/server.h"
 #include "openai/openai_api.h"
+#include "serve/adapter_registry.h"
 #include "serve/engine.h"
 #include "serve/request_log.h"
 
@@ -27,11 +33,14 @@ struct ApiServerOptions {
   // One stderr line per request the engine finished (serve/request_log.h); `minigen serve` turns it on, the
   // in-process servers of tests and bench-serve leave it off.
   bool log_requests = false;
+  // POST /v1/load_lora_adapter {"lora_name", "lora_path"} and /v1/unload_lora_adapter {"lora_name"}: the client
+  // names a file on the server's disk, so `minigen serve` turns this on only together with an API key.
+  bool allow_runtime_lora = false;
 };
 
 class ApiServer {
  public:
-  ApiServer(Engine& engine, const Tokenizer& tokenizer, std::string model_name, ApiServerOptions options = {});
+  ApiServer(Engine& engine, const Tokenizer& tokenizer, AdapterRegistry& adapters, ApiServerOptions options = {});
 
   // Binds host:port (port 0: a free port) and returns the port. Bound to a loopback address, the server answers
   // only Host headers naming loopback (localhost, 127.0.0.1, [::1]); bound to any other address, every Host.
@@ -51,7 +60,10 @@ class ApiServer {
   bool host_allowed(const http::Request& request) const;
   bool authorized(const http::Request& request) const;
   void add_cors_headers(const http::Request& request, http::Headers& headers) const;
-  ResponseIdentity identity(const ApiRequest& request) const;  // a fresh id, the model, the fingerprint
+  ResponseIdentity identity(const ApiRequest& request) const;   // a fresh id, the model, the fingerprint
+  nlohmann::json models() const;                                // GET /v1/models
+  http::Response load_adapter(const http::Request& request);    // POST /v1/load_lora_adapter
+  http::Response unload_adapter(const http::Request& request);  // POST /v1/unload_lora_adapter
   void generate(Endpoint endpoint, const http::Request& http_request, http::ResponseWriter& writer);
   void respond_whole(const ApiRequest& request, const std::shared_ptr<JobStream>& stream,
                      const http::Request& http_request, http::ResponseWriter& writer, RequestTimer& timer);
@@ -63,7 +75,7 @@ class ApiServer {
 
   Engine& engine_;
   const Tokenizer& tokenizer_;
-  std::string model_name_;
+  AdapterRegistry& adapters_;
   ApiServerOptions options_;
   bool loopback_only_ = false;
   http::Server http_;

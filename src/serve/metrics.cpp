@@ -9,7 +9,7 @@
 namespace minigen {
 
 std::string metrics_text(const EngineStatus& status, const http::ServerStats& http,
-                         const std::optional<ProfileSnapshot>& profile) {
+                         const std::vector<ServedAdapter>& adapters, const std::optional<ProfileSnapshot>& profile) {
   std::ostringstream out;
   out << std::setprecision(17);  // counters beyond a million must not turn into 1.23457e+06
   auto metric = [&](const char* name, const char* type, const char* help, double value) {
@@ -65,6 +65,16 @@ std::string metrics_text(const EngineStatus& status, const http::ServerStats& ht
   metric("minigen_http_workers_busy", "gauge", "Requests being served on worker threads.", count(http.workers_busy));
   metric("process_resident_memory_bytes", "gauge", "Resident memory of the server process.",
          static_cast<double>(resident_memory_bytes()));
+  metric("minigen_lora_adapters_loaded", "gauge", "LoRA adapters the server answers for besides the base model.",
+         count(static_cast<int64_t>(adapters.size())));
+  if (!adapters.empty()) {
+    // Adapter names are plain ([A-Za-z0-9._-], serve/adapter_registry.h): no label escaping needed.
+    out << "# HELP minigen_lora_requests_total Requests that named each loaded LoRA adapter.\n"
+        << "# TYPE minigen_lora_requests_total counter\n";
+    for (const ServedAdapter& adapter : adapters) {
+      out << "minigen_lora_requests_total{adapter=\"" << adapter.name << "\"} " << adapter.requests << '\n';
+    }
+  }
   if (profile) {
     // One family per quantity, one sample per zone (labelled), every zone listed so a dashboard sees zeros too.
     auto zone_family = [&](const char* name, const char* help, auto value_of) {

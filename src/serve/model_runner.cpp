@@ -48,7 +48,8 @@ StepOutcome ModelRunner::run(const SchedulePlan& plan, Scheduler& scheduler) {
     for (const PlannedFeed& feed : plan.feeds) {
       ScheduledSequence& sequence = scheduler.running_sequence(feed.sequence);
       rows.push_back(ForwardRow{sequence.kv.get(),
-                                std::span<const int>(sequence.state.tokens()).subspan(feed.start, feed.count), false});
+                                std::span<const int>(sequence.state.tokens()).subspan(feed.start, feed.count), false,
+                                sequence.request.adapter.get()});
     }
     outcome.logits = transformer_.forward(rows);
   }

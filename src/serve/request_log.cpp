@@ -23,7 +23,7 @@ std::string request_log_line(const FinishedRequest& request) {
          " new_tokens=" + std::to_string(request.new_tokens) +
          " ttft_ms=" + (request.ttft_ms ? one_decimal(*request.ttft_ms) : "-") +
          " total_ms=" + one_decimal(request.total_ms) + " tokens_per_s=" + one_decimal(tokens_per_s) +
-         " finish_reason=" + request.finish_reason;
+         " finish_reason=" + request.finish_reason + (request.adapter.empty() ? "" : " lora=" + request.adapter);
 }
 
 void RequestTimer::on_event(const JobEvent& event, Clock::time_point now) {
@@ -45,6 +45,7 @@ FinishedRequest RequestTimer::finish(std::string id, int prompt_tokens, const st
   finished.new_tokens = new_tokens_;
   if (first_token_) finished.ttft_ms = milliseconds_between(start_, *first_token_);
   finished.total_ms = milliseconds_between(start_, now);
+  finished.adapter = adapter_;
   if (!outcome.empty()) {
     finished.finish_reason = outcome;
   } else {

@@ -4,7 +4,7 @@
 //   finish_reason=length
 // (one line). tokens_per_s is new_tokens over the whole request's time, queueing and prefill included; ttft_ms is
 // "-" when no token came. finish_reason lists each choice's, comma-separated ("stop", "length"), or "error" /
-// "cancelled" when the request ended without an answer.
+// "cancelled" when the request ended without an answer. A request served with a LoRA adapter ends with lora=NAME.
 #include <chrono>
 #include <optional>
 #include <string>
@@ -21,6 +21,7 @@ struct FinishedRequest {
   std::optional<double> ttft_ms;  // none when no token was generated
   double total_ms = 0;
   std::string finish_reason;
+  std::string adapter;  // the LoRA adapter it ran with; empty: the base model
 };
 
 // The line, without its newline.
@@ -36,12 +37,15 @@ class RequestTimer {
   // The request as it ended: `outcome` replaces the finish reasons when not empty ("error", "cancelled").
   FinishedRequest finish(std::string id, int prompt_tokens, const std::string& outcome = "",
                          Clock::time_point now = Clock::now()) const;
+  // The request runs with this LoRA adapter (its line says lora=NAME).
+  void set_adapter(std::string name) { adapter_ = std::move(name); }
 
  private:
   Clock::time_point start_;
   std::optional<Clock::time_point> first_token_;
   int new_tokens_ = 0;
   std::vector<std::string> finish_reasons_;  // by choice index
+  std::string adapter_;
 };
 
 }  // namespace minigen

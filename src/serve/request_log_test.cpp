@@ -23,6 +23,10 @@ TEST(RequestLog, OneLineWithEveryField) {
   EXPECT_EQ(request_log_line(request),
             "[minigen] request cmpl-7: prompt_tokens=5 new_tokens=16 ttft_ms=12.0 total_ms=80.0 tokens_per_s=200.0 "
             "finish_reason=length");
+  timer.set_adapter("identity");
+  EXPECT_EQ(request_log_line(timer.finish("cmpl-8", 5, "", start + 80ms)),
+            "[minigen] request cmpl-8: prompt_tokens=5 new_tokens=16 ttft_ms=12.0 total_ms=80.0 tokens_per_s=200.0 "
+            "finish_reason=length lora=identity");
 }
 
 TEST(RequestLog, EachChoicesReasonAndTheEndsWithoutAnAnswer) {

@@ -20,8 +20,9 @@ uint64_t Scheduler::add(SequenceRequest request) {
   check(request);
   const SequenceRules rules{request.max_new_tokens, request.ignore_eos, config_.eos_token_id};
   SequenceState state(request.prompt, request.sampling, request.rng_row, request.grammar, rules);
+  auto kv = std::make_unique<PagedKvSequence>(pool_, request.prefix_root);
   auto sequence = std::make_unique<ScheduledSequence>(
-      ScheduledSequence{next_id_++, std::move(request), std::move(state), std::make_unique<PagedKvSequence>(pool_)});
+      ScheduledSequence{next_id_++, std::move(request), std::move(state), std::move(kv)});
   const uint64_t id = sequence->id;
   waiting_.push_back(std::move(sequence));
   return id;

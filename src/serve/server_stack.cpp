@@ -36,7 +36,8 @@ ServerStack::ServerStack(const Model& model, const Tokenizer& tokenizer, std::st
               pool_blocks(model.config.kv_layout(options_.kv_dtype), options_.kv_budget_bytes)),
       engine_(transformer_, blocks_, tokenizer, SchedulerOptions{options_.max_batch, options_.token_budget},
               options_.max_queue),
-      api_(engine_, tokenizer, std::move(model_name),
+      adapters_(std::move(model_name), model.config),
+      api_(engine_, tokenizer, adapters_,
            api_options(options_.api, options_.weight_type, options_.kv_dtype, model, tokenizer)) {}
 
 }  // namespace minigen

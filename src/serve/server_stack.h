@@ -51,6 +51,7 @@ class ServerStack {
   const Transformer& transformer() const { return transformer_; }
   const BlockPool& blocks() const { return blocks_; }
   Engine& engine() { return engine_; }
+  AdapterRegistry& adapters() { return adapters_; }
   ApiServer& api() { return api_; }
 
  private:
@@ -59,6 +60,7 @@ class ServerStack {
   Transformer transformer_;
   BlockPool blocks_;
   Engine engine_;
+  AdapterRegistry adapters_;  // the base model's name and the LoRA adapters served beside it
   ApiServer api_;
 };
 
