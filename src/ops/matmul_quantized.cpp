@@ -4,7 +4,8 @@
 // Highway's target attributes enable: q8 widens its int8 codes to int16 and vpmaddwd multiplies them with the int16
 // activations, adding each lane's 2 products into int32; q4's vpmaddubsw multiplies unsigned nibbles by int8
 // activations and adds pairs into int16, and vpmaddwd with ones widens those to int32. Narrower targets run the
-// scalar loops.
+// scalar loops. On the AVX-512 target a CPU with VNNI runs ops/matmul_quantized_vnni.cpp instead: the same
+// integers with one instruction per product step, 16 lanes wide.
 #include "ops/matmul_quantized.h"
 
 #include <algorithm>
@@ -15,6 +16,7 @@
 #include "core/assert.h"
 #include "ops/block_quant.h"
 #include "ops/count_dispatch.h"
+#include "ops/matmul_quantized_vnni.h"
 
 // foreach_target.h must come before the other Highway headers, so their order is not clang-format's to sort.
 // clang-format off
@@ -230,6 +232,10 @@ void panel_range(float* out, const QuantizedRows& xq, const PackedMatrix& weight
 
 void matmul_panels_quantized(float* out, const QuantizedRows& xq, const PackedMatrix& weight, int panel_begin,
                              int panel_end, MatmulOutput mode) {
+#if HWY_TARGET == HWY_AVX3
+  // AVX-512 with VNNI: the same sums, 16 lanes and 8 rows at a time (ops/matmul_quantized_vnni.h).
+  if (avx512_vnni_kernel_enabled()) return quantized_panels_avx512_vnni(out, xq, weight, panel_begin, panel_end, mode);
+#endif
   if (weight.type() == WeightType::kQ8) {
     panel_range<WeightType::kQ8>(out, xq, weight, panel_begin, panel_end, mode);
   } else {

@@ -8,6 +8,7 @@
 
 #include "ops/block_quant.h"
 #include "ops/matmul.h"
+#include "ops/matmul_quantized_vnni.h"
 #include "ops/ops_test_util.h"
 #include "ops/simd_targets_test_util.h"
 
@@ -103,12 +104,16 @@ struct Shape {
 
 class MatmulQuantizedSimd : public testing::EverySimdTarget {};
 
-// The kernel, in every target this CPU runs, against the scalar reference, bit for bit: every row tile (1–4 and
-// beyond), ragged panels, in_features that are not a multiple of 32, both output modes.
-TEST_P(MatmulQuantizedSimd, MatchesScalarReferenceBitForBit) {
-  ThreadPool pool(2);
-  for (const Shape shape : {Shape{1, 1, 1}, Shape{1, 32, 16}, Shape{2, 33, 17}, Shape{3, 64, 40}, Shape{4, 100, 48},
-                            Shape{5, 259, 67}, Shape{9, 768, 32}, Shape{37, 96, 33}}) {
+// Every kernel variant of the current target: on AVX-512 with VNNI, the VNNI kernel and the plain AVX-512 one.
+std::vector<bool> vnni_settings() {
+  if (!avx512_vnni_kernel_enabled()) return {false};
+  return {true, false};
+}
+
+void expect_kernel_matches_reference(ThreadPool& pool, bool vnni) {
+  for (const Shape shape :
+       {Shape{1, 1, 1}, Shape{1, 32, 16}, Shape{2, 33, 17}, Shape{3, 64, 40}, Shape{4, 100, 48}, Shape{5, 259, 67},
+        Shape{7, 64, 16}, Shape{8, 128, 32}, Shape{9, 768, 32}, Shape{37, 96, 33}, Shape{70, 160, 50}}) {
     for (WeightType type : {WeightType::kQ8, WeightType::kQ4}) {
       const auto x = pseudo_random_vector(static_cast<std::size_t>(shape.rows) * shape.in, 3);
       const auto weight = pseudo_random_vector(static_cast<std::size_t>(shape.out) * shape.in, 4);
@@ -119,15 +124,25 @@ TEST_P(MatmulQuantizedSimd, MatchesScalarReferenceBitForBit) {
         matmul(simd.data(), x.data(), packed, shape.rows, pool, mode);
         matmul_reference_quantized(reference.data(), x.data(), packed, shape.rows, mode);
         EXPECT_TRUE(bitwise_equal(simd.data(), reference.data(), simd.size()))
-            << shape.rows << "×" << shape.in << "→" << shape.out << " " << weight_type_name(type);
+            << shape.rows << "×" << shape.in << "→" << shape.out << " " << weight_type_name(type)
+            << (vnni ? " (AVX-512 VNNI kernel)" : "");
       }
     }
   }
 }
 
-// The vectorized activation quantization against the scalar one: ties (x / d = k + ½ round to even) and a NaN
-// (the scalar max skips it and its code is 0) give the same codes, so the same bits.
-TEST_P(MatmulQuantizedSimd, ActivationTiesAndNanQuantizeAsTheScalarLoopDoes) {
+// The kernel, in every target this CPU runs, against the scalar reference, bit for bit: every row tile (1–8 and
+// beyond, across the 32-row blocks), ragged panels, in_features that are not a multiple of 32, both output modes.
+TEST_P(MatmulQuantizedSimd, MatchesScalarReferenceBitForBit) {
+  ThreadPool pool(2);
+  for (const bool vnni : vnni_settings()) {
+    const bool previous = set_avx512_vnni_kernel_for_test(vnni);
+    expect_kernel_matches_reference(pool, vnni);
+    set_avx512_vnni_kernel_for_test(previous);
+  }
+}
+
+void expect_ties_and_nan_as_the_scalar_loop() {
   ThreadPool pool(1);
   const int in = 96;
   const auto weight = pseudo_random_vector(static_cast<std::size_t>(16) * in, 21);
@@ -147,6 +162,16 @@ TEST_P(MatmulQuantizedSimd, ActivationTiesAndNanQuantizeAsTheScalarLoopDoes) {
     matmul_reference_quantized(reference.data(), x.data(), packed, 1);
     EXPECT_TRUE(bitwise_equal(simd.data(), reference.data(), 16)) << weight_type_name(type);
     for (float value : simd) EXPECT_TRUE(std::isfinite(value));
+  }
+}
+
+// The vectorized activation quantization against the scalar one: ties (x / d = k + ½ round to even) and a NaN
+// (the scalar max skips it and its code is 0) give the same codes, so the same bits.
+TEST_P(MatmulQuantizedSimd, ActivationTiesAndNanQuantizeAsTheScalarLoopDoes) {
+  for (const bool vnni : vnni_settings()) {
+    const bool previous = set_avx512_vnni_kernel_for_test(vnni);
+    expect_ties_and_nan_as_the_scalar_loop();
+    set_avx512_vnni_kernel_for_test(previous);
   }
 }
 
