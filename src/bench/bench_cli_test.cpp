@@ -55,6 +55,20 @@ TEST(BenchCli, QuickJsonOnTheShippedModelHasEveryNumber) {
   EXPECT_GT(configuration["tests"][3]["speedup_vs_batch1"].get<double>(), 0);
   EXPECT_GT(configuration["bound"]["bound_tokens_per_second"].get<double>(), 0);
   EXPECT_GT(configuration["bound"]["fraction_of_bound"].get<double>(), 0);
+  // The roofline: every test but none against a bound, the one its resource sets, with the fraction reached.
+  EXPECT_GT(configuration["compute_peak"]["ops_per_second"].get<double>(), 0);
+  const std::vector<std::string> resources = {"compute", "memory bandwidth", "memory bandwidth", "", "compute"};
+  for (std::size_t i = 0; i < resources.size(); ++i) {
+    const auto& test = configuration["tests"][i];
+    if (resources[i].empty()) {  // b2 decode: bandwidth or compute, whichever is slower on this machine
+      EXPECT_TRUE(test["bound"]["resource"] == "compute" || test["bound"]["resource"] == "memory bandwidth") << test;
+    } else {
+      EXPECT_EQ(test["bound"]["resource"], resources[i]) << test;
+    }
+    EXPECT_GT(test["bound"]["fraction"].get<double>(), 0) << test;
+    EXPECT_NEAR(test["bound"]["fraction"].get<double>(),
+                test["bound"]["time_ms"].get<double>() / test["time_ms"]["mean"].get<double>(), 1e-12);
+  }
   ASSERT_GE(json["bandwidth"].size(), 2u);  // the DRAM buffer and the cache-sized one
   for (const auto& measured : json["bandwidth"]) {
     EXPECT_GT(measured["bytes_per_second"].get<double>(), 0);

@@ -28,16 +28,30 @@ std::string time_unit(const TestResult& test) {
   return " ms";
 }
 
+// "41 % of compute bound": the test against its roofline ceiling (bench/roofline.h).
+std::string bound_text(const TestResult& test) {
+  if (!test.bound) return "";
+  return format("%.0f %% of ", 100.0 * test.bound->fraction) +
+         (test.bound->resource == "compute" ? "compute bound" : "bandwidth bound");
+}
+
 std::string versus(const TestResult& test, const ConfigurationResult& configuration) {
   if (test.kind == "generate") return format("%.0f %% of bound", 100.0 * configuration.bound.fraction_of_bound);
-  if (test.kind == "batch_decode" && test.speedup_vs_batch1) return format("%.2f× b1", *test.speedup_vs_batch1);
+  if (test.kind == "prompt" || test.kind == "ttft") return bound_text(test);
+  if (test.kind == "batch_decode" && test.speedup_vs_batch1) {
+    return format("%.2f× b1", *test.speedup_vs_batch1) + (test.bound ? " · " + bound_text(test) : "");
+  }
+  if (test.kind == "batch_decode") return bound_text(test);
   if (test.kind == "generate_no_cache") {
     const double wall = test.uncached_total_ms->mean / test.cached_total_ms->mean;
     const double tokens =
         static_cast<double>(test.forward_tokens_uncached) / static_cast<double>(test.forward_tokens_cached);
     return format("wall %.1f× cached", wall) + format(" · forward tokens %.1f×", tokens);
   }
-  if (test.kind == "long_context") return "KV " + with_thousands(static_cast<long long>(test.kv_bytes)) + " B";
+  if (test.kind == "long_context") {
+    return "KV " + with_thousands(static_cast<long long>(test.kv_bytes)) + " B" +
+           (test.bound ? " · " + bound_text(test) : "");
+  }
   if (test.lora) {
     const LoraComparison& lora = *test.lora;
     std::string text = format("%.2f× ", lora.fraction_of_base) + lora.base_test +
@@ -89,6 +103,12 @@ nlohmann::json test_json(const TestResult& test) {
     json["kv_bytes"] = test.kv_bytes;
   }
   if (test.lora) json["lora"] = lora_json(*test.lora);
+  if (test.bound) {
+    json["bound"] = {{"resource", test.bound->resource},
+                     {"time_ms", test.bound->time_ms},
+                     {"time_per", test.time_per},
+                     {"fraction", test.bound->fraction}};
+  }
   if (test.one_shot) {
     const OneShotComparison& one_shot = *test.one_shot;
     nlohmann::json& comparison = json["one_shot"];
@@ -200,6 +220,27 @@ void bound_lines(const BenchReport& report, std::ostringstream& out) {
   }
 }
 
+void roofline_lines(const BenchReport& report, std::ostringstream& out) {
+  bool any = false;
+  for (const ConfigurationResult& configuration : report.configurations) any |= configuration.peak.ops_per_second > 0;
+  if (!any) return;
+  out << "compute peak of each kernel's instruction (every thread, independent chains; a multiply-add is 2 ops), and "
+         "the prefill against it:\n";
+  for (const ConfigurationResult& configuration : report.configurations) {
+    const ComputePeak& peak = configuration.peak;
+    out << "  " << weight_type_name(configuration.weight_type) << ", " << threads_text(configuration.threads) << ": "
+        << peak.instruction;
+    if (peak.ops_per_second > 0) out << format(" = %.0f GOP/s", peak.ops_per_second / 1e9);
+    for (const TestResult& test : configuration.tests) {
+      if (test.kind != "prompt" || !test.bound) continue;
+      const double achieved = test.bound->time_ms * peak.ops_per_second / test.time_ms.mean;  // ops/s
+      out << "; " << test.name << " " << format("%.0f GOP/s", achieved / 1e9) << " = "
+          << format("%.0f %%", 100.0 * test.bound->fraction);
+    }
+    out << "\n";
+  }
+}
+
 void no_cache_lines(const BenchReport& report, std::ostringstream& out) {
   for (const ConfigurationResult& configuration : report.configurations) {
     for (const TestResult& test : configuration.tests) {
@@ -301,6 +342,7 @@ std::string render_text(const BenchReport& report) {
       << render_table(report) << "\n";
   bandwidth_lines(report, out);
   bound_lines(report, out);
+  roofline_lines(report, out);
   no_cache_lines(report, out);
   lora_lines(report, out);
   drift_line(report, out);
@@ -378,18 +420,21 @@ nlohmann::json report_json(const BenchReport& report) {
     nlohmann::json tests = nlohmann::json::array();
     for (const TestResult& test : configuration.tests) tests.push_back(test_json(test));
     const BandwidthBound& bound = configuration.bound;
-    json["results"].push_back({{"weights", weight_type_name(configuration.weight_type)},
-                               {"threads", configuration.threads},
-                               {"weight_bytes", configuration.weight_bytes},
-                               {"tests", tests},
-                               {"bound",
-                                {{"bytes_per_second", bound.bytes_per_second},
-                                 {"buffer_bytes", bound.buffer_bytes},
-                                 {"cache_resident", bound.cache_resident},
-                                 {"bound_tokens_per_second", bound.bound_tokens_per_second},
-                                 {"generate_test", bound.generate_test},
-                                 {"generate_tokens_per_second", bound.generate_tokens_per_second},
-                                 {"fraction_of_bound", bound.fraction_of_bound}}}});
+    json["results"].push_back(
+        {{"weights", weight_type_name(configuration.weight_type)},
+         {"threads", configuration.threads},
+         {"weight_bytes", configuration.weight_bytes},
+         {"tests", tests},
+         {"bound",
+          {{"bytes_per_second", bound.bytes_per_second},
+           {"buffer_bytes", bound.buffer_bytes},
+           {"cache_resident", bound.cache_resident},
+           {"bound_tokens_per_second", bound.bound_tokens_per_second},
+           {"generate_test", bound.generate_test},
+           {"generate_tokens_per_second", bound.generate_tokens_per_second},
+           {"fraction_of_bound", bound.fraction_of_bound}}},
+         {"compute_peak",
+          {{"instruction", configuration.peak.instruction}, {"ops_per_second", configuration.peak.ops_per_second}}}});
   }
   if (report.drift) {
     const DriftResult& drift = *report.drift;

@@ -10,6 +10,7 @@
 
 #include "bench/bench_options.h"
 #include "bench/bench_statistics.h"
+#include "bench/compute_peak.h"
 #include "bench/memory_bandwidth.h"
 #include "ops/weight_type.h"
 
@@ -63,6 +64,13 @@ struct OneShotComparison {
   bool tokens_identical = true;          // the fresh process chose the warm run's tokens
 };
 
+// A test against the ceiling of the resource it runs into (bench/roofline.h).
+struct TestBound {
+  std::string resource;  // "memory bandwidth" or "compute"
+  double time_ms = 0;    // the least time per time_per that resource allows
+  double fraction = 0;   // time_ms ÷ the test's mean time: 1 is the ceiling
+};
+
 struct TestResult {
   std::string name;  // llama-bench style: "pp512", "tg128", "b8 decode", "ttft", "tg128 no-cache", "tg128 lora r16"
   std::string kind;  // "prompt", "generate", "batch_decode", "ttft", "generate_no_cache", "long_context",
@@ -83,6 +91,7 @@ struct TestResult {
   std::size_t kv_bytes = 0;
   std::optional<LoraComparison> lora;
   std::optional<OneShotComparison> one_shot;
+  std::optional<TestBound> bound;
 };
 
 // tg against the bandwidth ceiling: bound = bandwidth ÷ weight bytes.
@@ -102,6 +111,7 @@ struct ConfigurationResult {
   std::size_t weight_bytes = 0;  // Transformer::weight_bytes(): what one decode step reads
   std::vector<TestResult> tests;
   BandwidthBound bound;
+  ComputePeak peak;  // the arithmetic ceiling of this weight type's kernel on these threads
 };
 
 // bf16 against f32 weights on the same prompt.

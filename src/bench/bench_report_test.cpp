@@ -68,6 +68,25 @@ TEST(BenchReport, MarkdownTableInTheMannerOfLlamaBench) {
             "forward tokens 6.8× |\n");
 }
 
+// The roofline in the table's last column and in its own lines: pp against the compute peak.
+TEST(BenchReport, PrefillAgainstTheComputePeak) {
+  BenchReport report = fixed_report();
+  ConfigurationResult& configuration = report.configurations[0];
+  configuration.peak.instruction = "fp32 FMA, 8 lanes (AVX2)";
+  configuration.peak.ops_per_second = 400e9;
+  configuration.tests[0].bound = TestBound{"compute", 2.0, 0.25};  // 8 ms measured, 2 ms at the peak
+  const std::string text = render_text(report);
+  EXPECT_NE(text.find("| pp16 | 2,000.00 ± 1,414.21 | 8.000 ± 0.000 ms | 25 % of compute bound |"), std::string::npos)
+      << text;
+  EXPECT_NE(text.find("  f32, 2 threads: fp32 FMA, 8 lanes (AVX2) = 400 GOP/s; pp16 100 GOP/s = 25 %\n"),
+            std::string::npos)
+      << text;
+  const nlohmann::json json = report_json(report);
+  EXPECT_EQ(json["results"][0]["tests"][0]["bound"],
+            (nlohmann::json{{"resource", "compute"}, {"time_ms", 2.0}, {"time_per", "call"}, {"fraction", 0.25}}));
+  EXPECT_EQ(json["results"][0]["compute_peak"]["ops_per_second"], 400e9);
+}
+
 TEST(BenchReport, TextShowsTheBoundArithmetic) {
   const std::string text = render_text(fixed_report());
   EXPECT_NE(text.find("cpu       Test CPU 3000 · 2 cores · SIMD AVX2\n"), std::string::npos) << text;

@@ -12,6 +12,7 @@
 #include "bench/lora_bench.h"
 #include "bench/memory_bandwidth.h"
 #include "bench/one_shot.h"
+#include "bench/roofline.h"
 #include "cache/kv_cache.h"
 #include "checkpoint/lora_loader.h"
 
@@ -310,7 +311,8 @@ BenchReport run_bench(const Model& model, const ModelDescription& description, c
 
   for (int threads : options.thread_counts) {
     ThreadPool pool(threads);
-    measure_bandwidth(pool, options.dram_buffer_bytes);
+    // Copied, not referenced: later measurements may grow the vector.
+    const double dram_bytes_per_second = measure_bandwidth(pool, options.dram_buffer_bytes).bytes_per_second;
     for (WeightType type : options.weight_types) {
       Transformer transformer(model, pool, type);
       ConfigurationResult configuration;
@@ -332,6 +334,15 @@ BenchReport run_bench(const Model& model, const ModelDescription& description, c
       bound.generate_test = generate.name;
       bound.generate_tokens_per_second = generate.tokens_per_second->mean;
       bound.fraction_of_bound = bound.generate_tokens_per_second / bound.bound_tokens_per_second;
+
+      progress << "[bench] compute peak, " << weight_type_name(type) << ", " << threads
+               << (threads == 1 ? " thread\n" : " threads\n") << std::flush;
+      configuration.peak = measure_compute_peak(type, pool);
+      RooflineInputs roofline;
+      roofline.weight_bytes_per_second = bound.bytes_per_second;
+      roofline.dram_bytes_per_second = dram_bytes_per_second;
+      roofline.peak_ops_per_second = configuration.peak.ops_per_second;
+      assign_bounds(configuration, model.config, options, roofline);
       report.configurations.push_back(std::move(configuration));
     }
   }
