@@ -24,7 +24,7 @@ esac
 source scripts/install_packages.sh
 install_missing build-essential cmake ninja-build pkg-config libgtest-dev libgmock-dev libbenchmark-dev libopenblas-dev \
   libhwy-dev libboost-dev libcpp-httplib-dev libcli11-dev nlohmann-json3-dev libicu-dev zlib1g-dev gnuplot-nox chromium curl nginx \
-  pybind11-dev python3-dev python3-numpy python3-pytest
+  pybind11-dev python3-dev python3-numpy python3-pytest python3-jinja2
 
 build_dir="${BUILD_DIR:-build}"
 jobs="${JOBS:-$(nproc)}"

@@ -55,6 +55,14 @@ TEST_P(GgufRoundTrip, F32ExportThenImportGivesBitIdenticalLogits) {
   EXPECT_EQ(imported.tokenizer->eos_id(), original.tokenizer->eos_id());
   EXPECT_EQ(imported.tokenizer->pad_id(), original.tokenizer->pad_id());
   EXPECT_EQ(imported.tokenizer->vocab_size(), original.tokenizer->vocab_size());
+
+  // llama.cpp puts bos in front of every prompt itself (llama-server --jinja strips the template's own bos text).
+  std::string storage;
+  const GgufFile file = read_file(gguf, storage);
+  const GgufValue* add_bos = file.find("tokenizer.ggml.add_bos_token");
+  ASSERT_NE(add_bos, nullptr);
+  EXPECT_EQ(add_bos->type, GgufValueType::kBool);
+  EXPECT_EQ(add_bos->integer(0), 1);
 }
 
 INSTANTIATE_TEST_SUITE_P(Families, GgufRoundTrip, ::testing::Values("tiny", "minimind3", "minimind2", "minimind3-moe"),

@@ -112,7 +112,8 @@ void append_gguf_tokenizer(GgufMetadata& metadata, const std::string& tokenizer_
   metadata.emplace_back("tokenizer.ggml.eos_token_id", GgufValue::uint32(static_cast<uint32_t>(tokenizer.eos_id())));
   metadata.emplace_back("tokenizer.ggml.padding_token_id",
                         GgufValue::uint32(static_cast<uint32_t>(tokenizer.pad_id())));
-  metadata.emplace_back("tokenizer.ggml.add_bos_token", GgufValue::boolean(false));
+  // llama.cpp adds bos itself (gguf_tokenizer.h says why); minigen reads the flag nowhere.
+  metadata.emplace_back("tokenizer.ggml.add_bos_token", GgufValue::boolean(true));
   if (!tokenizer.chat_template().empty()) {
     metadata.emplace_back("tokenizer.chat_template", GgufValue::string(tokenizer.chat_template()));
   }

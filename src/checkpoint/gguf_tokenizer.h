@@ -8,7 +8,14 @@
 //                                  an added token, "[PAD<id>]" for ids no token uses (the embedding has more rows)
 //   tokenizer.ggml.token_type      1 normal, 3 control (special added tokens), 4 user-defined (other added), 5 unused
 //   tokenizer.ggml.merges          "left right", in rank order
-//   tokenizer.ggml.bos/eos/padding_token_id, add_bos_token (false: minigen's chat prompts carry no bos)
+//   tokenizer.ggml.bos/eos/padding_token_id
+//   tokenizer.ggml.add_bos_token   true: llama.cpp then puts bos (<|im_start|>) in front of a prompt, which is what
+//                                  minigen does with a completion prompt (bos + text); and llama-server --jinja
+//                                  removes the bos text from the start of a rendered chat template before
+//                                  tokenizing, so without it a chat prompt would lose its first <|im_start|>
+//                                  (18 tokens instead of minigen's 25). minigen's own readers never add bos
+//                                  implicitly, and tokenizer_config.json keeps MiniMind's false (Hugging Face
+//                                  tokenizers read it)
 //   tokenizer.chat_template        the Jinja text of tokenizer_config.json
 #include <optional>
 #include <string>
