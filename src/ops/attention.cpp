@@ -30,9 +30,6 @@ namespace hn = hwy::HWY_NAMESPACE;
 using Tag = hn::CappedTag<float, KvBlockLayout::kBlockTokens>;
 constexpr int kLanes = static_cast<int>(hn::MaxLanes(Tag()));
 constexpr int kVectorsPerBlock = KvBlockLayout::kBlockTokens / kLanes;
-// Independent accumulators for the value sums: each is a chain over positions, so parallelism comes from
-// running several (head, dimension-vector) chains at once, never from splitting one.
-constexpr int kValueChains = 8;
 
 // The KV element types as the kernel loads them; each widens to fp32 exactly.
 template <class T>
@@ -137,13 +134,6 @@ void softmax_in_lanes(float* scores, int padded) {
   for (int i = 0; i < padded; i += kLanes) hn::StoreU(hn::Div(hn::LoadU(d, scores + i), total), d, scores + i);
 }
 
-// A set of value-sum chains run side by side: chain c accumulates Σ_j probabilities[c][j] · v_j[value_offset[c] …].
-struct ValueChains {
-  const float* probabilities[kValueChains];
-  int value_offset[kValueChains];
-  float* out[kValueChains];
-};
-
 // int8: p_j ← p_j · sv_j over `padded` probabilities, once per head before the value sums (attention.h). Lanes past
 // num_keys hold p = 0 and are never read.
 void fold_value_scales(float* probabilities, int padded, const std::byte* const* blocks, const KvBlockLayout& layout,
@@ -156,23 +146,43 @@ void fold_value_scales(float* probabilities, int padded, const std::byte* const*
   }
 }
 
-template <class T, int kCount>
-void value_chains(const ValueChains& chunk, const std::byte* const* blocks, int num_keys, const KvBlockLayout& layout,
-                  int kv_head) {
+// The value sums of kHeads heads × kVectors vectors of their dimensions, one fma chain over positions each:
+//   out[h][16v + lane] = Σ_j p[h][j] · v_j[16v + lane]
+// Each position's value vectors are loaded once for all the heads (the heads of a GQA group read the same values),
+// and each head's probability is broadcast once for all the vectors: kHeads + kVectors loads feed kHeads · kVectors
+// independent chains — the same chains, in the same order, as one head and one vector at a time.
+template <class T, int kHeads, int kVectors>
+void value_sums(const float* const* probabilities, float* const* out, int first_vector, const std::byte* const* blocks,
+                int num_keys, const KvBlockLayout& layout, int kv_head) {
   const Tag d;
   using V = hn::Vec<Tag>;
-  V acc[kCount];
-  for (auto& a : acc) a = hn::Zero(d);
-  for (int j = 0; j < num_keys; ++j) {
-    const T* value_row =
-        layout.value_row<T>(blocks[j / KvBlockLayout::kBlockTokens], j % KvBlockLayout::kBlockTokens, kv_head);
-    for (int c = 0; c < kCount; ++c) {
-      acc[c] =
-          fused_mul_add(hn::Set(d, chunk.probabilities[c][j]), load_widened(value_row + chunk.value_offset[c]), acc[c]);
+  V acc[kHeads][kVectors];
+  for (auto& head : acc) {
+    for (auto& a : head) a = hn::Zero(d);
+  }
+  constexpr int kBlock = KvBlockLayout::kBlockTokens;
+  for (int first = 0; first < num_keys; first += kBlock) {
+    const int slots = std::min(kBlock, num_keys - first);
+    const std::byte* block = blocks[first / kBlock];
+    for (int slot = 0; slot < slots; ++slot) {
+      const T* value_row = layout.value_row<T>(block, slot, kv_head) + first_vector * kLanes;
+      V values[kVectors];
+      for (int v = 0; v < kVectors; ++v) values[v] = load_widened(value_row + v * kLanes);
+      for (int h = 0; h < kHeads; ++h) {
+        const V p = hn::Set(d, probabilities[h][first + slot]);
+        for (int v = 0; v < kVectors; ++v) acc[h][v] = fused_mul_add(p, values[v], acc[h][v]);
+      }
     }
   }
-  for (int c = 0; c < kCount; ++c) hn::StoreU(acc[c], d, chunk.out[c]);
+  for (int h = 0; h < kHeads; ++h) {
+    for (int v = 0; v < kVectors; ++v) hn::StoreU(acc[h][v], d, out[h] + (first_vector + v) * kLanes);
+  }
 }
+
+// At most this many accumulators: of AVX-512's 32 registers, the rest hold the loaded values and a probability
+// (AVX2 has 16).
+constexpr int kValueAccumulators = kLanes >= 16 ? 24 : 12;
+constexpr int kMaxValueVectors = 6;
 
 template <class T>
 void attend_group_of(const AttentionGroup& group, const std::byte* const* blocks, int num_keys,
@@ -202,21 +212,29 @@ void attend_group_of(const AttentionGroup& group, const std::byte* const* blocks
     }
   }
 
-  // out[h][dim] = Σ_j p[h][j] · v_j[dim], chains over j; vector chains over full vectors of dim, scalar fma after.
+  // out[h][dim] = Σ_j p[h][j] · v_j[dim], chains over j: vector chains over full vectors of dim, in slices of up to
+  // kMaxValueVectors vectors × as many heads as the accumulators allow; scalar fma for the rest of dim after.
   const int vectors_per_head = head_dim / kLanes;
-  const int chains = group.group_size * vectors_per_head;
-  for (int first = 0; first < chains; first += kValueChains) {
-    const int count = std::min(kValueChains, chains - first);
-    ValueChains chunk;
-    for (int c = 0; c < count; ++c) {
-      const int h = (first + c) / vectors_per_head;
-      chunk.probabilities[c] = scores + static_cast<std::size_t>(h) * padded;
-      chunk.value_offset[c] = ((first + c) % vectors_per_head) * kLanes;
-      chunk.out[c] = group.out + h * head_dim + chunk.value_offset[c];
+  for (int first_vector = 0; first_vector < vectors_per_head; first_vector += kMaxValueVectors) {
+    const int vectors = std::min(kMaxValueVectors, vectors_per_head - first_vector);
+    const int heads_per_pass = std::max(1, std::min(4, kValueAccumulators / vectors));
+    for (int first_head = 0; first_head < group.group_size; first_head += heads_per_pass) {
+      const int heads = std::min(heads_per_pass, group.group_size - first_head);
+      const float* probabilities[4];
+      float* out[4];
+      for (int h = 0; h < heads; ++h) {
+        probabilities[h] = scores + static_cast<std::size_t>(first_head + h) * padded;
+        out[h] = group.out + (first_head + h) * head_dim;
+      }
+      dispatch_count<4>(heads, [&](auto head_count) {
+        dispatch_count<kMaxValueVectors>(vectors, [&](auto vector_count) {
+          constexpr int kHeads = decltype(head_count)::value, kVectors = decltype(vector_count)::value;
+          if constexpr (kHeads * kVectors <= kValueAccumulators) {
+            value_sums<T, kHeads, kVectors>(probabilities, out, first_vector, blocks, num_keys, layout, group.kv_head);
+          }
+        });
+      });
     }
-    dispatch_count<kValueChains>(count, [&](auto value_count) {
-      value_chains<T, decltype(value_count)::value>(chunk, blocks, num_keys, layout, group.kv_head);
-    });
   }
   for (int h = 0; h < group.group_size; ++h) {
     for (int dim = vectors_per_head * kLanes; dim < head_dim; ++dim) {

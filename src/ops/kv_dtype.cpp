@@ -15,19 +15,6 @@ KvDType parse_kv_dtype(std::string_view name) {
   throw Error("unknown --kv-dtype '" + std::string(name) + "' (expected " + names_listed(kKvDTypeNames) + ")");
 }
 
-std::size_t kv_dtype_bytes(KvDType dtype) {
-  switch (dtype) {
-    case KvDType::kF32:
-      return 4;
-    case KvDType::kBF16:
-    case KvDType::kF16:
-      return 2;
-    case KvDType::kInt8:
-      return 1;
-  }
-  return 4;
-}
-
 float int8_scale(std::span<const float> row) {
   float absmax = 0.0f;
   for (float value : row) absmax = std::fmax(absmax, std::fabs(value));

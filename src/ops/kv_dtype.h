@@ -26,8 +26,21 @@ inline constexpr EnumName<KvDType> kKvDTypeNames[] = {
 std::string_view kv_dtype_name(KvDType dtype);  // "f32", "bf16", "f16", "int8"
 // Throws minigen::Error "unknown --kv-dtype 'x' (expected f32, bf16, f16 or int8)".
 KvDType parse_kv_dtype(std::string_view name);
-// Bytes of one stored element (int8's per-row scales are counted by the layout, kv_block.h).
-std::size_t kv_dtype_bytes(KvDType dtype);
+// Bytes of one stored element (int8's per-row scales are counted by the layout, kv_block.h). Inline: the attention
+// kernels compute cache addresses with it in their innermost loops, and an out-of-line call there made the compiler
+// spill every accumulator register around it (4× slower value sums).
+constexpr std::size_t kv_dtype_bytes(KvDType dtype) {
+  switch (dtype) {
+    case KvDType::kF32:
+      return 4;
+    case KvDType::kBF16:
+    case KvDType::kF16:
+      return 2;
+    case KvDType::kInt8:
+      return 1;
+  }
+  return 4;
+}
 
 // absmax / 127 of a row (NaN elements ignored).
 float int8_scale(std::span<const float> row);
