@@ -102,8 +102,12 @@ TEST(Roofline, EachTestGetsTheBoundOfTheResourceItRunsInto) {
   EXPECT_DOUBLE_EQ(batch.time_ms, std::max(0.5, 1e3 * step_ops / 1e12));
   EXPECT_EQ(batch.resource, 1e3 * step_ops / 1e12 > 0.5 ? "compute" : "memory bandwidth");
   const TestBound& long_context = *configuration.tests[3].bound;
-  EXPECT_DOUBLE_EQ(long_context.time_ms, 4.0);  // (10 + 30) MB at 10 GB/s
+  EXPECT_DOUBLE_EQ(long_context.time_ms, 4.0);  // (10 + 30) MB at 10 GB/s: more than the cache holds, DRAM
   EXPECT_DOUBLE_EQ(long_context.fraction, 1.0);
+  // A short context whose cache fits beside the weights streams at the weights' (cache) bandwidth.
+  configuration.tests[3].kv_bytes = 2'000'000;
+  assign_bounds(configuration, config, options, inputs);
+  EXPECT_DOUBLE_EQ(configuration.tests[3].bound->time_ms, 0.6);  // 12 MB at 20 GB/s
   EXPECT_FALSE(configuration.tests[4].bound.has_value());
 }
 

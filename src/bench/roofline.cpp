@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "bench/bench_statistics.h"
 #include "bench/compute_peak.h"
 
 namespace minigen::bench {
@@ -53,8 +54,11 @@ void assign_bounds(ConfigurationResult& configuration, const ModelConfig& config
         if (arithmetic.time_ms > bytes.time_ms) test.bound = arithmetic;
       }
     } else if (test.kind == "long_context" && inputs.dram_bytes_per_second > 0) {
-      // Each step reads every weight and the whole cache (kv_bytes: the cache after the last step, within 1 %).
-      test.bound = bytes_bound(weights + static_cast<double>(test.kv_bytes), inputs.dram_bytes_per_second, measured);
+      // Each step reads every weight and the whole cache (kv_bytes: the cache after the last step, within 1 %), from
+      // the last-level cache while both fit it (the bandwidth measured for the weights), else from DRAM.
+      const double bytes = weights + static_cast<double>(test.kv_bytes);
+      const bool cached = bytes <= static_cast<double>(kCacheResidentBytes);
+      test.bound = bytes_bound(bytes, cached ? inputs.weight_bytes_per_second : inputs.dram_bytes_per_second, measured);
     }
   }
 }

@@ -13,7 +13,7 @@ namespace minigen::bench {
 
 struct RooflineInputs {
   double weight_bytes_per_second = 0;  // the bandwidth at the weights' working set (cache or DRAM)
-  double dram_bytes_per_second = 0;    // for the long-context tests, whose KV cache streams from DRAM
+  double dram_bytes_per_second = 0;    // for the long-context tests whose weights and KV cache outgrow the cache
   double peak_ops_per_second = 0;      // the weight type's compute peak; 0: no compute bound
 };
 
