@@ -8,20 +8,21 @@
 namespace minigen::bench {
 namespace {
 
-TestBound bytes_bound(double bytes, double bytes_per_second, double measured_ms) {
+// The least time `amount` of a resource (bytes, ops) takes at `rate` per second, against the measured time.
+TestBound bound_of(const char* resource, double amount, double rate, double measured_ms) {
   TestBound bound;
-  bound.resource = "memory bandwidth";
-  bound.time_ms = 1e3 * bytes / bytes_per_second;
+  bound.resource = resource;
+  bound.time_ms = 1e3 * amount / rate;
   bound.fraction = bound.time_ms / measured_ms;
   return bound;
 }
 
+TestBound bytes_bound(double bytes, double bytes_per_second, double measured_ms) {
+  return bound_of("memory bandwidth", bytes, bytes_per_second, measured_ms);
+}
+
 TestBound compute_bound(double ops, double ops_per_second, double measured_ms) {
-  TestBound bound;
-  bound.resource = "compute";
-  bound.time_ms = 1e3 * ops / ops_per_second;
-  bound.fraction = bound.time_ms / measured_ms;
-  return bound;
+  return bound_of("compute", ops, ops_per_second, measured_ms);
 }
 
 // One decode step of `rows` rows at an average position: every row runs the layers, attention over its keys and

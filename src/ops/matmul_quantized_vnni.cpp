@@ -6,7 +6,7 @@
 #include <cstring>
 
 #include "core/assert.h"
-#include "ops/count_dispatch.h"
+#include "ops/quantized_tile_walk.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 // GCC 12 reports the _mm512_undefined_ps() inside its own 512-bit conversion intrinsics as "may be used
@@ -114,20 +114,13 @@ template <WeightType kType>
 MINIGEN_VNNI_TARGET void panel_range(float* out, const QuantizedRows& xq, const PackedMatrix& weight, int panel_begin,
                                      int panel_end, MatmulOutput mode) {
   const int out_features = weight.out_features();
-  for (int row_block = 0; row_block < xq.rows; row_block += kRowBlock) {
-    const int block_end = std::min(xq.rows, row_block + kRowBlock);
-    for (int p = panel_begin; p < panel_end; ++p) {
-      const int first_out = p * PackedMatrix::kPanelWidth;
-      const int out_valid = std::min(PackedMatrix::kPanelWidth, out_features - first_out);
-      for (int r = row_block; r < block_end; r += kTileRows) {
-        dispatch_count<kTileRows>(block_end - r, [&](auto rows) {
-          quantized_tile<decltype(rows)::value, kType>(
-              xq, r, weight.quant_panel(p), weight.blocks(), weight.group_bytes(),
-              out + static_cast<std::size_t>(r) * out_features + first_out, out_features, out_valid, mode);
-        });
-      }
-    }
-  }
+  walk_quantized_tiles<kTileRows, kRowBlock>(
+      xq.rows, out_features, panel_begin, panel_end, [&](auto rows, int first_row, int panel, int out_valid) {
+        quantized_tile<decltype(rows)::value, kType>(
+            xq, first_row, weight.quant_panel(panel), weight.blocks(), weight.group_bytes(),
+            out + static_cast<std::size_t>(first_row) * out_features + panel * PackedMatrix::kPanelWidth, out_features,
+            out_valid, mode);
+      });
 }
 
 #endif  // MINIGEN_HAVE_VNNI_KERNEL
