@@ -57,10 +57,12 @@ TEST(BenchCli, QuickJsonOnTheShippedModelHasEveryNumber) {
   EXPECT_GT(configuration["bound"]["fraction_of_bound"].get<double>(), 0);
   // The roofline: every test but none against a bound, the one its resource sets, with the fraction reached.
   EXPECT_GT(configuration["compute_peak"]["ops_per_second"].get<double>(), 0);
-  const std::vector<std::string> resources = {"compute", "memory bandwidth", "memory bandwidth", "", "compute"};
+  // The batch tests are bound by whichever takes longer on this build and machine (an unoptimised sanitizer build
+  // measures a low compute peak, so even one row can come out compute-bound there).
+  const std::vector<std::string> resources = {"compute", "memory bandwidth", "", "", "compute"};
   for (std::size_t i = 0; i < resources.size(); ++i) {
     const auto& test = configuration["tests"][i];
-    if (resources[i].empty()) {  // b2 decode: bandwidth or compute, whichever is slower on this machine
+    if (resources[i].empty()) {  // b1 and b2 decode
       EXPECT_TRUE(test["bound"]["resource"] == "compute" || test["bound"]["resource"] == "memory bandwidth") << test;
     } else {
       EXPECT_EQ(test["bound"]["resource"], resources[i]) << test;
