@@ -17,11 +17,28 @@ namespace fs = std::filesystem;
 
 using testing::RunResult;
 
-RunResult run_minigen(const std::string& arguments) {
+RunResult run_minigen(const std::string& arguments, const std::string& environment = "") {
   const fs::path directory = fs::temp_directory_path() / ("minigen_bench_cli_" + std::to_string(::getpid()));
-  RunResult result = testing::run_minigen(arguments, directory);
+  testing::RunOptions options;
+  options.environment = environment;
+  RunResult result = testing::run_minigen(arguments, directory, options);
   fs::remove_all(directory);
   return result;
+}
+
+// MINIGEN_SIMD runs a lower target's kernels (how the AVX2 numbers are measured on an AVX-512 machine): the report
+// says which ran, and the peak is that target's instruction. Every machine minigen targets has AVX2.
+TEST(BenchCli, MinigenSimdChoosesALowerTarget) {
+  const RunResult avx2 = run_minigen("bench --quick -p 16 -n 4 -b 1 --threads 1 -r 1 --weights f32,q8 --json",
+                                     "MINIGEN_SIMD=avx2");
+  ASSERT_EQ(avx2.exit_code, 0) << avx2.err;
+  const auto json = nlohmann::json::parse(avx2.out);
+  EXPECT_EQ(json["system"]["simd_target"], "AVX2");
+  EXPECT_NE(json["results"][0]["compute_peak"]["instruction"].get<std::string>().find("(AVX2)"), std::string::npos);
+  EXPECT_NE(json["results"][1]["compute_peak"]["instruction"].get<std::string>().find("vpmaddwd"), std::string::npos);
+  const RunResult unknown = run_minigen("bench --quick", "MINIGEN_SIMD=avx1024");
+  EXPECT_EQ(unknown.exit_code, 1);
+  EXPECT_EQ(unknown.err, "minigen: error: MINIGEN_SIMD='avx1024' is not known (expected best, avx2 or scalar)\n");
 }
 
 TEST(BenchCli, QuickJsonOnTheShippedModelHasEveryNumber) {

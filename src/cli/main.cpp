@@ -15,6 +15,7 @@
 #include "cli/flag_checks.h"
 #include "cli/sampling_flags.h"
 #include "core/error.h"
+#include "ops/simd_override.h"
 
 int main(int argc, char** argv) {
   CLI::App app{"minigen — exact, measured generation for MiniMind-family language models"};
@@ -50,6 +51,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   try {
+    minigen::apply_simd_override_from_environment();
     for (auto& [command, action] : commands) {
       if (command->parsed()) return action();
     }

@@ -31,6 +31,7 @@ struct RunOptions {
   // is allocated for. Not usable under AddressSanitizer, which maps terabytes of shadow memory.
   long address_space_kib = 0;
   int timeout_seconds = 0;  // when set, a run that takes longer is killed (exit code 124): a hang fails the test
+  std::string environment;  // "NAME=value …" set for this run only
 };
 
 // Runs `minigen ARGUMENTS` (shell syntax); its output goes through files in `scratch_dir`.
@@ -42,6 +43,7 @@ inline RunResult run_minigen(const std::string& arguments, const std::filesystem
   std::string command;
   if (options.address_space_kib > 0) command += "ulimit -v " + std::to_string(options.address_space_kib) + " && ";
   if (options.timeout_seconds > 0) command += "timeout " + std::to_string(options.timeout_seconds) + " ";
+  if (!options.environment.empty()) command += "env " + options.environment + " ";
   command += std::string(MINIGEN_BINARY) + " " + arguments + " >" + out.string() + " 2>" + err.string() + " <" +
              options.stdin_path;
   const int status = std::system(command.c_str());
