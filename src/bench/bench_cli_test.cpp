@@ -29,8 +29,8 @@ RunResult run_minigen(const std::string& arguments, const std::string& environme
 // MINIGEN_SIMD runs a lower target's kernels (how the AVX2 numbers are measured on an AVX-512 machine): the report
 // says which ran, and the peak is that target's instruction. Every machine minigen targets has AVX2.
 TEST(BenchCli, MinigenSimdChoosesALowerTarget) {
-  const RunResult avx2 = run_minigen("bench --quick -p 16 -n 4 -b 1 --threads 1 -r 1 --weights f32,q8 --json",
-                                     "MINIGEN_SIMD=avx2");
+  const RunResult avx2 =
+      run_minigen("bench --quick -p 16 -n 4 -b 1 --threads 1 -r 1 --weights f32,q8 --json", "MINIGEN_SIMD=avx2");
   ASSERT_EQ(avx2.exit_code, 0) << avx2.err;
   const auto json = nlohmann::json::parse(avx2.out);
   EXPECT_EQ(json["system"]["simd_target"], "AVX2");
