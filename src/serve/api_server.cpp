@@ -241,6 +241,8 @@ json admin_body(const http::Request& request, std::initializer_list<const char*>
 http::Response ApiServer::load_adapter(const http::Request& request) {
   try {
     const json body = admin_body(request, {"lora_name", "lora_path"});
+    // A path is at most PATH_MAX on Linux; anything longer would only be echoed back in the error.
+    if (body["lora_path"].get<std::string>().size() > 4096) throw Error("'lora_path' is longer than 4096 bytes");
     const ServedAdapter added =
         adapters_.load(body["lora_name"].get<std::string>(), body["lora_path"].get<std::string>());
     if (options_.log_requests) {

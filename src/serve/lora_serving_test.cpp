@@ -187,6 +187,7 @@ TEST(LoraServing, AdaptersLoadAndUnloadAtRunTimeBehindTheApiKey) {
                           json{{"lora_name", "bad name"}, {"lora_path", kMiniMindAdapter.string()}},
                           json{{"lora_name", "minigen-tiny-sft"}, {"lora_path", kMiniMindAdapter.string()}},
                           json{{"lora_name", "d"}, {"lora_path", "/nonexistent/adapter.pth"}},
+                          json{{"lora_name", "d"}, {"lora_path", std::string(100'000, 'a')}},
                           json{{"lora_name", "d"}, {"lora_path", garbage.string()}},
                           json{{"lora_name", "d"}, {"lora_path", (kLoraDir / "minimind3_r16.pth").string()}}}) {
     auto answer = admin_post(server, "/v1/load_lora_adapter", bad, "secret");
