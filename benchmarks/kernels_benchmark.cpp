@@ -24,6 +24,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <optional>
 #include <random>
 #include <span>
@@ -39,6 +40,7 @@
 #include "ops/packed_matrix.h"
 #include "ops/rmsnorm.h"
 #include "ops/rope.h"
+#include "ops/simd_override.h"
 #include "ops/thread_pool.h"
 #include "ops/weight_type.h"
 
@@ -326,6 +328,12 @@ int main(int argc, char** argv) {
                  "Prescott kernels (4-5x slower). Run with OPENBLAS_CORETYPE=SkylakeX for a fair comparison.\n");
   }
   std::fprintf(stderr, "OpenBLAS core: %s (%s)\n", openblas_get_corename(), openblas_get_config());
+  try {
+    minigen::apply_simd_override_from_environment();  // MINIGEN_SIMD=avx2|scalar, as in minigen itself
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+    return 1;
+  }
   if (!minigen::openblas_agrees_with_reference()) return 1;
   if (!minigen::matmul_matches_reference()) {
     std::fprintf(stderr,

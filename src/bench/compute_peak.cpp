@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "ops/matmul_bf16_avx512.h"
 #include "ops/matmul_quantized_vnni.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -110,6 +111,13 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512vnni"))) double dpbusd_ch
   MINIGEN_PEAK_CHAINS(__m512i, _mm512_set1_epi32, _mm512_dpbusd_epi32(acc[k], a, b))
 }
 
+// bf16 pairs from `seed`, so the products are not constants; the fp32 sums grow by a few thousandths a step.
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16"))) double dpbf16_chains(int64_t iterations, int seed) {
+  const __m512bh a = _mm512_cvtne2ps_pbh(_mm512_set1_ps(0.03f * static_cast<float>(seed + 1)), _mm512_set1_ps(0.05f));
+  const __m512bh b = _mm512_cvtne2ps_pbh(_mm512_set1_ps(0.02f), _mm512_set1_ps(-0.01f * static_cast<float>(seed)));
+  MINIGEN_PEAK_CHAINS(__m512, _mm512_set1_ps, _mm512_dpbf16_ps(acc[k], a, b))
+}
+
 __attribute__((target("avx2"))) double madd_chains(int64_t iterations, int seed) {
   const __m256i a = _mm256_set1_epi16(static_cast<int16_t>(seed + 3)),
                 b = _mm256_set1_epi16(static_cast<int16_t>(-seed));
@@ -135,6 +143,12 @@ struct PeakKernel {
 
 PeakKernel peak_kernel(WeightType type) {
   const int64_t target = HWY_DYNAMIC_DISPATCH(target_simd)();
+#if MINIGEN_PEAK_X86
+  // As ops/matmul.cpp chooses: bf16 products with vdpbf16ps on the AVX-512 target of a CPU with AVX512_BF16.
+  if (type == WeightType::kBF16 && target == HWY_AVX3 && avx512_bf16_kernel_enabled()) {
+    return {dpbf16_chains, 32, "vdpbf16ps bf16 pairs, 512-bit (AVX512_BF16)"};
+  }
+#endif
   if (type == WeightType::kF32 || type == WeightType::kBF16) {
     const int lanes = HWY_DYNAMIC_DISPATCH(fp32_lanes_simd)();
     return {fp32_chains, static_cast<double>(lanes),

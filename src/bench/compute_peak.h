@@ -26,7 +26,7 @@ struct ComputePeak {
   double checksum = 0;        // what the chains ended at: finite, so the compiler could not drop them
 };
 
-ComputePeak measure_compute_peak(WeightType type, ThreadPool& pool, int runs = 5);
+ComputePeak measure_compute_peak(WeightType type, ThreadPool& pool, int runs = 9);
 
 // Multiply-adds of the matrix products one token costs in the decoder layers (attention projections and the MLP;
 // for a mixture of experts the router, the top-k routed experts and the shared ones), without the output

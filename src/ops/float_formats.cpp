@@ -68,4 +68,10 @@ uint16_t float_to_bf16(float value) {
   return static_cast<uint16_t>((bits + 0x7fffu + ((bits >> 16) & 1u)) >> 16);
 }
 
+uint16_t float_to_bf16_flush_subnormal(float value) {
+  const uint32_t bits = std::bit_cast<uint32_t>(value);
+  if ((bits & kF32Infinity) == 0) return static_cast<uint16_t>((bits >> 16) & 0x8000u);
+  return float_to_bf16(value);
+}
+
 }  // namespace minigen

@@ -1,15 +1,21 @@
 // The matrix product, once as readable scalar loops (the reference) and once as a Highway kernel compiled for every
-// x86 SIMD level and picked at run time. Both follow matmul.h's order: one fma chain per output element.
+// x86 SIMD level and picked at run time. Both follow matmul.h's order: one fma chain per output element (for bf16
+// weights, ops/matmul_bf16.h's order over pairs of inputs).
 #include "ops/matmul.h"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 
 #include "core/assert.h"
+#include "core/error.h"
 #include "core/profiler.h"
 #include "ops/count_dispatch.h"
+#include "ops/float_formats.h"
+#include "ops/matmul_bf16.h"
+#include "ops/matmul_bf16_avx512.h"
 #include "ops/matmul_quantized.h"
 
 // foreach_target.h must come before the other Highway headers, so their order is not clang-format's to sort.
@@ -35,52 +41,23 @@ constexpr int kVectorsPerPanel = PackedMatrix::kPanelWidth / kLanes;
 constexpr int kTilePanels = std::max(1, 4 / kVectorsPerPanel);
 constexpr int kAccumulatorBudget = kLanes >= 16 ? 24 : 12;
 constexpr int kTileRows = std::max(1, kAccumulatorBudget / (kTilePanels * kVectorsPerPanel));
+// bf16 keeps two widened halves of a weight vector and two broadcasts per row live (tile_bf16): fewer rows.
+constexpr int kBf16TileRows = kLanes >= 16 ? 4 : (kLanes >= 8 ? 2 : 1);
 // Rows handled per pass over a panel group: the group's weights stay in L2 while this many rows stream past.
 constexpr int kRowBlock = kTileRows * 8;
 
-template <typename Weight>
-HWY_INLINE hn::Vec<PanelTag> load_weights(const Weight* p) {
+// Writes (or adds) a tile's accumulators: out[r][v · kLanes + lane], only the first out_valid output features.
+template <int kRows, int kVectors>
+HWY_INLINE void store_tile(const hn::Vec<PanelTag> (&acc)[kRows][kVectors], float* out, int out_stride, int out_valid,
+                           MatmulOutput mode) {
   const PanelTag d;
-  if constexpr (sizeof(Weight) == 4) {
-    return hn::Load(d, p);
-  } else {
-    // bf16 is the top half of an fp32: widen to 32 bits and shift into place — exact, no rounding.
-    const hn::Rebind<uint16_t, PanelTag> d16;
-    const hn::Rebind<uint32_t, PanelTag> d32;
-    return hn::BitCast(d, hn::ShiftLeft<16>(hn::PromoteTo(d32, hn::LoadU(d16, p))));
-  }
-}
-
-// out[r][16p + lane] for kRows rows and kPanels panels, each element one fma chain over k = 0 … in_features − 1.
-template <int kRows, int kPanels, typename Weight>
-HWY_NOINLINE void tile(const float* x, int in_features, const Weight* panels, std::size_t panel_stride, float* out,
-                       int out_stride, int out_valid, MatmulOutput mode) {
-  const PanelTag d;
-  using V = hn::Vec<PanelTag>;
-  V acc[kRows][kPanels * kVectorsPerPanel];
-  for (int r = 0; r < kRows; ++r) {
-    for (int v = 0; v < kPanels * kVectorsPerPanel; ++v) acc[r][v] = hn::Zero(d);
-  }
-  for (int k = 0; k < in_features; ++k) {
-    V w[kPanels * kVectorsPerPanel];
-    for (int p = 0; p < kPanels; ++p) {
-      for (int v = 0; v < kVectorsPerPanel; ++v) {
-        w[p * kVectorsPerPanel + v] = load_weights(
-            panels + p * panel_stride + static_cast<std::size_t>(k) * PackedMatrix::kPanelWidth + v * kLanes);
-      }
-    }
-    for (int r = 0; r < kRows; ++r) {
-      const V xk = hn::Set(d, x[static_cast<std::size_t>(r) * in_features + k]);
-      for (int v = 0; v < kPanels * kVectorsPerPanel; ++v) acc[r][v] = fused_mul_add(xk, w[v], acc[r][v]);
-    }
-  }
   for (int r = 0; r < kRows; ++r) {
     float* out_row = out + static_cast<std::size_t>(r) * out_stride;
-    for (int v = 0; v < kPanels * kVectorsPerPanel; ++v) {
+    for (int v = 0; v < kVectors; ++v) {
       const int first = v * kLanes;
       if (first >= out_valid) break;
       if (first + kLanes <= out_valid) {
-        V result = acc[r][v];
+        auto result = acc[r][v];
         if (mode == MatmulOutput::kAddTo) result = hn::Add(hn::LoadU(d, out_row + first), result);
         hn::StoreU(result, d, out_row + first);
       } else {  // the zero-padded end of the last panel: store only the real output features
@@ -94,35 +71,91 @@ HWY_NOINLINE void tile(const float* x, int in_features, const Weight* panels, st
   }
 }
 
-template <int kPanels, typename Weight>
-void tile_rows(int rows, const float* x, int in_features, const Weight* panels, std::size_t panel_stride, float* out,
-               int out_stride, int out_valid, MatmulOutput mode) {
-  dispatch_count<kTileRows>(rows, [&](auto tile_rows) {
-    tile<decltype(tile_rows)::value, kPanels>(x, in_features, panels, panel_stride, out, out_stride, out_valid, mode);
-  });
+// f32: out[r][16p + lane] for kRows rows and kPanels panels, each element one fma chain over k = 0 … in_features − 1.
+template <int kRows, int kPanels>
+HWY_NOINLINE void tile_f32(const float* x, int in_features, const float* panels, std::size_t panel_stride, float* out,
+                           int out_stride, int out_valid, MatmulOutput mode) {
+  const PanelTag d;
+  using V = hn::Vec<PanelTag>;
+  constexpr int kVectors = kPanels * kVectorsPerPanel;
+  V acc[kRows][kVectors];
+  for (int r = 0; r < kRows; ++r) {
+    for (int v = 0; v < kVectors; ++v) acc[r][v] = hn::Zero(d);
+  }
+  for (int k = 0; k < in_features; ++k) {
+    V w[kVectors];
+    for (int p = 0; p < kPanels; ++p) {
+      for (int v = 0; v < kVectorsPerPanel; ++v) {
+        w[p * kVectorsPerPanel + v] = hn::Load(
+            d, panels + p * panel_stride + static_cast<std::size_t>(k) * PackedMatrix::kPanelWidth + v * kLanes);
+      }
+    }
+    for (int r = 0; r < kRows; ++r) {
+      const V xk = hn::Set(d, x[static_cast<std::size_t>(r) * in_features + k]);
+      for (int v = 0; v < kVectors; ++v) acc[r][v] = fused_mul_add(xk, w[v], acc[r][v]);
+    }
+  }
+  store_tile<kRows, kVectors>(acc, out, out_stride, out_valid, mode);
 }
 
-template <typename Weight>
-void panel_range(float* out, const float* x, int rows, int in_features, int out_features, const Weight* weights,
-                 int panel_begin, int panel_end, MatmulOutput mode) {
+// bf16 (ops/matmul_bf16.h): per pair of inputs, the odd one's fma then the even one's. A 32-bit word of a panel
+// row holds one lane's pair; masking the low half off gives the odd weight as an fp32, shifting left by 16 the even
+// one — exact. The activations come widened (Bf16Rows::kWidened), so each is one broadcast from memory. The loop
+// works through one weight vector at a time so that its two halves, the rows' activations and the accumulators fit
+// the register file (AVX2: 2 rows × 4 vectors = 8 + 2 + 4 of 16).
+template <int kRows, int kPanels>
+HWY_NOINLINE void tile_bf16(const Bf16Rows& x, int row0, const uint16_t* panels, std::size_t panel_stride, float* out,
+                            int out_stride, int out_valid, MatmulOutput mode) {
+  const PanelTag d;
+  const hn::RebindToUnsigned<PanelTag> du;
+  using V = hn::Vec<PanelTag>;
+  constexpr int kVectors = kPanels * kVectorsPerPanel;
+  V acc[kRows][kVectors];
+  for (int r = 0; r < kRows; ++r) {
+    for (int v = 0; v < kVectors; ++v) acc[r][v] = hn::Zero(d);
+  }
+  const float* x_rows[kRows];
+  for (int r = 0; r < kRows; ++r) x_rows[r] = x.widened_row(row0 + r);
+  const auto odd_mask = hn::Set(du, 0xffff0000u);
+  for (int j = 0; j < x.pairs; ++j) {
+    V x_odd[kRows], x_even[kRows];
+    for (int r = 0; r < kRows; ++r) {
+      x_even[r] = hn::Set(d, x_rows[r][2 * j]);
+      x_odd[r] = hn::Set(d, x_rows[r][2 * j + 1]);
+    }
+    for (int p = 0; p < kPanels; ++p) {
+      for (int v = 0; v < kVectorsPerPanel; ++v) {
+        const uint16_t* lanes =
+            panels + p * panel_stride + static_cast<std::size_t>(j) * 2 * PackedMatrix::kPanelWidth + 2 * v * kLanes;
+        const auto words = hn::Load(du, reinterpret_cast<const uint32_t*>(lanes));
+        const V odd = hn::BitCast(d, hn::And(words, odd_mask));
+        const V even = hn::BitCast(d, hn::ShiftLeft<16>(words));
+        const int index = p * kVectorsPerPanel + v;
+        for (int r = 0; r < kRows; ++r) {
+          acc[r][index] = fused_mul_add(x_odd[r], odd, acc[r][index]);
+          acc[r][index] = fused_mul_add(x_even[r], even, acc[r][index]);
+        }
+      }
+    }
+  }
+  store_tile<kRows, kVectors>(acc, out, out_stride, out_valid, mode);
+}
+
+// Output panels [panel_begin, panel_end): rows in blocks of kRowBlock, so a group of kTilePanels panels stays in L2
+// while the block's rows pass; tile(rows, panels, first_row, first_panel, out_valid) per register tile.
+template <int kMaxRows, class Tile>
+void walk_tiles(int rows, int out_features, int panel_begin, int panel_end, Tile&& tile) {
   MINIGEN_ASSERT(0 <= panel_begin && panel_begin <= panel_end &&
                      (panel_end - 1) * PackedMatrix::kPanelWidth < std::max(out_features, 1),
                  "matmul: panels [", panel_begin, ", ", panel_end, ") of a matrix with ", out_features, " outputs");
-  const std::size_t panel_stride = static_cast<std::size_t>(in_features) * PackedMatrix::kPanelWidth;
   for (int row_block = 0; row_block < rows; row_block += kRowBlock) {
     const int block_end = std::min(rows, row_block + kRowBlock);
     for (int p = panel_begin; p < panel_end; p += kTilePanels) {
       const int group = std::min(kTilePanels, panel_end - p);
-      const int first_out = p * PackedMatrix::kPanelWidth;
-      const int out_valid = std::min(group * PackedMatrix::kPanelWidth, out_features - first_out);
-      const Weight* panels = weights + p * panel_stride;
-      for (int r = row_block; r < block_end; r += kTileRows) {
-        const int tile_rows_here = std::min(kTileRows, block_end - r);
-        const float* x_tile = x + static_cast<std::size_t>(r) * in_features;
-        float* out_tile = out + static_cast<std::size_t>(r) * out_features + first_out;
-        dispatch_count<kTilePanels>(group, [&](auto tile_panels) {
-          tile_rows<decltype(tile_panels)::value>(tile_rows_here, x_tile, in_features, panels, panel_stride, out_tile,
-                                                  out_features, out_valid, mode);
+      const int out_valid = std::min(group * PackedMatrix::kPanelWidth, out_features - p * PackedMatrix::kPanelWidth);
+      for (int r = row_block; r < block_end; r += kMaxRows) {
+        dispatch_count<kMaxRows>(block_end - r, [&](auto tile_rows) {
+          dispatch_count<kTilePanels>(group, [&](auto tile_panels) { tile(tile_rows, tile_panels, r, p, out_valid); });
         });
       }
     }
@@ -131,12 +164,70 @@ void panel_range(float* out, const float* x, int rows, int in_features, int out_
 
 void matmul_panels_f32(float* out, const float* x, int rows, int in_features, int out_features, const float* weights,
                        int panel_begin, int panel_end, MatmulOutput mode) {
-  panel_range(out, x, rows, in_features, out_features, weights, panel_begin, panel_end, mode);
+  const std::size_t panel_stride = static_cast<std::size_t>(in_features) * PackedMatrix::kPanelWidth;
+  walk_tiles<kTileRows>(
+      rows, out_features, panel_begin, panel_end, [&](auto tile_rows, auto tile_panels, int r, int p, int valid) {
+        tile_f32<decltype(tile_rows)::value, decltype(tile_panels)::value>(
+            x + static_cast<std::size_t>(r) * in_features, in_features, weights + p * panel_stride, panel_stride,
+            out + static_cast<std::size_t>(r) * out_features + p * PackedMatrix::kPanelWidth, out_features, valid,
+            mode);
+      });
 }
 
-void matmul_panels_bf16(float* out, const float* x, int rows, int in_features, int out_features,
-                        const uint16_t* weights, int panel_begin, int panel_end, MatmulOutput mode) {
-  panel_range(out, x, rows, in_features, out_features, weights, panel_begin, panel_end, mode);
+void matmul_panels_bf16(float* out, const Bf16Rows& x, const PackedMatrix& weight, int panel_begin, int panel_end,
+                        MatmulOutput mode) {
+#if HWY_TARGET == HWY_AVX3
+  // AVX-512 with AVX512_BF16: the same sums with vdpbf16ps (ops/matmul_bf16_avx512.h).
+  if (avx512_bf16_kernel_enabled()) return bf16_panels_avx512(out, x, weight, panel_begin, panel_end, mode);
+#endif
+  const int out_features = weight.out_features();
+  const std::size_t panel_stride = static_cast<std::size_t>(x.pairs) * 2 * PackedMatrix::kPanelWidth;
+  walk_tiles<kBf16TileRows>(x.rows, out_features, panel_begin, panel_end,
+                            [&](auto tile_rows, auto tile_panels, int r, int p, int valid) {
+                              tile_bf16<decltype(tile_rows)::value, decltype(tile_panels)::value>(
+                                  x, r, weight.bf16_panel(p), panel_stride,
+                                  out + static_cast<std::size_t>(r) * out_features + p * PackedMatrix::kPanelWidth,
+                                  out_features, valid, mode);
+                            });
+}
+
+// Rows of x rounded to bf16 in the form this target's kernel reads (Bf16Rows::Form): bits + 0x7fff + the lowest kept
+// bit rounds to nearest even, as float_to_bf16_flush_subnormal; NaN is quieted, a subnormal becomes a signed zero.
+void round_rows_to_bf16_simd(Bf16Rows& x, const float* source, int in_features, int row_begin, int row_end) {
+#if HWY_TARGET == HWY_AVX3
+  if (avx512_bf16_kernel_enabled()) return round_rows_to_bf16_avx512(x, source, in_features, row_begin, row_end);
+#endif
+  MINIGEN_ASSERT(x.form == Bf16Rows::Form::kWidened, "round_rows_to_bf16_simd: the packed form is the BF16 kernel's");
+  const hn::ScalableTag<uint32_t> du;
+  const std::size_t lanes = hn::Lanes(du);
+  const auto sign = hn::Set(du, 0x80000000u), exponent = hn::Set(du, 0x7f800000u), upper = hn::Set(du, 0xffff0000u);
+  const auto abs_mask = hn::Set(du, 0x7fffffffu), quiet = hn::Set(du, 0x00400000u), bias = hn::Set(du, 0x7fffu);
+  const auto one = hn::Set(du, 1u);
+  for (int r = row_begin; r < row_end; ++r) {
+    const uint32_t* bits = reinterpret_cast<const uint32_t*>(source + static_cast<std::size_t>(r) * in_features);
+    uint32_t* destination = x.row(r);
+    const std::size_t count = static_cast<std::size_t>(in_features);
+    std::size_t k = 0;
+    for (; k + lanes <= count; k += lanes) {
+      const auto v = hn::LoadU(du, bits + k);
+      const auto nearest = hn::And(hn::Add(v, hn::Add(bias, hn::And(hn::ShiftRight<16>(v), one))), upper);
+      const auto nan = hn::And(hn::Or(v, quiet), upper);
+      auto rounded = hn::IfThenElse(hn::Gt(hn::And(v, abs_mask), exponent), nan, nearest);
+      rounded = hn::IfThenElse(hn::Eq(hn::And(v, exponent), hn::Zero(du)), hn::And(v, sign), rounded);
+      hn::StoreU(rounded, du, destination + k);
+    }
+    for (; k < count; ++k) {
+      destination[k] = static_cast<uint32_t>(float_to_bf16_flush_subnormal(std::bit_cast<float>(bits[k]))) << 16;
+    }
+    if (count % 2 != 0) destination[count] = 0;
+  }
+}
+
+Bf16Rows::Form bf16_rows_form_simd() {
+#if HWY_TARGET == HWY_AVX3
+  if (avx512_bf16_kernel_enabled()) return Bf16Rows::Form::kPacked;
+#endif
+  return Bf16Rows::Form::kWidened;
 }
 
 }  // namespace HWY_NAMESPACE
@@ -148,6 +239,8 @@ namespace minigen {
 
 HWY_EXPORT(matmul_panels_f32);
 HWY_EXPORT(matmul_panels_bf16);
+HWY_EXPORT(round_rows_to_bf16_simd);
+HWY_EXPORT(bf16_rows_form_simd);
 
 void matmul(float* out, const float* x, const PackedMatrix& weight, int rows, ThreadPool& pool, MatmulOutput mode) {
   if (rows <= 0 || weight.empty()) return;
@@ -162,19 +255,83 @@ void matmul(float* out, const float* x, const PackedMatrix& weight, int rows, Th
     matmul_quantized(out, x, weight, rows, pool, mode);
     return;
   }
+  if (weight.type() == WeightType::kBF16) {
+    matmul_bf16(out, x, weight, rows, pool, mode);
+    return;
+  }
   // Threads take contiguous ranges of panels: each streams its own share of the weights, and an output element
   // is always computed whole by one thread.
   pool.parallel_for(weight.panels(), [&](int64_t begin, int64_t end) {
-    if (weight.type() == WeightType::kF32) {
-      HWY_DYNAMIC_DISPATCH(matmul_panels_f32)
-      (out, x, rows, weight.in_features(), weight.out_features(), weight.f32_panel(0), static_cast<int>(begin),
-       static_cast<int>(end), mode);
-    } else {
-      HWY_DYNAMIC_DISPATCH(matmul_panels_bf16)
-      (out, x, rows, weight.in_features(), weight.out_features(), weight.bf16_panel(0), static_cast<int>(begin),
-       static_cast<int>(end), mode);
-    }
+    HWY_DYNAMIC_DISPATCH(matmul_panels_f32)
+    (out, x, rows, weight.in_features(), weight.out_features(), weight.f32_panel(0), static_cast<int>(begin),
+     static_cast<int>(end), mode);
   });
+}
+
+void matmul_bf16(float* out, const float* x, const PackedMatrix& weight, int rows, ThreadPool& pool,
+                 MatmulOutput mode) {
+  // One scratch per calling thread, as matmul_quantized's (the lambdas capture a reference to it).
+  thread_local Bf16Rows scratch;
+  Bf16Rows& rounded = scratch;
+  round_rows_for_bf16_kernel(rounded, x, rows, weight.in_features());
+  pool.parallel_for(weight.panels(), [&](int64_t begin, int64_t end) {
+    HWY_DYNAMIC_DISPATCH(matmul_panels_bf16)
+    (out, rounded, weight, static_cast<int>(begin), static_cast<int>(end), mode);
+  });
+}
+
+void round_rows_for_bf16_kernel(Bf16Rows& out, const float* x, int rows, int in_features) {
+  prepare_bf16_rows(out, rows, in_features, HWY_DYNAMIC_DISPATCH(bf16_rows_form_simd)());
+  HWY_DYNAMIC_DISPATCH(round_rows_to_bf16_simd)(out, x, in_features, 0, rows);
+}
+
+void prepare_bf16_rows(Bf16Rows& out, int rows, int in_features, Bf16Rows::Form form) {
+  MINIGEN_ASSERT(rows >= 0 && in_features > 0, "prepare_bf16_rows: ", rows, " rows of ", in_features);
+  out.rows = rows;
+  out.pairs = (in_features + 1) / 2;
+  out.form = form;
+  const std::size_t needed = static_cast<std::size_t>(rows) * out.row_words();
+  if (needed > out.capacity) {
+    out.words = hwy::AllocateAligned<uint32_t>(needed);
+    if (!out.words) throw Error("out of memory rounding activations to bf16");
+    out.capacity = needed;
+  }
+}
+
+void round_rows_to_bf16(Bf16Rows& out, const float* x, int in_features, int row_begin, int row_end) {
+  const int padded = 2 * out.pairs;
+  for (int r = row_begin; r < row_end; ++r) {
+    const float* source = x + static_cast<std::size_t>(r) * in_features;
+    uint32_t* destination = out.row(r);
+    for (int k = 0; k < padded; ++k) {
+      const uint32_t bf16 = k < in_features ? float_to_bf16_flush_subnormal(source[k]) : 0;
+      if (out.form == Bf16Rows::Form::kWidened) {
+        destination[k] = bf16 << 16;
+      } else {
+        destination[k / 2] = k % 2 == 0 ? bf16 : destination[k / 2] | bf16 << 16;
+      }
+    }
+  }
+}
+
+void matmul_reference_bf16(float* out, const float* x, const PackedMatrix& weight, int rows, MatmulOutput mode) {
+  MINIGEN_ASSERT(weight.type() == WeightType::kBF16, "matmul_reference_bf16: a ", weight_type_name(weight.type()),
+                 " matrix");
+  const int in_features = weight.in_features();
+  const auto rounded = [](float value) { return bf16_to_float(float_to_bf16_flush_subnormal(value)); };
+  for (int r = 0; r < rows; ++r) {
+    const float* x_row = x + static_cast<std::size_t>(r) * in_features;
+    for (int o = 0; o < weight.out_features(); ++o) {
+      float acc = 0.0f;
+      for (int k = 0; k < in_features; k += 2) {
+        const bool has_odd = k + 1 < in_features;  // an odd in_features ends with a zero pad input
+        acc = std::fma(has_odd ? rounded(x_row[k + 1]) : 0.0f, has_odd ? weight.at(o, k + 1) : 0.0f, acc);
+        acc = std::fma(rounded(x_row[k]), weight.at(o, k), acc);
+      }
+      float& target = out[static_cast<std::size_t>(r) * weight.out_features() + o];
+      target = mode == MatmulOutput::kAddTo ? target + acc : acc;
+    }
+  }
 }
 
 void matmul_reference(float* out, const float* x, const float* weight, int rows, int in_features, int out_features,

@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "ops/block_quant.h"
+#include "ops/float_formats.h"
 
 namespace minigen {
 namespace {
@@ -108,22 +109,31 @@ PackedMatrix PackedMatrix::stack(const std::vector<MatrixSource>& parts, int in_
     packed.bf16_ = hwy::AllocateAligned<uint16_t>(elements);
   }
   if (elements > 0 && !packed.f32_ && !packed.bf16_) throw Error("out of memory packing a weight matrix");
+  const int padded_in = static_cast<int>(packed.panel_elements() / kPanelWidth);  // bf16: an odd k gets a zero input
   for (int p = 0; p < packed.panels_; ++p) {
-    for (int k = 0; k < in_features; ++k) {
+    for (int k = 0; k < padded_in; ++k) {
       for (int lane = 0; lane < kPanelWidth; ++lane) {
         const SourceRow& source = source_rows[static_cast<std::size_t>(p) * kPanelWidth + lane];
-        const float value =
-            source.part != nullptr ? source.part->values[static_cast<std::size_t>(source.row) * in_features + k] : 0.0f;
-        const std::size_t index = packed.panel_offset(p) + static_cast<std::size_t>(k) * kPanelWidth + lane;
+        const float value = source.part != nullptr && k < in_features
+                                ? source.part->values[static_cast<std::size_t>(source.row) * in_features + k]
+                                : 0.0f;
+        const std::size_t index = packed.element_index(p * kPanelWidth + lane, k);
         if (type == WeightType::kF32) {
           packed.f32_[index] = value;
         } else {
-          packed.bf16_[index] = float_to_bf16(value);
+          packed.bf16_[index] = float_to_bf16_flush_subnormal(value);
         }
       }
     }
   }
   return packed;
+}
+
+std::size_t PackedMatrix::element_index(int out, int in) const {
+  const int lane = out % kPanelWidth;
+  const std::size_t panel = panel_offset(out / kPanelWidth);
+  if (type_ == WeightType::kBF16) return panel + (static_cast<std::size_t>(in / 2) * kPanelWidth + lane) * 2 + in % 2;
+  return panel + static_cast<std::size_t>(in) * kPanelWidth + lane;
 }
 
 void PackedMatrix::check_index(int out, int in) const {
@@ -166,8 +176,7 @@ float PackedMatrix::block_scale(int out, int block) const {
 float PackedMatrix::at(int out, int in) const {
   check_index(out, in);
   if (is_block_quantized(type_)) return block_scale(out, in / kQuantBlock) * static_cast<float>(code(out, in));
-  const std::size_t index =
-      panel_offset(out / kPanelWidth) + static_cast<std::size_t>(in) * kPanelWidth + out % kPanelWidth;
+  const std::size_t index = element_index(out, in);
   return type_ == WeightType::kF32 ? f32_[index] : bf16_to_float(bf16_[index]);
 }
 
@@ -186,10 +195,14 @@ void PackedMatrix::row(int out, float* destination) const {
     }
     return;
   }
-  const std::size_t start = panel_offset(out / kPanelWidth) + lane;
+  if (type_ == WeightType::kF32) {
+    const float* column = f32_panel(out / kPanelWidth) + lane;
+    for (int k = 0; k < in_features_; ++k) destination[k] = column[static_cast<std::size_t>(k) * kPanelWidth];
+    return;
+  }
+  const uint16_t* pairs = bf16_panel(out / kPanelWidth) + 2 * lane;
   for (int k = 0; k < in_features_; ++k) {
-    const std::size_t index = start + static_cast<std::size_t>(k) * kPanelWidth;
-    destination[k] = type_ == WeightType::kF32 ? f32_[index] : bf16_to_float(bf16_[index]);
+    destination[k] = bf16_to_float(pairs[static_cast<std::size_t>(k / 2) * 2 * kPanelWidth + k % 2]);
   }
 }
 

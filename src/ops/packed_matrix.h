@@ -6,6 +6,10 @@
 // them. So W is cut into panels of 16 output features; panel p holds W[16p + lane][k] at [k][lane], k-major.
 // The last panel is padded with zero rows. The same panel order serves one row (decode) or hundreds (prefill).
 //
+// bf16 keeps pairs of inputs together instead, as vdpbf16ps (AVX512_BF16) reads them: panel p holds
+// W[16p + lane][k] at [k/2][lane][k mod 2], so the 32-bit lane l of a 64-byte row holds lane l's weights for inputs
+// 2j and 2j + 1; an odd in_features is padded with a zero input.
+//
 // q8 and q4 (ops/weight_type.h) keep the panels but cut k into blocks of 32 (ops/block_quant.h). One (panel,
 // block) group holds the 16 × 32 codes, then the 16 fp16 scales:
 //   q8  codes as [pair k/2][lane][k mod 2] int8: widened to int16, 2 consecutive inputs of one lane are the
@@ -54,9 +58,10 @@ class PackedMatrix {
   WeightType type() const { return type_; }
   bool empty() const { return out_features_ == 0; }
 
-  // Panel p, [in_features][16]; only the pointer of the stored type is non-null.
+  // Panel p, [in_features][16] (bf16: [in_pairs][16][2]); only the pointer of the stored type is non-null.
   const float* f32_panel(int p) const { return f32_.get() + panel_offset(p); }
   const uint16_t* bf16_panel(int p) const { return bf16_.get() + panel_offset(p); }
+  int in_pairs() const { return (in_features_ + 1) / 2; }  // bf16: input pairs per panel row, padding included
   const uint8_t* quant_panel(int p) const { return quant_.get() + static_cast<std::size_t>(p) * quant_panel_bytes(); }
 
   // q8/q4: blocks of 32 along k, and the bytes of one (panel, block) group.
@@ -73,7 +78,13 @@ class PackedMatrix {
   std::size_t bytes() const;
 
  private:
-  std::size_t panel_offset(int p) const { return static_cast<std::size_t>(p) * in_features_ * kPanelWidth; }
+  // Elements of one f32 or bf16 panel: bf16 rounds in_features up to whole pairs.
+  std::size_t panel_elements() const {
+    return static_cast<std::size_t>(type_ == WeightType::kBF16 ? 2 * in_pairs() : in_features_) * kPanelWidth;
+  }
+  std::size_t panel_offset(int p) const { return static_cast<std::size_t>(p) * panel_elements(); }
+  // Where weight (out, in) of an f32 or bf16 matrix sits in its storage.
+  std::size_t element_index(int out, int in) const;
   std::size_t quant_panel_bytes() const { return static_cast<std::size_t>(blocks_) * group_bytes(); }
   void check_index(int out, int in) const;
 
