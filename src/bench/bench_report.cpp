@@ -63,11 +63,11 @@ std::string versus(const TestResult& test, const ConfigurationResult& configurat
   if (test.one_shot) {
     const OneShotComparison& one_shot = *test.one_shot;
     std::string text = format("%.2f× ", one_shot.ratio) + one_shot.against +
-                       (test.kind == "one_shot_ttft" ? format(" %.2f ms", one_shot.against_ms.mean)
-                                                     : format("'s step %.3f ms", one_shot.against_ms.mean)) +
+                       format(test.kind == "one_shot_ttft" ? " %.2f ms" : " %.3f ms", one_shot.against_ms.mean) +
                        format(" (target ≤ %.1f)", one_shot.target_ratio);
     if (one_shot.load_ms) text += format(" · load %.1f ms before it", one_shot.load_ms->mean);
     if (one_shot.warm_itl_ms) text += format(" · warm %.3f ms", one_shot.warm_itl_ms->mean);
+    if (one_shot.tg_step_ms) text += " · " + one_shot.tg_name + format("'s step %.3f ms", one_shot.tg_step_ms->mean);
     return text;
   }
   return "";
@@ -122,6 +122,7 @@ nlohmann::json test_json(const TestResult& test) {
                   {"tokens_identical", one_shot.tokens_identical}};
     if (one_shot.load_ms) comparison["load_ms"] = statistic_json(*one_shot.load_ms);
     if (one_shot.warm_itl_ms) comparison["warm_itl_ms"] = statistic_json(*one_shot.warm_itl_ms);
+    if (one_shot.tg_step_ms) comparison[one_shot.tg_name + "_step_ms"] = statistic_json(*one_shot.tg_step_ms);
   }
   return json;
 }

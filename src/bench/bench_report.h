@@ -53,7 +53,7 @@ struct LoraComparison {
 // A one-shot test against what it is measured against: the fresh process's TTFT against the warm TTFT of the same
 // prompt in this process, or its inter-token time against tg's decode step (bench/one_shot.h).
 struct OneShotComparison {
-  std::string against;                   // "warm ttft", "tg128"
+  std::string against;                   // "warm ttft", "decode step after the prompt"
   Statistic against_ms;                  // per call (warm TTFT) or per token (tg)
   double ratio = 0;                      // this test's mean ÷ against's mean
   double target_ratio = 0;               // the target, at most: reported, never asserted
@@ -61,6 +61,8 @@ struct OneShotComparison {
   int new_tokens = 0;                    // greedy, eos ignored
   std::optional<Statistic> load_ms;      // ttft: the fresh process's load (files, packing, threads), before TTFT
   std::optional<Statistic> warm_itl_ms;  // itl: the same generation's inter-token time in this process
+  std::optional<Statistic> tg_step_ms;   // itl: tg's step, decoding from an empty cache
+  std::string tg_name;                   // itl: that test's name, "tg128"
   bool tokens_identical = true;          // the fresh process chose the warm run's tokens
 };
 
