@@ -18,6 +18,7 @@
 #define HWY_TARGET_INCLUDE "ops/attention.cpp"
 #include "hwy/foreach_target.h"  // IWYU pragma: keep
 #include "hwy/highway.h"
+#include "hwy/cache_control.h"
 #include "hwy/contrib/math/math-inl.h"
 #include "ops/fused_mul_add-inl.h"
 // clang-format on
@@ -71,12 +72,18 @@ void score_chains(const float* const* queries, float* const* head_scores, const 
       for (auto& a : block) a = hn::Zero(d);
     }
   }
+  // The next call's blocks are fetched while these are summed: a long context's blocks come from DRAM, one short
+  // stretch each, too short for the hardware prefetcher to ramp up on (tiny model, 16 k cached tokens, best of
+  // alternating runs: a step 3.3 → 2.8 ms in f32, 2.0 → 1.2 ms in f16). The bits do not change.
+  const int num_blocks = (num_keys + KvBlockLayout::kBlockTokens - 1) / KvBlockLayout::kBlockTokens;
+  const int ahead = std::min(kBlocks, num_blocks - first_block - kBlocks);
   for (int dim = 0; dim < layout.head_dim; ++dim) {
     V keys[kBlocks][kVectorsPerBlock];
     for (int b = 0; b < kBlocks; ++b) {
       const T* key_row = layout.keys<T>(blocks[first_block + b], kv_head, dim);
       for (int v = 0; v < kVectorsPerBlock; ++v) keys[b][v] = load_widened(key_row + v * kLanes);
     }
+    for (int b = 0; b < ahead; ++b) hwy::Prefetch(layout.keys<T>(blocks[first_block + kBlocks + b], kv_head, dim));
     for (int h = 0; h < kHeads; ++h) {
       const V q = hn::Set(d, queries[h][dim]);
       for (int b = 0; b < kBlocks; ++b) {
@@ -161,10 +168,19 @@ void value_sums(const float* const* probabilities, float* const* out, int first_
     for (auto& a : head) a = hn::Zero(d);
   }
   constexpr int kBlock = KvBlockLayout::kBlockTokens;
+  constexpr int kPrefetchBlocksAhead = 2;  // as in score_chains: blocks are short stretches of DRAM
+  constexpr std::size_t kRowBytes = sizeof(T) * kVectors * kLanes;
   for (int first = 0; first < num_keys; first += kBlock) {
     const int slots = std::min(kBlock, num_keys - first);
     const std::byte* block = blocks[first / kBlock];
+    const std::byte* later =
+        first + kPrefetchBlocksAhead * kBlock < num_keys ? blocks[first / kBlock + kPrefetchBlocksAhead] : nullptr;
     for (int slot = 0; slot < slots; ++slot) {
+      if (later != nullptr) {
+        const auto* row =
+            reinterpret_cast<const char*>(layout.value_row<T>(later, slot, kv_head) + first_vector * kLanes);
+        for (std::size_t line = 0; line < kRowBytes; line += 64) hwy::Prefetch(row + line);
+      }
       const T* value_row = layout.value_row<T>(block, slot, kv_head) + first_vector * kLanes;
       V values[kVectors];
       for (int v = 0; v < kVectors; ++v) values[v] = load_widened(value_row + v * kLanes);
