@@ -41,8 +41,10 @@ constexpr int kVectorsPerPanel = PackedMatrix::kPanelWidth / kLanes;
 constexpr int kTilePanels = std::max(1, 4 / kVectorsPerPanel);
 constexpr int kAccumulatorBudget = kLanes >= 16 ? 24 : 12;
 constexpr int kTileRows = std::max(1, kAccumulatorBudget / (kTilePanels * kVectorsPerPanel));
-// bf16 keeps two widened halves of a weight vector and two broadcasts per row live (tile_bf16): fewer rows.
+// bf16 keeps two widened halves of a weight vector and two broadcasts per row live (tile_bf16): fewer rows. On
+// AVX2, 2 rows × 2 panels measured best (BM_Matmul, BM_Decode M32) against 3 × 1, 4 × 1 and 1 × 2.
 constexpr int kBf16TileRows = kLanes >= 16 ? 4 : (kLanes >= 8 ? 2 : 1);
+constexpr int kBf16TilePanels = kTilePanels;
 // Rows handled per pass over a panel group: the group's weights stay in L2 while this many rows stream past.
 constexpr int kRowBlock = kTileRows * 8;
 
@@ -143,19 +145,19 @@ HWY_NOINLINE void tile_bf16(const Bf16Rows& x, int row0, const uint16_t* panels,
 
 // Output panels [panel_begin, panel_end): rows in blocks of kRowBlock, so a group of kTilePanels panels stays in L2
 // while the block's rows pass; tile(rows, panels, first_row, first_panel, out_valid) per register tile.
-template <int kMaxRows, class Tile>
+template <int kMaxRows, int kMaxPanels, class Tile>
 void walk_tiles(int rows, int out_features, int panel_begin, int panel_end, Tile&& tile) {
   MINIGEN_ASSERT(0 <= panel_begin && panel_begin <= panel_end &&
                      (panel_end - 1) * PackedMatrix::kPanelWidth < std::max(out_features, 1),
                  "matmul: panels [", panel_begin, ", ", panel_end, ") of a matrix with ", out_features, " outputs");
   for (int row_block = 0; row_block < rows; row_block += kRowBlock) {
     const int block_end = std::min(rows, row_block + kRowBlock);
-    for (int p = panel_begin; p < panel_end; p += kTilePanels) {
-      const int group = std::min(kTilePanels, panel_end - p);
+    for (int p = panel_begin; p < panel_end; p += kMaxPanels) {
+      const int group = std::min(kMaxPanels, panel_end - p);
       const int out_valid = std::min(group * PackedMatrix::kPanelWidth, out_features - p * PackedMatrix::kPanelWidth);
       for (int r = row_block; r < block_end; r += kMaxRows) {
         dispatch_count<kMaxRows>(block_end - r, [&](auto tile_rows) {
-          dispatch_count<kTilePanels>(group, [&](auto tile_panels) { tile(tile_rows, tile_panels, r, p, out_valid); });
+          dispatch_count<kMaxPanels>(group, [&](auto tile_panels) { tile(tile_rows, tile_panels, r, p, out_valid); });
         });
       }
     }
@@ -165,7 +167,7 @@ void walk_tiles(int rows, int out_features, int panel_begin, int panel_end, Tile
 void matmul_panels_f32(float* out, const float* x, int rows, int in_features, int out_features, const float* weights,
                        int panel_begin, int panel_end, MatmulOutput mode) {
   const std::size_t panel_stride = static_cast<std::size_t>(in_features) * PackedMatrix::kPanelWidth;
-  walk_tiles<kTileRows>(
+  walk_tiles<kTileRows, kTilePanels>(
       rows, out_features, panel_begin, panel_end, [&](auto tile_rows, auto tile_panels, int r, int p, int valid) {
         tile_f32<decltype(tile_rows)::value, decltype(tile_panels)::value>(
             x + static_cast<std::size_t>(r) * in_features, in_features, weights + p * panel_stride, panel_stride,
@@ -182,13 +184,13 @@ void matmul_panels_bf16(float* out, const Bf16Rows& x, const PackedMatrix& weigh
 #endif
   const int out_features = weight.out_features();
   const std::size_t panel_stride = static_cast<std::size_t>(x.pairs) * 2 * PackedMatrix::kPanelWidth;
-  walk_tiles<kBf16TileRows>(x.rows, out_features, panel_begin, panel_end,
-                            [&](auto tile_rows, auto tile_panels, int r, int p, int valid) {
-                              tile_bf16<decltype(tile_rows)::value, decltype(tile_panels)::value>(
-                                  x, r, weight.bf16_panel(p), panel_stride,
-                                  out + static_cast<std::size_t>(r) * out_features + p * PackedMatrix::kPanelWidth,
-                                  out_features, valid, mode);
-                            });
+  walk_tiles<kBf16TileRows, kBf16TilePanels>(
+      x.rows, out_features, panel_begin, panel_end, [&](auto tile_rows, auto tile_panels, int r, int p, int valid) {
+        tile_bf16<decltype(tile_rows)::value, decltype(tile_panels)::value>(
+            x, r, weight.bf16_panel(p), panel_stride,
+            out + static_cast<std::size_t>(r) * out_features + p * PackedMatrix::kPanelWidth, out_features, valid,
+            mode);
+      });
 }
 
 // Rows of x rounded to bf16 in the form this target's kernel reads (Bf16Rows::Form): bits + 0x7fff + the lowest kept
