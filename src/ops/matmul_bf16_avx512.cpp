@@ -1,18 +1,17 @@
 #include "ops/matmul_bf16_avx512.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cstdint>
 #include <cstring>
 
 #include "core/assert.h"
 #include "ops/count_dispatch.h"
+#include "ops/cpu_kernel_switch.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // GCC 12's own 512-bit intrinsics, as in the VNNI kernel
 #endif
-#include <cpuid.h>
 #include <immintrin.h>
 #define MINIGEN_HAVE_BF16_KERNEL 1
 #define MINIGEN_BF16_TARGET __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512bf16")))
@@ -25,23 +24,9 @@ namespace {
 
 #if MINIGEN_HAVE_BF16_KERNEL
 
-bool cpu_has_avx512_bf16() {
-  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-  if (__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) == 0) return false;
-  const bool avx512f = (ebx >> 16) & 1, avx512bw = (ebx >> 30) & 1, avx512vl = (ebx >> 31) & 1;
-  const unsigned max_subleaf = eax;
-  if (max_subleaf < 1 || __get_cpuid_count(7, 1, &eax, &ebx, &ecx, &edx) == 0) return false;
-  const bool bf16 = (eax >> 5) & 1;  // leaf 7 subleaf 1, EAX bit 5: AVX512_BF16
-  // The OS must save the 512-bit state (XCR0 bits 1, 2, 5, 6, 7): checked through OSXSAVE and xgetbv.
-  if (__get_cpuid(1, &eax, &ebx, &ecx, &edx) == 0 || ((ecx >> 27) & 1) == 0) return false;
-  unsigned xcr0_low = 0, xcr0_high = 0;
-  __asm__("xgetbv" : "=a"(xcr0_low), "=d"(xcr0_high) : "c"(0));
-  return avx512f && avx512bw && avx512vl && bf16 && (xcr0_low & 0xe6) == 0xe6;
-}
-
-std::atomic<bool>& kernel_switch() {
-  static std::atomic<bool> enabled{cpu_has_avx512_bf16()};
-  return enabled;
+CpuKernelSwitch& kernel_switch() {
+  static CpuKernelSwitch kernel(Avx512Extension::kBf16);
+  return kernel;
 }
 
 // A register tile of kTileRows × kTilePanels accumulators, 24 of the 32 registers, as the f32 kernel: each pair
@@ -130,7 +115,7 @@ MINIGEN_BF16_TARGET void round_rows(Bf16Rows& out, const float* x, int in_featur
 
 bool avx512_bf16_kernel_enabled() {
 #if MINIGEN_HAVE_BF16_KERNEL
-  return kernel_switch().load(std::memory_order_relaxed);
+  return kernel_switch().enabled();
 #else
   return false;
 #endif
@@ -138,7 +123,7 @@ bool avx512_bf16_kernel_enabled() {
 
 bool set_avx512_bf16_kernel_for_test(bool enabled) {
 #if MINIGEN_HAVE_BF16_KERNEL
-  return kernel_switch().exchange(enabled && cpu_has_avx512_bf16());
+  return kernel_switch().set_for_test(enabled);
 #else
   static_cast<void>(enabled);
   return false;

@@ -1,11 +1,11 @@
 #include "ops/matmul_quantized_vnni.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cstdint>
 #include <cstring>
 
 #include "core/assert.h"
+#include "ops/cpu_kernel_switch.h"
 #include "ops/quantized_tile_walk.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -14,7 +14,6 @@
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
-#include <cpuid.h>
 #include <immintrin.h>
 #define MINIGEN_HAVE_VNNI_KERNEL 1
 #define MINIGEN_VNNI_TARGET __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512vl,avx512vnni")))
@@ -27,21 +26,9 @@ namespace {
 
 #if MINIGEN_HAVE_VNNI_KERNEL
 
-bool cpu_has_avx512_vnni() {
-  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-  if (__get_cpuid_count(7, 0, &eax, &ebx, &ecx, &edx) == 0) return false;
-  const bool avx512f = (ebx >> 16) & 1, avx512bw = (ebx >> 30) & 1, avx512vl = (ebx >> 31) & 1;
-  const bool vnni = (ecx >> 11) & 1;
-  // The OS must save the 512-bit state (XCR0 bits 1, 2, 5, 6, 7): checked through OSXSAVE and xgetbv.
-  if (__get_cpuid(1, &eax, &ebx, &ecx, &edx) == 0 || ((ecx >> 27) & 1) == 0) return false;
-  unsigned xcr0_low = 0, xcr0_high = 0;
-  __asm__("xgetbv" : "=a"(xcr0_low), "=d"(xcr0_high) : "c"(0));
-  return avx512f && avx512bw && avx512vl && vnni && (xcr0_low & 0xe6) == 0xe6;
-}
-
-std::atomic<bool>& kernel_switch() {
-  static std::atomic<bool> enabled{cpu_has_avx512_vnni()};
-  return enabled;
+CpuKernelSwitch& kernel_switch() {
+  static CpuKernelSwitch kernel(Avx512Extension::kVnni);
+  return kernel;
 }
 
 constexpr int kTileRows = 8;
@@ -129,7 +116,7 @@ MINIGEN_VNNI_TARGET void panel_range(float* out, const QuantizedRows& xq, const 
 
 bool avx512_vnni_kernel_enabled() {
 #if MINIGEN_HAVE_VNNI_KERNEL
-  return kernel_switch().load(std::memory_order_relaxed);
+  return kernel_switch().enabled();
 #else
   return false;
 #endif
@@ -137,7 +124,7 @@ bool avx512_vnni_kernel_enabled() {
 
 bool set_avx512_vnni_kernel_for_test(bool enabled) {
 #if MINIGEN_HAVE_VNNI_KERNEL
-  return kernel_switch().exchange(enabled && cpu_has_avx512_vnni());
+  return kernel_switch().set_for_test(enabled);
 #else
   static_cast<void>(enabled);
   return false;
