@@ -56,8 +56,9 @@ void add_threads_flag(CLI::App& command, int& threads) {
 void add_weights_flag(CLI::App& command, std::string& weights) {
   command
       .add_option("--weights", weights,
-                  "element type the matrix products read: f32 (exact), bf16 (half the bytes, fp32 sums), q8 (int8 "
-                  "blocks of 32, 8.5 bits per weight) or q4 (4-bit blocks, 4.5 bits; output projection q8) "
+                  "element type the matrix products read: f32 (exact), bf16 (half the bytes; bf16 × bf16 products, "
+                  "fp32 sums), q8 (int8 blocks of 32, 8.5 bits per weight) or q4 (4-bit blocks, 4.5 bits; output "
+                  "projection q8) "
                   "[default: f32, or the type a `minigen quantize` model was saved in]")
       ->check(CLI::IsMember(names_in(kWeightTypeNames)));
 }
