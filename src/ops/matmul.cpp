@@ -176,12 +176,10 @@ void matmul_panels_f32(float* out, const float* x, int rows, int in_features, in
       });
 }
 
+// Which kernel runs is decided once per product, by the form bf16_rows_form_simd gave the activations.
 void matmul_panels_bf16(float* out, const Bf16Rows& x, const PackedMatrix& weight, int panel_begin, int panel_end,
                         MatmulOutput mode) {
-#if HWY_TARGET == HWY_AVX3
-  // AVX-512 with AVX512_BF16: the same sums with vdpbf16ps (ops/matmul_bf16_avx512.h).
-  if (avx512_bf16_kernel_enabled()) return bf16_panels_avx512(out, x, weight, panel_begin, panel_end, mode);
-#endif
+  if (x.form == Bf16Rows::Form::kPacked) return bf16_panels_avx512(out, x, weight, panel_begin, panel_end, mode);
   const int out_features = weight.out_features();
   const std::size_t panel_stride = static_cast<std::size_t>(x.pairs) * 2 * PackedMatrix::kPanelWidth;
   walk_tiles<kBf16TileRows, kBf16TilePanels>(
@@ -196,10 +194,7 @@ void matmul_panels_bf16(float* out, const Bf16Rows& x, const PackedMatrix& weigh
 // Rows of x rounded to bf16 in the form this target's kernel reads (Bf16Rows::Form): bits + 0x7fff + the lowest kept
 // bit rounds to nearest even, as float_to_bf16_flush_subnormal; NaN is quieted, a subnormal becomes a signed zero.
 void round_rows_to_bf16_simd(Bf16Rows& x, const float* source, int in_features, int row_begin, int row_end) {
-#if HWY_TARGET == HWY_AVX3
-  if (avx512_bf16_kernel_enabled()) return round_rows_to_bf16_avx512(x, source, in_features, row_begin, row_end);
-#endif
-  MINIGEN_ASSERT(x.form == Bf16Rows::Form::kWidened, "round_rows_to_bf16_simd: the packed form is the BF16 kernel's");
+  if (x.form == Bf16Rows::Form::kPacked) return round_rows_to_bf16_avx512(x, source, in_features, row_begin, row_end);
   const hn::ScalableTag<uint32_t> du;
   const std::size_t lanes = hn::Lanes(du);
   const auto sign = hn::Set(du, 0x80000000u), exponent = hn::Set(du, 0x7f800000u), upper = hn::Set(du, 0xffff0000u);
@@ -225,6 +220,8 @@ void round_rows_to_bf16_simd(Bf16Rows& x, const float* source, int in_features, 
   }
 }
 
+// The one place the bf16 kernel is chosen: packed pairs for vdpbf16ps on the AVX-512 target of a CPU with
+// AVX512_BF16 (ops/matmul_bf16_avx512.h), widened values for this target's own kernel everywhere else.
 Bf16Rows::Form bf16_rows_form_simd() {
 #if HWY_TARGET == HWY_AVX3
   if (avx512_bf16_kernel_enabled()) return Bf16Rows::Form::kPacked;

@@ -111,13 +111,14 @@ PackedMatrix PackedMatrix::stack(const std::vector<MatrixSource>& parts, int in_
   if (elements > 0 && !packed.f32_ && !packed.bf16_) throw Error("out of memory packing a weight matrix");
   const int padded_in = static_cast<int>(packed.panel_elements() / kPanelWidth);  // bf16: an odd k gets a zero input
   for (int p = 0; p < packed.panels_; ++p) {
+    const std::size_t panel = packed.panel_offset(p);
     for (int k = 0; k < padded_in; ++k) {
       for (int lane = 0; lane < kPanelWidth; ++lane) {
         const SourceRow& source = source_rows[static_cast<std::size_t>(p) * kPanelWidth + lane];
         const float value = source.part != nullptr && k < in_features
                                 ? source.part->values[static_cast<std::size_t>(source.row) * in_features + k]
                                 : 0.0f;
-        const std::size_t index = packed.element_index(p * kPanelWidth + lane, k);
+        const std::size_t index = panel + packed.offset_in_panel(lane, k);
         if (type == WeightType::kF32) {
           packed.f32_[index] = value;
         } else {
@@ -127,13 +128,6 @@ PackedMatrix PackedMatrix::stack(const std::vector<MatrixSource>& parts, int in_
     }
   }
   return packed;
-}
-
-std::size_t PackedMatrix::element_index(int out, int in) const {
-  const int lane = out % kPanelWidth;
-  const std::size_t panel = panel_offset(out / kPanelWidth);
-  if (type_ == WeightType::kBF16) return panel + (static_cast<std::size_t>(in / 2) * kPanelWidth + lane) * 2 + in % 2;
-  return panel + static_cast<std::size_t>(in) * kPanelWidth + lane;
 }
 
 void PackedMatrix::check_index(int out, int in) const {

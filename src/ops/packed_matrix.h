@@ -83,8 +83,14 @@ class PackedMatrix {
     return static_cast<std::size_t>(type_ == WeightType::kBF16 ? 2 * in_pairs() : in_features_) * kPanelWidth;
   }
   std::size_t panel_offset(int p) const { return static_cast<std::size_t>(p) * panel_elements(); }
-  // Where weight (out, in) of an f32 or bf16 matrix sits in its storage.
-  std::size_t element_index(int out, int in) const;
+  // Where weight (lane, in) of an f32 or bf16 panel sits inside the panel.
+  std::size_t offset_in_panel(int lane, int in) const {
+    if (type_ == WeightType::kBF16) return (static_cast<std::size_t>(in / 2) * kPanelWidth + lane) * 2 + in % 2;
+    return static_cast<std::size_t>(in) * kPanelWidth + lane;
+  }
+  std::size_t element_index(int out, int in) const {
+    return panel_offset(out / kPanelWidth) + offset_in_panel(out % kPanelWidth, in);
+  }
   std::size_t quant_panel_bytes() const { return static_cast<std::size_t>(blocks_) * group_bytes(); }
   void check_index(int out, int in) const;
 
