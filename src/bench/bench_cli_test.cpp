@@ -30,12 +30,14 @@ RunResult run_minigen(const std::string& arguments, const std::string& environme
 // says which ran, and the peak is that target's instruction. Every machine minigen targets has AVX2.
 TEST(BenchCli, MinigenSimdChoosesALowerTarget) {
   const RunResult avx2 =
-      run_minigen("bench --quick -p 16 -n 4 -b 1 --threads 1 -r 1 --weights f32,q8 --json", "MINIGEN_SIMD=avx2");
+      run_minigen("bench --quick -p 16 -n 4 -b 1 --threads 1 -r 1 --weights f32,q8,bf16 --json", "MINIGEN_SIMD=avx2");
   ASSERT_EQ(avx2.exit_code, 0) << avx2.err;
   const auto json = nlohmann::json::parse(avx2.out);
   EXPECT_EQ(json["system"]["simd_target"], "AVX2");
   EXPECT_NE(json["results"][0]["compute_peak"]["instruction"].get<std::string>().find("(AVX2)"), std::string::npos);
   EXPECT_NE(json["results"][1]["compute_peak"]["instruction"].get<std::string>().find("vpmaddwd"), std::string::npos);
+  // The BF16 kernel goes with the AVX-512 target: bf16 runs the AVX2 pair kernel, on fp32 FMAs.
+  EXPECT_EQ(json["results"][2]["compute_peak"]["instruction"], "fp32 FMA, 8 lanes (AVX2)");
   const RunResult unknown = run_minigen("bench --quick", "MINIGEN_SIMD=avx1024");
   EXPECT_EQ(unknown.exit_code, 1);
   EXPECT_EQ(unknown.err, "minigen: error: MINIGEN_SIMD='avx1024' is not known (expected best, avx2 or scalar)\n");

@@ -196,6 +196,10 @@ TEST(LoraServing, AdaptersLoadAndUnloadAtRunTimeBehindTheApiKey) {
     EXPECT_EQ(json::parse(answer->body)["error"]["type"], "invalid_request_error");
   }
   std::filesystem::remove(garbage);
+  const auto too_long = admin_post(server, "/v1/load_lora_adapter",
+                                   json{{"lora_name", "d"}, {"lora_path", std::string(4097, 'a')}}, "secret");
+  ASSERT_TRUE(too_long);
+  EXPECT_EQ(json::parse(too_long->body)["error"]["message"], "'lora_path' is longer than 4096 bytes");
 
   // A streaming request for c; c is unloaded after its first token, and the request still ends with c's answer.
   const std::string expected = generate_alone(server, read_adapter(server, kMiniMindAdapter));
