@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "cli/run_binary_test_util.h"
+#include "ops/cpu_kernel_switch.h"
 
 namespace minigen {
 namespace {
@@ -38,9 +39,24 @@ TEST(BenchCli, MinigenSimdChoosesALowerTarget) {
   EXPECT_NE(json["results"][1]["compute_peak"]["instruction"].get<std::string>().find("vpmaddwd"), std::string::npos);
   // The BF16 kernel goes with the AVX-512 target: bf16 runs the AVX2 pair kernel, on fp32 FMAs.
   EXPECT_EQ(json["results"][2]["compute_peak"]["instruction"], "fp32 FMA, 8 lanes (AVX2)");
+  // avxvnni: the AVX2 target with the 256-bit VNNI kernel, as an Alder Lake runs it — or one error line on a CPU
+  // without AVX-VNNI.
+  const RunResult vnni =
+      run_minigen("bench --quick -p 16 -n 4 -b 1 --threads 1 -r 1 --weights q8,q4 --json", "MINIGEN_SIMD=avxvnni");
+  if (cpu_has(CpuExtension::kAvxVnni)) {
+    ASSERT_EQ(vnni.exit_code, 0) << vnni.err;
+    const auto vnni_json = nlohmann::json::parse(vnni.out);
+    EXPECT_EQ(vnni_json["system"]["simd_target"], "AVX2");
+    EXPECT_EQ(vnni_json["results"][0]["compute_peak"]["instruction"], "vpdpwssd int16 pairs, 256-bit (AVX-VNNI)");
+    EXPECT_EQ(vnni_json["results"][1]["compute_peak"]["instruction"], "vpdpbusd int8 quads, 256-bit (AVX-VNNI)");
+  } else {
+    EXPECT_EQ(vnni.exit_code, 1);
+    EXPECT_EQ(vnni.err, "minigen: error: MINIGEN_SIMD=avxvnni: this CPU has no AVX-VNNI\n");
+  }
   const RunResult unknown = run_minigen("bench --quick", "MINIGEN_SIMD=avx1024");
   EXPECT_EQ(unknown.exit_code, 1);
-  EXPECT_EQ(unknown.err, "minigen: error: MINIGEN_SIMD='avx1024' is not known (expected best, avx2 or scalar)\n");
+  EXPECT_EQ(unknown.err,
+            "minigen: error: MINIGEN_SIMD='avx1024' is not known (expected best, avxvnni, avx2 or scalar)\n");
 }
 
 TEST(BenchCli, QuickJsonOnTheShippedModelHasEveryNumber) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "ops/matmul_bf16_avx512.h"
+#include "ops/matmul_quantized_avx_vnni.h"
 #include "ops/matmul_quantized_vnni.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -118,6 +119,17 @@ __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16"))) double dpbf16_ch
   MINIGEN_PEAK_CHAINS(__m512, _mm512_set1_ps, _mm512_dpbf16_ps(acc[k], a, b))
 }
 
+__attribute__((target("avx2,avxvnni"))) double dpwssd_avx_chains(int64_t iterations, int seed) {
+  const __m256i a = _mm256_set1_epi16(static_cast<int16_t>(seed + 3)),
+                b = _mm256_set1_epi16(static_cast<int16_t>(-seed));
+  MINIGEN_PEAK_CHAINS(__m256i, _mm256_set1_epi32, _mm256_dpwssd_avx_epi32(acc[k], a, b))
+}
+
+__attribute__((target("avx2,avxvnni"))) double dpbusd_avx_chains(int64_t iterations, int seed) {
+  const __m256i a = _mm256_set1_epi8(static_cast<char>(seed + 3)), b = _mm256_set1_epi8(static_cast<char>(-seed));
+  MINIGEN_PEAK_CHAINS(__m256i, _mm256_set1_epi32, _mm256_dpbusd_avx_epi32(acc[k], a, b))
+}
+
 __attribute__((target("avx2"))) double madd_chains(int64_t iterations, int seed) {
   const __m256i a = _mm256_set1_epi16(static_cast<int16_t>(seed + 3)),
                 b = _mm256_set1_epi16(static_cast<int16_t>(-seed));
@@ -160,6 +172,11 @@ PeakKernel peak_kernel(WeightType type) {
   if (target == HWY_AVX3 && avx512_vnni_kernel_enabled()) {
     return q8 ? PeakKernel{dpwssd_chains, 32, "vpdpwssd int16 pairs, 512-bit (AVX-512 VNNI)"}
               : PeakKernel{dpbusd_chains, 64, "vpdpbusd int8 quads, 512-bit (AVX-512 VNNI)"};
+  }
+  // And on the AVX2 target of a CPU with AVX-VNNI, the same instructions in their 256-bit VEX form.
+  if (target == HWY_AVX2 && avx_vnni_kernel_enabled()) {
+    return q8 ? PeakKernel{dpwssd_avx_chains, 16, "vpdpwssd int16 pairs, 256-bit (AVX-VNNI)"}
+              : PeakKernel{dpbusd_avx_chains, 32, "vpdpbusd int8 quads, 256-bit (AVX-VNNI)"};
   }
   if (target == HWY_AVX3 || target == HWY_AVX2) {
     // Two instructions a step each: the multiply (counted) and the add into the accumulator.

@@ -6,8 +6,10 @@
 // Each weight type is measured with the instruction its matrix-product kernel is built from on this CPU, in the
 // kernel's register width, as many independent chains as hide the latency, on every thread of the pool at once:
 //   f32, bf16   fp32 FMA (bf16 weights are widened to fp32 before the FMA), Highway's vector width
-//   q8          int16 pairs into int32: vpdpwssd (AVX-512 VNNI) or vpmaddwd + vpaddd (AVX2)
-//   q4          unsigned × signed int8 quads into int32: vpdpbusd (AVX-512 VNNI) or vpmaddubsw + vpaddw (AVX2)
+//   q8          int16 pairs into int32: vpdpwssd (AVX-512 VNNI; AVX-VNNI on the AVX2 target) or vpmaddwd + vpaddd
+//               (AVX2)
+//   q4          unsigned × signed int8 quads into int32: vpdpbusd (AVX-512 VNNI; AVX-VNNI on the AVX2 target) or
+//               vpmaddubsw + vpaddw (AVX2)
 // so the fraction of peak a test reaches says how well the kernel feeds its own instruction. A multiply-add
 // counts as 2 ops.
 #include <string>

@@ -25,7 +25,7 @@ namespace {
 #if MINIGEN_HAVE_BF16_KERNEL
 
 CpuKernelSwitch& kernel_switch() {
-  static CpuKernelSwitch kernel(Avx512Extension::kBf16);
+  static CpuKernelSwitch kernel(CpuExtension::kAvx512Bf16);
   return kernel;
 }
 

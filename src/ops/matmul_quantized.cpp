@@ -5,7 +5,8 @@
 // activations, adding each lane's 2 products into int32; q4's vpmaddubsw multiplies unsigned nibbles by int8
 // activations and adds pairs into int16, and vpmaddwd with ones widens those to int32. Narrower targets run the
 // scalar loops. On the AVX-512 target a CPU with VNNI runs ops/matmul_quantized_vnni.cpp instead: the same
-// integers with one instruction per product step, 16 lanes wide.
+// integers with one instruction per product step, 16 lanes wide; on the AVX2 target a CPU with AVX-VNNI runs
+// ops/matmul_quantized_avx_vnni.cpp, the AVX2 tile with those single-instruction steps.
 #include "ops/matmul_quantized.h"
 
 #include <algorithm>
@@ -15,6 +16,7 @@
 
 #include "core/assert.h"
 #include "ops/block_quant.h"
+#include "ops/matmul_quantized_avx_vnni.h"
 #include "ops/matmul_quantized_vnni.h"
 #include "ops/quantized_tile_walk.h"
 
@@ -69,80 +71,11 @@ namespace HWY_NAMESPACE {
 
 #if HWY_ARCH_X86 && HWY_TARGET <= HWY_AVX2
 
-// Rows of one register tile: per row 2 float and 2 integer accumulators (16 lanes as two 8-lane vectors).
-constexpr int kTileRows = 3;
-constexpr int kRowBlock = kTileRows * 8;
-
-// Adds one block's integer sums Σ_k code_w · code_x for 16 lanes into isum[r][0] (lanes 0–7) and [1] (8–15).
-template <int kRows, WeightType kType>
-HWY_INLINE void block_sums(const QuantizedRows& xq, int row0, int b, const uint8_t* group, __m256i (&isum)[kRows][2]) {
-  const __m256i ones = _mm256_set1_epi16(1);
-  for (int r = 0; r < kRows; ++r) isum[r][0] = isum[r][1] = _mm256_setzero_si256();
-  if constexpr (kType == WeightType::kQ8) {
-    // Pair j: inputs 2j, 2j + 1 of 16 lanes, int8 widened to int16. 16 pairs of 2 · 127 · 32767 fit int32.
-    for (int j = 0; j < kQuantBlock / 2; ++j) {
-      const __m256i w_low = _mm256_cvtepi8_epi16(_mm_load_si128(reinterpret_cast<const __m128i*>(group + j * 32)));
-      const __m256i w_high =
-          _mm256_cvtepi8_epi16(_mm_load_si128(reinterpret_cast<const __m128i*>(group + j * 32 + 16)));
-      for (int r = 0; r < kRows; ++r) {
-        int32_t x_pair;
-        std::memcpy(&x_pair, xq.int16_row(row0 + r) + b * kQuantBlock + 2 * j, 4);
-        const __m256i x = _mm256_set1_epi32(x_pair);
-        isum[r][0] = _mm256_add_epi32(isum[r][0], _mm256_madd_epi16(w_low, x));
-        isum[r][1] = _mm256_add_epi32(isum[r][1], _mm256_madd_epi16(w_high, x));
-      }
-    }
-  } else {
-    // Quad q: inputs 4q … 4q + 3, nibbles (codes + 8, unsigned) of lanes 0–7 low and 8–15 high. vpmaddubsw adds
-    // pairs of 15 · 127 into int16; 8 quads of 2 such pairs stay below 2¹⁵, so they widen once per block.
-    const __m256i mask = _mm256_set1_epi8(0x0f);
-    for (int q = 0; q < kQuantBlock / 4; ++q) {
-      const __m256i nibbles = _mm256_load_si256(reinterpret_cast<const __m256i*>(group + q * 32));
-      const __m256i w_low = _mm256_and_si256(nibbles, mask);
-      const __m256i w_high = _mm256_and_si256(_mm256_srli_epi16(nibbles, 4), mask);
-      for (int r = 0; r < kRows; ++r) {
-        int32_t x_quad;
-        std::memcpy(&x_quad, xq.int8_row(row0 + r) + b * kQuantBlock + q * 4, 4);
-        const __m256i x = _mm256_set1_epi32(x_quad);
-        isum[r][0] = _mm256_add_epi16(isum[r][0], _mm256_maddubs_epi16(w_low, x));
-        isum[r][1] = _mm256_add_epi16(isum[r][1], _mm256_maddubs_epi16(w_high, x));
-      }
-    }
-    for (int r = 0; r < kRows; ++r) {  // Σ (c + 8) · x − 8 · Σ x = Σ c · x
-      const __m256i offset = _mm256_set1_epi32(8 * xq.sum(row0 + r, b));
-      isum[r][0] = _mm256_sub_epi32(_mm256_madd_epi16(isum[r][0], ones), offset);
-      isum[r][1] = _mm256_sub_epi32(_mm256_madd_epi16(isum[r][1], ones), offset);
-    }
-  }
-}
-
-template <int kRows, WeightType kType>
-HWY_NOINLINE void quantized_tile(const QuantizedRows& xq, int row0, const uint8_t* panel, int blocks,
-                                 std::size_t group_bytes, float* out, int out_stride, int out_valid,
-                                 MatmulOutput mode) {
-  __m256 acc[kRows][2];
-  for (int r = 0; r < kRows; ++r) acc[r][0] = acc[r][1] = _mm256_setzero_ps();
-  for (int b = 0; b < blocks; ++b) {
-    const uint8_t* group = panel + b * group_bytes;
-    __m256i isum[kRows][2];
-    block_sums<kRows, kType>(xq, row0, b, group, isum);
-    const uint8_t* scales = group + group_bytes - PackedMatrix::kScaleBytes;
-    const __m256 d_low = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(scales)));
-    const __m256 d_high = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(scales + 16)));
-    for (int r = 0; r < kRows; ++r) {  // acc = fma(float(isum), d_w · d_x, acc)
-      const __m256 dx = _mm256_set1_ps(xq.scale(row0 + r, b));
-      acc[r][0] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[r][0]), _mm256_mul_ps(d_low, dx), acc[r][0]);
-      acc[r][1] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(isum[r][1]), _mm256_mul_ps(d_high, dx), acc[r][1]);
-    }
-  }
-  for (int r = 0; r < kRows; ++r) {
-    float* out_row = out + static_cast<std::size_t>(r) * out_stride;
-    alignas(32) float lanes[PackedMatrix::kPanelWidth];
-    _mm256_store_ps(lanes, acc[r][0]);
-    _mm256_store_ps(lanes + 8, acc[r][1]);
-    for (int i = 0; i < out_valid; ++i) store_output(out_row[i], lanes[i], mode);
-  }
-}
+// The AVX2 register tile (vpmaddwd / vpmaddubsw steps); the AVX-VNNI kernel includes the same tile with its
+// one-instruction steps (ops/matmul_quantized_avx_vnni.cpp).
+#define MINIGEN_QUANT_TILE_AVX_VNNI 0
+#include "ops/quantized_tile_avx2-inl.h"
+#undef MINIGEN_QUANT_TILE_AVX_VNNI
 
 // Quantizes one whole block of 32 activations as block_quant.cpp's quantize_rows does, 8 lanes at a time: the
 // same absmax (max is exact in any order), the same IEEE division, the same round-half-even and clamp. A block
@@ -210,30 +143,17 @@ void quantize_rows_simd(QuantizedRows& xq, const float* x, int in_features, int 
   }
 }
 
-template <WeightType kType>
-void panel_range(float* out, const QuantizedRows& xq, const PackedMatrix& weight, int panel_begin, int panel_end,
-                 MatmulOutput mode) {
-  const int out_features = weight.out_features();
-  walk_quantized_tiles<kTileRows, kRowBlock>(
-      xq.rows, out_features, panel_begin, panel_end, [&](auto rows, int first_row, int panel, int out_valid) {
-        quantized_tile<decltype(rows)::value, kType>(
-            xq, first_row, weight.quant_panel(panel), weight.blocks(), weight.group_bytes(),
-            out + static_cast<std::size_t>(first_row) * out_features + panel * PackedMatrix::kPanelWidth, out_features,
-            out_valid, mode);
-      });
-}
-
 void matmul_panels_quantized(float* out, const QuantizedRows& xq, const PackedMatrix& weight, int panel_begin,
                              int panel_end, MatmulOutput mode) {
 #if HWY_TARGET == HWY_AVX3
   // AVX-512 with VNNI: the same sums, 16 lanes and 8 rows at a time (ops/matmul_quantized_vnni.h).
   if (avx512_vnni_kernel_enabled()) return quantized_panels_avx512_vnni(out, xq, weight, panel_begin, panel_end, mode);
 #endif
-  if (weight.type() == WeightType::kQ8) {
-    panel_range<WeightType::kQ8>(out, xq, weight, panel_begin, panel_end, mode);
-  } else {
-    panel_range<WeightType::kQ4>(out, xq, weight, panel_begin, panel_end, mode);
-  }
+#if HWY_TARGET == HWY_AVX2
+  // AVX2 with AVX-VNNI: the same tile with one instruction per integer step (ops/matmul_quantized_avx_vnni.h).
+  if (avx_vnni_kernel_enabled()) return quantized_panels_avx_vnni(out, xq, weight, panel_begin, panel_end, mode);
+#endif
+  quantized_panels_256(out, xq, weight, panel_begin, panel_end, mode);
 }
 
 #else  // targets below AVX2: the scalar loops, same integers and the same fma chain

@@ -8,6 +8,7 @@
 
 #include "ops/block_quant.h"
 #include "ops/matmul.h"
+#include "ops/matmul_quantized_avx_vnni.h"
 #include "ops/matmul_quantized_vnni.h"
 #include "ops/ops_test_util.h"
 #include "ops/simd_targets_test_util.h"
@@ -104,11 +105,28 @@ struct Shape {
 
 class MatmulQuantizedSimd : public testing::EverySimdTarget {};
 
-// Every kernel variant of the current target: on AVX-512 with VNNI, the VNNI kernel and the plain AVX-512 one.
+// Every kernel variant of the current target: where the CPU has the VNNI instructions, the VNNI kernel (AVX-512
+// VNNI on the AVX-512 target, AVX-VNNI on the AVX2 one) and the plain one.
 std::vector<bool> vnni_settings() {
-  if (!avx512_vnni_kernel_enabled()) return {false};
+  if (!avx512_vnni_kernel_enabled() && !avx_vnni_kernel_enabled()) return {false};
   return {true, false};
 }
+
+// Turns both VNNI kernels on (where the CPU has them) or off for its lifetime.
+class VnniKernels {
+ public:
+  explicit VnniKernels(bool enabled)
+      : avx512_(set_avx512_vnni_kernel_for_test(enabled)), avx_(set_avx_vnni_kernel_enabled(enabled)) {}
+  ~VnniKernels() {
+    set_avx512_vnni_kernel_for_test(avx512_);
+    set_avx_vnni_kernel_enabled(avx_);
+  }
+  VnniKernels(const VnniKernels&) = delete;
+  VnniKernels& operator=(const VnniKernels&) = delete;
+
+ private:
+  const bool avx512_, avx_;
+};
 
 void expect_kernel_matches_reference(ThreadPool& pool, bool vnni) {
   for (const Shape shape :
@@ -125,7 +143,7 @@ void expect_kernel_matches_reference(ThreadPool& pool, bool vnni) {
         matmul_reference_quantized(reference.data(), x.data(), packed, shape.rows, mode);
         EXPECT_TRUE(bitwise_equal(simd.data(), reference.data(), simd.size()))
             << shape.rows << "×" << shape.in << "→" << shape.out << " " << weight_type_name(type)
-            << (vnni ? " (AVX-512 VNNI kernel)" : "");
+            << (vnni ? " (VNNI kernel)" : "");
       }
     }
   }
@@ -136,9 +154,8 @@ void expect_kernel_matches_reference(ThreadPool& pool, bool vnni) {
 TEST_P(MatmulQuantizedSimd, MatchesScalarReferenceBitForBit) {
   ThreadPool pool(2);
   for (const bool vnni : vnni_settings()) {
-    const bool previous = set_avx512_vnni_kernel_for_test(vnni);
+    const VnniKernels kernels(vnni);
     expect_kernel_matches_reference(pool, vnni);
-    set_avx512_vnni_kernel_for_test(previous);
   }
 }
 
@@ -169,9 +186,8 @@ void expect_ties_and_nan_as_the_scalar_loop() {
 // (the scalar max skips it and its code is 0) give the same codes, so the same bits.
 TEST_P(MatmulQuantizedSimd, ActivationTiesAndNanQuantizeAsTheScalarLoopDoes) {
   for (const bool vnni : vnni_settings()) {
-    const bool previous = set_avx512_vnni_kernel_for_test(vnni);
+    const VnniKernels kernels(vnni);
     expect_ties_and_nan_as_the_scalar_loop();
-    set_avx512_vnni_kernel_for_test(previous);
   }
 }
 

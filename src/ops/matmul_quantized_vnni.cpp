@@ -27,7 +27,7 @@ namespace {
 #if MINIGEN_HAVE_VNNI_KERNEL
 
 CpuKernelSwitch& kernel_switch() {
-  static CpuKernelSwitch kernel(Avx512Extension::kVnni);
+  static CpuKernelSwitch kernel(CpuExtension::kAvx512Vnni);
   return kernel;
 }
 

@@ -1,9 +1,9 @@
 #pragma once
-// The order in which the q8/q4 kernels (ops/matmul_quantized.cpp's AVX2 one, ops/matmul_quantized_vnni.cpp's
-// AVX-512 VNNI one) visit their register tiles: rows in blocks of kRowBlock, so that a block's quantized activations
-// stay in L1 while each output panel's weights stream past, the panels of [panel_begin, panel_end) inside, and tiles
-// of up to kTileRows rows within a block. The walk decides nothing about the numbers: each output element is summed
-// whole inside one tile call.
+// The order in which the q8/q4 kernels (the AVX2 and AVX-VNNI ones of ops/quantized_tile_avx2-inl.h,
+// ops/matmul_quantized_vnni.cpp's AVX-512 VNNI one) visit their register tiles: rows in blocks of kRowBlock, so that a
+// block's quantized activations stay in L1 while each output panel's weights stream past, the panels of [panel_begin,
+// panel_end) inside, and tiles of up to kTileRows rows within a block. The walk decides nothing about the numbers: each
+// output element is summed whole inside one tile call.
 #include <algorithm>
 
 #include "ops/count_dispatch.h"
