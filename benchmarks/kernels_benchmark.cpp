@@ -2,9 +2,9 @@
 // with OpenBLAS on the same matrix shapes as the yardstick (benchmarks/README.md has the results).
 //
 // Groups, selectable with --benchmark_filter (e.g. '^BM_(Matmul|Sgemm)/'):
-//   BM_Matmul/<f32|bf16>/<model>.<matrix>/M<rows>/T<threads>   prefill product, M = 128, 512      FLOPS = 2·M·K·N / s
+//   BM_Matmul/<f32|bf16|q8|q4>/<model>.<matrix>/M<rows>/T<threads>   prefill product, M = 128, 512 FLOPS = 2·M·K·N / s
 //   BM_Sgemm/f32/<model>.<matrix>/M<rows>/T<threads>           OpenBLAS cblas_sgemm, same shapes
-//   BM_Decode/<f32|bf16>/<model>.<matrix>/M<rows>/T<threads>   M = 1, 8, 32: weight bytes streamed / s
+//   BM_Decode/<f32|bf16|q8|q4>/<model>.<matrix>/M<rows>/T<threads>   M = 1, 8, 32: weight bytes streamed / s
 //   BM_SgemvDecode/...                                         OpenBLAS at M = 1 (sgemv) and 8, 32 (sgemm)
 //   BM_Attention/hd<head_dim>/keys<n>                          one GQA group (4 query heads) over n cached keys
 //   BM_RMSNorm/n<n>, BM_SiluMul/n<n>, BM_Rope/hd<head_dim>     elements / s (items_per_second)
@@ -68,7 +68,7 @@ constexpr MatrixShape kMatrixShapes[] = {
 constexpr int kPrefillRows[] = {128, 512};
 constexpr int kDecodeRows[] = {1, 8, 32};
 constexpr int kThreadCounts[] = {1, 2};
-constexpr WeightType kWeightTypes[] = {WeightType::kF32, WeightType::kBF16};
+constexpr WeightType kWeightTypes[] = {WeightType::kF32, WeightType::kBF16, WeightType::kQ8, WeightType::kQ4};
 
 std::vector<float> random_floats(std::size_t count, uint32_t seed) {
   std::mt19937 generator(seed);

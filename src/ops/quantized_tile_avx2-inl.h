@@ -120,8 +120,8 @@ template <WeightType kType>
 void quantized_panel_range(float* out, const QuantizedRows& xq, const PackedMatrix& weight, int panel_begin,
                            int panel_end, MatmulOutput mode) {
   const int out_features = weight.out_features();
-  walk_quantized_tiles<kTileRows, kRowBlock>(
-      xq.rows, out_features, panel_begin, panel_end, [&](auto rows, int first_row, int panel, int out_valid) {
+  walk_quantized_tiles<kTileRows, kRowBlock, 1>(
+      xq.rows, out_features, panel_begin, panel_end, [&](auto rows, auto, int first_row, int panel, int out_valid) {
         quantized_tile<decltype(rows)::value, kType>(
             xq, first_row, weight.quant_panel(panel), weight.blocks(), weight.group_bytes(),
             out + static_cast<std::size_t>(first_row) * out_features + panel * PackedMatrix::kPanelWidth, out_features,

@@ -11,16 +11,22 @@
 
 namespace minigen {
 
-// Calls tile(rows, first_row, panel, out_valid) for every tile, `rows` a std::integral_constant in [1, kTileRows]
-// and out_valid the panel's real output features (fewer than 16 in the zero-padded last panel).
-template <int kTileRows, int kRowBlock, class Tile>
+// Calls tile(rows, panels, first_row, first_panel, out_valid_last) for every tile: `rows` a std::integral_constant
+// in [1, kTileRows], `panels` one in [1, kTilePanels] (fewer only at the end of the range), and out_valid_last the
+// real output features of the tile's last panel (fewer than 16 in the matrix's zero-padded last panel).
+template <int kTileRows, int kRowBlock, int kTilePanels, class Tile>
 void walk_quantized_tiles(int rows, int out_features, int panel_begin, int panel_end, Tile&& tile) {
   for (int row_block = 0; row_block < rows; row_block += kRowBlock) {
     const int block_end = std::min(rows, row_block + kRowBlock);
-    for (int p = panel_begin; p < panel_end; ++p) {
-      const int out_valid = std::min(PackedMatrix::kPanelWidth, out_features - p * PackedMatrix::kPanelWidth);
+    for (int p = panel_begin; p < panel_end; p += kTilePanels) {
+      const int panels = std::min(kTilePanels, panel_end - p);
+      const int last = p + panels - 1;
+      const int out_valid_last = std::min(PackedMatrix::kPanelWidth, out_features - last * PackedMatrix::kPanelWidth);
       for (int r = row_block; r < block_end; r += kTileRows) {
-        dispatch_count<kTileRows>(block_end - r, [&](auto tile_rows) { tile(tile_rows, r, p, out_valid); });
+        dispatch_count<kTileRows>(block_end - r, [&](auto tile_rows) {
+          dispatch_count<kTilePanels>(panels,
+                                      [&](auto tile_panels) { tile(tile_rows, tile_panels, r, p, out_valid_last); });
+        });
       }
     }
   }
