@@ -5,8 +5,9 @@
 // The same integers as every other kernel, so the same bits: q8's vpdpwssd is vpmaddwd and vpaddd in one
 // instruction (int16 pairs into int32, no saturation), q4's vpdpbusd is vpmaddubsw, vpmaddwd-by-ones and vpaddd in
 // one (unsigned nibble × int8 quads into int32; the AVX2 kernel's int16 pair sums never saturate, 2 · 15 · 127 <
-// 2¹⁵). What changes is the width and the count: 16 output lanes in one 512-bit register, and tiles of 8 rows
-// (16 + 2 of the 32 registers), so a weight group loaded once serves 8 rows instead of 3.
+// 2¹⁵). What changes is the width and the count: 16 output lanes in one 512-bit register, and tiles of 6 rows × 2
+// panels (24 accumulators of the 32 registers), so a weight group loaded once serves 6 rows instead of 3 and each
+// broadcast activation word two products.
 //
 // Highway 1.0.3 has no target for this: its AVX3_DL target is compiled for AVX-VNNI (the VEX form) rather than
 // AVX-512 VNNI, and it lets the compiler use instructions a CPU without AVX-VNNI (this Zen 5 machine among them)
