@@ -121,9 +121,9 @@ HWY_NOINLINE void tile_bf16(const Bf16Rows& x, int row0, const uint16_t* panels,
   const auto odd_mask = hn::Set(du, 0xffff0000u);
   for (int j = 0; j < x.pairs; ++j) {
     V x_odd[kRows], x_even[kRows];
-    for (int r = 0; r < kRows; ++r) {
-      x_even[r] = hn::Set(d, x_rows[r][2 * j]);
-      x_odd[r] = hn::Set(d, x_rows[r][2 * j + 1]);
+    for (int r = 0; r < kRows; ++r) {  // widened rows hold each pair odd input first
+      x_odd[r] = hn::Set(d, x_rows[r][2 * j]);
+      x_even[r] = hn::Set(d, x_rows[r][2 * j + 1]);
     }
     for (int p = 0; p < kPanels; ++p) {
       for (int v = 0; v < kVectorsPerPanel; ++v) {
@@ -143,18 +143,24 @@ HWY_NOINLINE void tile_bf16(const Bf16Rows& x, int row0, const uint16_t* panels,
   store_tile<kRows, kVectors>(acc, out, out_stride, out_valid, mode);
 }
 
-// Output panels [panel_begin, panel_end): rows in blocks of kRowBlock, so a group of kTilePanels panels stays in L2
-// while the block's rows pass; tile(rows, panels, first_row, first_panel, out_valid) per register tile.
-template <int kMaxRows, int kMaxPanels, class Tile>
-void walk_tiles(int rows, int out_features, int panel_begin, int panel_end, Tile&& tile) {
+struct NoGroupSetup {
+  void operator()(int /*first_panel*/, int /*panels*/) const {}
+};
+
+// Output panels [panel_begin, panel_end): rows in blocks of kBlockRows, so a group of kMaxPanels panels stays in L2
+// while the block's rows pass; group_setup(first_panel, panels) once per block and group, then tile(rows, panels,
+// first_row, first_panel, out_valid) per register tile.
+template <int kMaxRows, int kMaxPanels, int kBlockRows = kRowBlock, class Tile, class GroupSetup = NoGroupSetup>
+void walk_tiles(int rows, int out_features, int panel_begin, int panel_end, Tile&& tile, GroupSetup group_setup = {}) {
   MINIGEN_ASSERT(0 <= panel_begin && panel_begin <= panel_end &&
                      (panel_end - 1) * PackedMatrix::kPanelWidth < std::max(out_features, 1),
                  "matmul: panels [", panel_begin, ", ", panel_end, ") of a matrix with ", out_features, " outputs");
-  for (int row_block = 0; row_block < rows; row_block += kRowBlock) {
-    const int block_end = std::min(rows, row_block + kRowBlock);
+  for (int row_block = 0; row_block < rows; row_block += kBlockRows) {
+    const int block_end = std::min(rows, row_block + kBlockRows);
     for (int p = panel_begin; p < panel_end; p += kMaxPanels) {
       const int group = std::min(kMaxPanels, panel_end - p);
       const int out_valid = std::min(group * PackedMatrix::kPanelWidth, out_features - p * PackedMatrix::kPanelWidth);
+      group_setup(p, group);
       for (int r = row_block; r < block_end; r += kMaxRows) {
         dispatch_count<kMaxRows>(block_end - r, [&](auto tile_rows) {
           dispatch_count<kMaxPanels>(group, [&](auto tile_panels) { tile(tile_rows, tile_panels, r, p, out_valid); });
@@ -176,10 +182,70 @@ void matmul_panels_f32(float* out, const float* x, int rows, int in_features, in
       });
 }
 
-// Which kernel runs is decided once per product, by the form bf16_rows_form_simd gave the activations.
+// On AVX2 the pair kernel spends a mask and a shift per weight vector on 2 rows × 2 fmas, and ran ~14 % below the
+// fp32 kernel's rate (BM_Matmul, BM_Decode M32); from kBf16WidenRows rows on, each group of panels is widened to fp32
+// once per block of kBf16WidenedBlockRows rows instead and the fp32 tile runs over it — pairs stored odd input
+// first in both operands, so its k order is the pair order: the same fmas in the same order, the same bits as the
+// pair kernel.
+constexpr bool kWidenBf16Panels = HWY_TARGET == HWY_AVX2;
+constexpr int kBf16WidenRows = 16;
+constexpr int kBf16WidenedBlockRows = 16 * kTileRows;
+
+// bf16 panels [first_panel, first_panel + panels) as fp32 panels of 2 · pairs inputs, one after another `stride`
+// floats apart, each pair odd input first as in the widened activations: row 2j holds input 2j + 1's weight (the pair
+// word with its low half cleared), row 2j + 1 input 2j's (the word shifted left by 16) — exact, as in tile_bf16.
+void widen_bf16_panels(const PackedMatrix& weight, int pairs, int first_panel, int panels, float* widened,
+                       std::size_t stride) {
+  const PanelTag d;
+  const hn::RebindToUnsigned<PanelTag> du;
+  const auto odd_mask = hn::Set(du, 0xffff0000u);
+  for (int p = 0; p < panels; ++p) {
+    const uint32_t* words = reinterpret_cast<const uint32_t*>(weight.bf16_panel(first_panel + p));
+    float* panel = widened + static_cast<std::size_t>(p) * stride;
+    for (int j = 0; j < pairs; ++j) {
+      for (int v = 0; v < kVectorsPerPanel; ++v) {
+        const auto pair_words =
+            hn::Load(du, words + static_cast<std::size_t>(j) * PackedMatrix::kPanelWidth + v * kLanes);
+        float* odd_row = panel + static_cast<std::size_t>(2 * j) * PackedMatrix::kPanelWidth + v * kLanes;
+        hn::Store(hn::BitCast(d, hn::And(pair_words, odd_mask)), d, odd_row);
+        hn::Store(hn::BitCast(d, hn::ShiftLeft<16>(pair_words)), d, odd_row + PackedMatrix::kPanelWidth);
+      }
+    }
+  }
+}
+
+void bf16_panels_widened(float* out, const Bf16Rows& x, const PackedMatrix& weight, int panel_begin, int panel_end,
+                         MatmulOutput mode) {
+  const int in_features = 2 * x.pairs;  // the widened rows, pad input included
+  const std::size_t stride = static_cast<std::size_t>(in_features) * PackedMatrix::kPanelWidth;
+  thread_local hwy::AlignedFreeUniquePtr<float[]> scratch;  // per pool thread: each widens its own panels
+  thread_local std::size_t capacity = 0;
+  if (kTilePanels * stride > capacity) {
+    scratch = hwy::AllocateAligned<float>(kTilePanels * stride);
+    if (!scratch) throw Error("out of memory widening bf16 weights");
+    capacity = kTilePanels * stride;
+  }
+  float* widened = scratch.get();
+  const int out_features = weight.out_features();
+  walk_tiles<kTileRows, kTilePanels, kBf16WidenedBlockRows>(
+      x.rows, out_features, panel_begin, panel_end,
+      [&](auto tile_rows, auto tile_panels, int r, int p, int valid) {
+        tile_f32<decltype(tile_rows)::value, decltype(tile_panels)::value>(
+            x.widened_row(r), in_features, widened, stride,
+            out + static_cast<std::size_t>(r) * out_features + p * PackedMatrix::kPanelWidth, out_features, valid,
+            mode);
+      },
+      [&](int first_panel, int panels) { widen_bf16_panels(weight, x.pairs, first_panel, panels, widened, stride); });
+}
+
+// Which kernel runs is decided once per product, by the form bf16_rows_form_simd gave the activations (and on AVX2
+// by the row count).
 void matmul_panels_bf16(float* out, const Bf16Rows& x, const PackedMatrix& weight, int panel_begin, int panel_end,
                         MatmulOutput mode) {
   if (x.form == Bf16Rows::Form::kPacked) return bf16_panels_avx512(out, x, weight, panel_begin, panel_end, mode);
+  if (kWidenBf16Panels && x.rows >= kBf16WidenRows) {
+    return bf16_panels_widened(out, x, weight, panel_begin, panel_end, mode);
+  }
   const int out_features = weight.out_features();
   const std::size_t panel_stride = static_cast<std::size_t>(x.pairs) * 2 * PackedMatrix::kPanelWidth;
   walk_tiles<kBf16TileRows, kBf16TilePanels>(
@@ -189,6 +255,17 @@ void matmul_panels_bf16(float* out, const Bf16Rows& x, const PackedMatrix& weigh
             out + static_cast<std::size_t>(r) * out_features + p * PackedMatrix::kPanelWidth, out_features, valid,
             mode);
       });
+}
+
+// Adjacent lanes swapped (0 ↔ 1, 2 ↔ 3, …); a one-lane vector (the scalar target) has no pair to swap, so its
+// rounding loop leaves every element to the loop after it.
+template <class V>
+HWY_INLINE V swap_pairs(V v) {
+#if HWY_TARGET == HWY_SCALAR
+  return v;
+#else
+  return hn::Shuffle2301(v);
+#endif
 }
 
 // Rows of x rounded to bf16 in the form this target's kernel reads (Bf16Rows::Form): bits + 0x7fff + the lowest kept
@@ -205,18 +282,18 @@ void round_rows_to_bf16_simd(Bf16Rows& x, const float* source, int in_features, 
     uint32_t* destination = x.row(r);
     const std::size_t count = static_cast<std::size_t>(in_features);
     std::size_t k = 0;
-    for (; k + lanes <= count; k += lanes) {
+    for (; lanes >= 2 && k + lanes <= count; k += lanes) {
       const auto v = hn::LoadU(du, bits + k);
       const auto nearest = hn::And(hn::Add(v, hn::Add(bias, hn::And(hn::ShiftRight<16>(v), one))), upper);
       const auto nan = hn::And(hn::Or(v, quiet), upper);
       auto rounded = hn::IfThenElse(hn::Gt(hn::And(v, abs_mask), exponent), nan, nearest);
       rounded = hn::IfThenElse(hn::Eq(hn::And(v, exponent), hn::Zero(du)), hn::And(v, sign), rounded);
-      hn::StoreU(rounded, du, destination + k);
+      hn::StoreU(swap_pairs(rounded), du, destination + k);  // k is even: whole pairs, odd input first
     }
     for (; k < count; ++k) {
-      destination[k] = static_cast<uint32_t>(float_to_bf16_flush_subnormal(std::bit_cast<float>(bits[k]))) << 16;
+      destination[k ^ 1] = static_cast<uint32_t>(float_to_bf16_flush_subnormal(std::bit_cast<float>(bits[k]))) << 16;
     }
-    if (count % 2 != 0) destination[count] = 0;
+    if (count % 2 != 0) destination[count ^ 1] = 0;
   }
 }
 
@@ -305,7 +382,7 @@ void round_rows_to_bf16(Bf16Rows& out, const float* x, int in_features, int row_
     for (int k = 0; k < padded; ++k) {
       const uint32_t bf16 = k < in_features ? float_to_bf16_flush_subnormal(source[k]) : 0;
       if (out.form == Bf16Rows::Form::kWidened) {
-        destination[k] = bf16 << 16;
+        destination[k ^ 1] = bf16 << 16;  // each pair odd input first
       } else {
         destination[k / 2] = k % 2 == 0 ? bf16 : destination[k / 2] | bf16 << 16;
       }

@@ -28,8 +28,9 @@ namespace minigen {
 // Activation rows rounded to bf16, in one of two forms (pairs = (in_features + 1) / 2; the pad input is zero):
 //   kPacked   [rows][pairs] words: word j holds input 2j's bf16 in its low half and 2j + 1's in its high half — the
 //             operand vdpbf16ps broadcasts (ops/matmul_bf16_avx512.h).
-//   kWidened  [rows][2 · pairs] fp32 values, each a bf16 (low half zero): the other kernels broadcast them straight
-//             from memory into their fmas.
+//   kWidened  [rows][2 · pairs] fp32 values, each a bf16 (low half zero), each pair odd input first (2j + 1, then
+//             2j: the order the fmas take them in): the other kernels broadcast them straight from memory into their
+//             fmas, or, for bf16 weights widened to fp32 in the same order, run the fp32 kernel over them.
 struct Bf16Rows {
   enum class Form { kPacked, kWidened };
   int rows = 0;
