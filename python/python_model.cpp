@@ -20,6 +20,7 @@ PythonModel::PythonModel(const ModelSettings& settings)
   pool_ = std::make_unique<ThreadPool>(settings.thread_count());
   transformer_ = std::make_unique<Transformer>(*loaded_.model, *pool_, weights);
   loaded_.model->release_matrices();  // the packed copy is the one that runs (as in the CLI)
+  transformer_->warm_up();            // part of loading, as in the CLI: the first call's TTFT is its prefill
 }
 
 nlohmann::json PythonModel::config_fields() const {

@@ -8,6 +8,7 @@
 namespace minigen {
 
 std::atomic<bool> detail::profiling_on{false};
+thread_local int detail::zones_suspended = 0;
 
 namespace {
 

@@ -38,6 +38,7 @@ std::string_view zone_name(Zone zone);
 
 namespace detail {
 extern std::atomic<bool> profiling_on;
+extern thread_local int zones_suspended;  // > 0 while a ProfileSuspension is alive on this thread
 int64_t profile_clock_ns();
 void record_zone(Zone zone, int64_t elapsed_ns);
 }  // namespace detail
@@ -65,7 +66,7 @@ class ProfileZone {
  public:
   explicit ProfileZone(Zone zone) : zone_(zone) {
     if (profiling_enabled()) [[unlikely]] {
-      start_ns_ = detail::profile_clock_ns();
+      if (detail::zones_suspended == 0) start_ns_ = detail::profile_clock_ns();
     }
   }
   ~ProfileZone() {
@@ -80,6 +81,16 @@ class ProfileZone {
  private:
   Zone zone_;
   int64_t start_ns_ = -1;
+};
+
+// Zones opened on this thread while one is alive record nothing: work that belongs to loading, not to the run the
+// profile describes (Transformer::warm_up's forward pass).
+class ProfileSuspension {
+ public:
+  ProfileSuspension() { ++detail::zones_suspended; }
+  ~ProfileSuspension() { --detail::zones_suspended; }
+  ProfileSuspension(const ProfileSuspension&) = delete;
+  ProfileSuspension& operator=(const ProfileSuspension&) = delete;
 };
 
 }  // namespace minigen

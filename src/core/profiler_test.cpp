@@ -58,6 +58,18 @@ TEST_F(Profiler, AZoneOpenedWhileOffStaysUncountedWhenProfilingStartsInside) {
   EXPECT_EQ(profile_snapshot()[Zone::kForward].calls, 0);
 }
 
+// Transformer::warm_up: zones opened under a suspension (on its thread only) are loading, not the profiled run.
+TEST_F(Profiler, ZonesUnderASuspensionOnThisThreadRecordNothing) {
+  set_profiling(true);
+  {
+    const ProfileSuspension suspended;
+    for (int i = 0; i < 3; ++i) ProfileZone zone(Zone::kForward);
+    std::thread([] { ProfileZone zone(Zone::kForward); }).join();  // another thread still counts
+  }
+  { ProfileZone zone(Zone::kForward); }
+  EXPECT_EQ(profile_snapshot()[Zone::kForward].calls, 2);
+}
+
 TEST_F(Profiler, NestedTimesAreInclusiveAndFitInTheWallTime) {
   set_profiling(true);
   {

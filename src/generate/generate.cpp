@@ -90,7 +90,9 @@ GenerateResult generate(Transformer& transformer, std::span<const std::vector<in
   };
   std::vector<ForwardRow> forward_rows(rows);
   std::vector<float> row_logits(config.vocab_size);
-  // The prefill's buffers are sized (and their pages faulted in) before the clock starts, as the caches above were.
+  // The prefill's buffers are sized (and their pages faulted in) before the clock starts, as the caches above were,
+  // and a fresh transformer's first pass over its weights is made (Transformer::warm_up).
+  transformer.warm_up();
   transformer.reserve_tokens(static_cast<int>(generation_shape(prompts, options).max_tokens_per_forward), rows);
   const Clock::time_point start = Clock::now();
   Clock::time_point first_token_time = start;

@@ -6,6 +6,7 @@
 #include <set>
 #include <string>
 
+#include "cache/kv_cache.h"
 #include "core/assert.h"
 #include "core/error.h"
 #include "core/profiler.h"
@@ -129,6 +130,19 @@ void Transformer::reserve_tokens(int tokens, int logit_rows) {
   if (logits_.size() < static_cast<std::size_t>(logit_rows) * config.vocab_size) {
     logits_.resize(static_cast<std::size_t>(logit_rows) * config.vocab_size);
   }
+}
+
+void Transformer::warm_up() {
+  if (warmed_up_) return;
+  warmed_up_ = true;
+  const ModelConfig& config = model_.config;
+  KvCache scratch(config.kv_layout(KvDType::kF32), 1, 1);
+  const int token = 0;
+  const ForwardRow row{&scratch, std::span<const int>(&token, 1), false};
+  const std::vector<int64_t> expert_counts = expert_token_counts_;
+  const ProfileSuspension not_the_run;  // loading: --profile describes the generation
+  forward(std::span<const ForwardRow>(&row, 1));
+  expert_token_counts_ = expert_counts;
 }
 
 const std::vector<float>& Transformer::forward(std::span<const ForwardRow> rows) {

@@ -38,6 +38,8 @@ ServerStack::ServerStack(const Model& model, const Tokenizer& tokenizer, std::st
               options_.max_queue),
       adapters_(std::move(model_name), model.config),
       api_(engine_, tokenizer, adapters_,
-           api_options(options_.api, options_.weight_type, options_.kv_dtype, model, tokenizer)) {}
+           api_options(options_.api, options_.weight_type, options_.kv_dtype, model, tokenizer)) {
+  transformer_.warm_up();  // before the first request, whose TTFT should be its prefill
+}
 
 }  // namespace minigen
