@@ -39,7 +39,6 @@ int run_chat(const ChatFlags& flags) {
   ThreadPool pool(flags.model.thread_count());
   Transformer transformer(*loaded.model, pool, flags.model.weight_type(*loaded.model));
   loaded.model->release_matrices();  // the packed copy is the one that runs
-  transformer.warm_up();             // part of loading: the first turn's TTFT is its prefill
 
   std::vector<ChatMessage> history;
   if (!flags.system.empty()) history.push_back({"system", flags.system});

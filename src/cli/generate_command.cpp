@@ -73,7 +73,7 @@ int run_generate(const GenerateFlags& flags) {
   ThreadPool pool(flags.model.thread_count());
   Transformer transformer(*loaded.model, pool, flags.model.weight_type(*loaded.model));
   loaded.model->release_matrices();  // the packed copy is the one that runs
-  transformer.warm_up();             // part of loading, before the profile and the clock start
+  transformer.warm_up();             // generate() would do it too, but here it stays out of the profile's wall time
   // Text streams as tokens arrive when there is one row; several rows are printed one after another at the end.
   const bool stream = !flags.json && flags.num_return_sequences == 1;
   StreamDecoder decoder(tokenizer, /*skip_special_tokens=*/true);
