@@ -1,6 +1,7 @@
 #pragma once
 // Random-weight models of every family for tests. Families other than tiny keep their real widths, head layout
-// and experts but only two layers, and every test model has a 512-token context, so the suite stays fast.
+// and experts but only two layers, and every test model has a 512-token context unless a test asks for more, so
+// the suite stays fast.
 #include <memory>
 #include <string>
 #include <vector>
@@ -11,10 +12,10 @@
 
 namespace minigen::testing {
 
-inline ModelConfig test_config(const std::string& family) {
+inline ModelConfig test_config(const std::string& family, int context = 512) {
   ModelConfig config = config_for_family(family);
   if (family != "tiny") config.num_layers = 2;
-  config.max_position_embeddings = 512;
+  config.max_position_embeddings = context;
   return config;
 }
 
@@ -35,8 +36,8 @@ struct FamilyTestName {
   }
 };
 
-inline std::unique_ptr<Model> random_test_model(const std::string& family, uint64_t seed = 1) {
-  const ModelConfig config = test_config(family);
+inline std::unique_ptr<Model> random_test_model(const std::string& family, uint64_t seed = 1, int context = 512) {
+  const ModelConfig config = test_config(family, context);
   return std::make_unique<Model>(config, random_weights(config, seed));
 }
 

@@ -276,11 +276,11 @@ void Transformer::add_adapter_terms(float* out, std::size_t out_stride, const fl
   if (any) low_rank_.add(out, out_stride, x, x_stride, low_rank_terms_, pool_);
 }
 
-// The attention zone opens here rather than in attend(), which runs once per (token, kv head) on the pool's threads.
+// The attention zone opens here rather than in attend(), which runs per (token, kv head) or (token, chunk, kv head)
+// on the pool's threads (ops/attention_split.h).
 void Transformer::attend_tokens(int layer_index, std::span<const ForwardRow> rows) {
   ProfileZone zone(Zone::kAttention);
   const ModelConfig& config = model_.config;
-  const int head_dim = config.head_dim;
   const int q_width = config.q_width();
   const int qkv_width = q_width + 2 * config.kv_width();
   const std::size_t tokens = token_count_;
@@ -295,23 +295,14 @@ void Transformer::attend_tokens(int layer_index, std::span<const ForwardRow> row
   MINIGEN_ASSERT(group_size * config.num_kv_heads == config.num_q_heads, "attention: ", config.num_q_heads,
                  " query heads in groups of ", group_size, " over ", config.num_kv_heads, " kv heads");
   grow(attention_out_, tokens * q_width);
-  pool_.parallel_for(static_cast<int64_t>(token_count_) * config.num_kv_heads, [&](int64_t begin, int64_t end) {
-    thread_local std::vector<float> scores;
-    for (int64_t item = begin; item < end; ++item) {
-      const int t = static_cast<int>(item / config.num_kv_heads);
-      const int kv_head = static_cast<int>(item % config.num_kv_heads);
-      const int num_keys = token_position_[t] + 1;  // causal: keys 0 … position
-      const std::size_t padded =
-          (num_keys + KvBlockLayout::kBlockTokens - 1) / KvBlockLayout::kBlockTokens * KvBlockLayout::kBlockTokens;
-      if (scores.size() < group_size * padded) scores.resize(group_size * padded);
-      AttentionGroup group;
-      group.queries = row_of(qkv_, t, qkv_width) + kv_head * group_size * head_dim;
-      group.out = row_of(attention_out_, t, q_width) + kv_head * group_size * head_dim;
-      group.group_size = group_size;
-      group.kv_head = kv_head;
-      attend(group, row_blocks_[token_row_[t]], num_keys, rows[token_row_[t]].cache->layout(), scores.data());
-    }
-  });
+  attention_tasks_.resize(tokens);
+  for (int t = 0; t < token_count_; ++t) {
+    const int row = token_row_[t];
+    attention_tasks_[t] = {row_of(qkv_, t, qkv_width), row_of(attention_out_, t, q_width), row_blocks_[row],
+                           token_position_[t] + 1,  // causal: keys 0 … position
+                           &rows[row].cache->layout()};
+  }
+  split_attention_.run(attention_tasks_, config.num_kv_heads, group_size, pool_);
 }
 
 void Transformer::feed_forward_block(const LayerWeights& layer, const PackedLayer& packed, int layer_index) {

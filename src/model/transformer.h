@@ -17,6 +17,7 @@
 #include "model/low_rank_term.h"
 #include "model/model.h"
 #include "model/packed_weights.h"
+#include "ops/attention_split.h"
 #include "ops/matmul.h"
 #include "ops/thread_pool.h"
 
@@ -112,6 +113,8 @@ class Transformer {
   std::vector<float> expert_input_, expert_output_, router_probabilities_, mixture_;
   std::vector<float> logits_;
   std::vector<std::vector<const std::byte*>> row_blocks_;  // per row: the KV blocks of the current layer
+  std::vector<AttentionTask> attention_tasks_;             // per fed token
+  SplitAttention split_attention_;
   std::vector<int64_t> expert_token_counts_;
   LowRankAdder low_rank_;
   std::vector<LowRankTerm> low_rank_terms_;

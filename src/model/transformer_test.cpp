@@ -367,6 +367,41 @@ TEST_P(TransformerKvDType, BatchedChunkedAndThreadedRunsGiveTheBitsOfOneRowAlone
   }
 }
 
+// Past kAttentionChunkKeys a context is attended in chunks; a decode step with few rows splits them across threads
+// (split-K) while a prefill keeps each query on one thread. Both give the same bits, in every KV type and at 1, 2
+// and 3 threads: 20 tokens decoded one at a time after a 2,080-token prefill (3 chunks) match the same 20 tokens
+// fed in one call on one thread.
+TEST_P(TransformerKvDType, LongContextDecodeSplitAcrossThreadsGivesThePrefillBits) {
+  auto model = random_test_model("tiny", 1, 2112);
+  const int vocab = model->config.vocab_size;
+  const std::vector<int> tokens = test_prompt(2100, 13);
+  const std::span<const int> prefix = std::span<const int>(tokens).first(2080);
+  const std::span<const int> last = std::span<const int>(tokens).subspan(2080);
+  std::vector<float> expected;
+  {
+    ThreadPool pool(1);
+    Transformer transformer(*model, pool);
+    KvCache cache(model->config.kv_layout(GetParam()), 2112);
+    ForwardRow row{&cache, prefix, false};
+    transformer.forward(std::span(&row, 1));
+    row = ForwardRow{&cache, last, true};
+    expected = transformer.forward(std::span(&row, 1));
+  }
+  for (int threads : {2, 3}) {
+    ThreadPool pool(threads);
+    Transformer transformer(*model, pool);
+    KvCache cache(model->config.kv_layout(GetParam()), 2112);
+    ForwardRow row{&cache, prefix, false};
+    transformer.forward(std::span(&row, 1));
+    for (int i = 0; i < 20; ++i) {
+      row = ForwardRow{&cache, last.subspan(i, 1), false};
+      const std::vector<float>& logits = transformer.forward(std::span(&row, 1));
+      ASSERT_TRUE(same_bits(logits.data(), expected.data() + static_cast<std::size_t>(i) * vocab, vocab))
+          << threads << " threads, position " << 2080 + i;
+    }
+  }
+}
+
 // A narrower cache does change the logits (so its path is in use), by little: bf16 keeps 8 mantissa bits, f16 11,
 // int8 a 127-level grid per row.
 TEST_P(TransformerKvDType, LogitsStayCloseToTheF32Cache) {

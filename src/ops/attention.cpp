@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <limits>
 #include <type_traits>
+#include <vector>
 
 #include "core/assert.h"
 #include "ops/count_dispatch.h"
@@ -120,12 +121,14 @@ void score_chains_for(int heads, const float* const* queries, float* const* head
 }
 
 // exp(s − max) in place over `padded` scores (−∞ → 0), then divided by their sum in lanes mod 16, folded pairwise.
-void softmax_in_lanes(float* scores, int padded) {
+// Returns the max and the sum, for the merge of chunks.
+ChunkSoftmax softmax_in_lanes(float* scores, int padded) {
   const Tag d;
   using V = hn::Vec<Tag>;
   V max_vector = hn::Set(d, -std::numeric_limits<float>::infinity());
   for (int i = 0; i < padded; i += kLanes) max_vector = hn::Max(max_vector, hn::LoadU(d, scores + i));
-  const V max_value = hn::Set(d, hn::GetLane(hn::MaxOfLanes(d, max_vector)));
+  const float max_score = hn::GetLane(hn::MaxOfLanes(d, max_vector));
+  const V max_value = hn::Set(d, max_score);
   V sum[kVectorsPerBlock];
   for (auto& s : sum) s = hn::Zero(d);
   for (int i = 0; i < padded; i += KvBlockLayout::kBlockTokens) {
@@ -137,8 +140,10 @@ void softmax_in_lanes(float* scores, int padded) {
   }
   HWY_ALIGN float lanes[KvBlockLayout::kBlockTokens];
   for (int v = 0; v < kVectorsPerBlock; ++v) hn::Store(sum[v], d, lanes + v * kLanes);
-  const V total = hn::Set(d, fold_lanes_pairwise(lanes));
+  const float total_sum = fold_lanes_pairwise(lanes);
+  const V total = hn::Set(d, total_sum);
   for (int i = 0; i < padded; i += kLanes) hn::StoreU(hn::Div(hn::LoadU(d, scores + i), total), d, scores + i);
+  return {max_score, total_sum};
 }
 
 // int8: p_j ← p_j · sv_j over `padded` probabilities, once per head before the value sums (attention.h). Lanes past
@@ -200,9 +205,10 @@ void value_sums(const float* const* probabilities, float* const* out, int first_
 constexpr int kValueAccumulators = kLanes >= 16 ? 24 : 12;
 constexpr int kMaxValueVectors = 6;
 
+// One chunk: `blocks` starts at the chunk's first block and num_keys counts the chunk's keys.
 template <class T>
 void attend_group_of(const AttentionGroup& group, const std::byte* const* blocks, int num_keys,
-                     const KvBlockLayout& layout, float* scores) {
+                     const KvBlockLayout& layout, float* scores, ChunkSoftmax* softmax) {
   constexpr int kBlock = KvBlockLayout::kBlockTokens;
   const int num_blocks = (num_keys + kBlock - 1) / kBlock;
   const int padded = num_blocks * kBlock;
@@ -230,7 +236,7 @@ void attend_group_of(const AttentionGroup& group, const std::byte* const* blocks
     if (b < num_blocks)
       score_chains_for<T, 1>(heads, queries, head_scores, blocks, b, num_keys, layout, group.kv_head, divisor);
     for (int h = 0; h < heads; ++h) {
-      softmax_in_lanes(head_scores[h], padded);
+      softmax[first_head + h] = softmax_in_lanes(head_scores[h], padded);
       if constexpr (std::is_same_v<T, int8_t>) fold_value_scales(head_scores[h], padded, blocks, layout, group.kv_head);
     }
   }
@@ -272,16 +278,16 @@ void attend_group_of(const AttentionGroup& group, const std::byte* const* blocks
 }
 
 void attend_group(const AttentionGroup& group, const std::byte* const* blocks, int num_keys,
-                  const KvBlockLayout& layout, float* scores) {
+                  const KvBlockLayout& layout, float* scores, ChunkSoftmax* softmax) {
   switch (layout.dtype) {
     case KvDType::kF32:
-      return attend_group_of<float>(group, blocks, num_keys, layout, scores);
+      return attend_group_of<float>(group, blocks, num_keys, layout, scores, softmax);
     case KvDType::kBF16:
-      return attend_group_of<hwy::bfloat16_t>(group, blocks, num_keys, layout, scores);
+      return attend_group_of<hwy::bfloat16_t>(group, blocks, num_keys, layout, scores, softmax);
     case KvDType::kF16:
-      return attend_group_of<hwy::float16_t>(group, blocks, num_keys, layout, scores);
+      return attend_group_of<hwy::float16_t>(group, blocks, num_keys, layout, scores, softmax);
     case KvDType::kInt8:
-      return attend_group_of<int8_t>(group, blocks, num_keys, layout, scores);
+      return attend_group_of<int8_t>(group, blocks, num_keys, layout, scores, softmax);
   }
 }
 
@@ -306,53 +312,137 @@ void assert_attention_shape(const AttentionGroup& group, std::span<const std::by
                  group.group_size, " query heads");
 }
 
-}  // namespace
+static_assert(kAttentionChunkKeys % KvBlockLayout::kBlockTokens == 0, "a chunk is whole blocks");
 
-HWY_EXPORT(attend_group);
+// Keys [first, first + count) of chunk `chunk` of num_keys keys.
+struct ChunkKeys {
+  int first = 0;
+  int count = 0;
+};
 
-void attend(const AttentionGroup& group, std::span<const std::byte* const> blocks, int num_keys,
-            const KvBlockLayout& layout, float* scores) {
-  assert_attention_shape(group, blocks, num_keys, layout);
-  HWY_DYNAMIC_DISPATCH(attend_group)(group, blocks.data(), num_keys, layout, scores);
+ChunkKeys chunk_keys(int num_keys, int chunk) {
+  MINIGEN_ASSERT(0 <= chunk && chunk < attention_chunk_count(num_keys), "attend: chunk ", chunk, " of ",
+                 attention_chunk_count(num_keys), " for ", num_keys, " keys");
+  const int first = chunk * kAttentionChunkKeys;
+  return {first, std::min(kAttentionChunkKeys, num_keys - first)};
 }
 
-void attend_reference(const AttentionGroup& group, std::span<const std::byte* const> blocks, int num_keys,
-                      const KvBlockLayout& layout, float* scores) {
-  assert_attention_shape(group, blocks, num_keys, layout);
+// attend() and attend_reference(): each chunk into its own partial output, then the merge. One chunk goes straight
+// to group.out (the merge of one chunk is the identity). The scratch is the calling thread's own.
+template <class AttendChunk>
+void attend_chunks_in_order(const AttentionGroup& group, int num_keys, int head_dim, AttendChunk&& attend_one) {
+  thread_local std::vector<ChunkSoftmax> softmax;
+  thread_local std::vector<float> partials;
+  const int chunks = attention_chunk_count(num_keys);
+  const std::size_t group_floats = static_cast<std::size_t>(group.group_size) * head_dim;
+  softmax.resize(static_cast<std::size_t>(chunks) * group.group_size);
+  if (chunks == 1) {
+    attend_one(group, 0, softmax.data());
+    return;
+  }
+  partials.resize(chunks * group_floats);
+  for (int c = 0; c < chunks; ++c) {
+    AttentionGroup part = group;
+    part.out = partials.data() + c * group_floats;
+    attend_one(part, c, softmax.data() + static_cast<std::size_t>(c) * group.group_size);
+  }
+  merge_attention_chunks(chunks, group.group_size, head_dim, partials.data(), softmax.data(), group.out);
+}
+
+// The reference of one chunk: scores, softmax and value sums in the kernel's order, with std::exp.
+void reference_chunk(const AttentionGroup& group, std::span<const std::byte* const> blocks, int num_keys, int chunk,
+                     const KvBlockLayout& layout, float* scores, ChunkSoftmax* softmax) {
+  const auto [first, count] = chunk_keys(num_keys, chunk);
   const bool int8 = layout.dtype == KvDType::kInt8;
   constexpr int kBlock = KvBlockLayout::kBlockTokens;
   const int head_dim = layout.head_dim;
   const float divisor = std::sqrt(static_cast<float>(head_dim));
   for (int h = 0; h < group.group_size; ++h) {
     const float* q = group.queries + h * head_dim;
-    for (int j = 0; j < num_keys; ++j) {
+    for (int j = 0; j < count; ++j) {
+      const int key = first + j;
       float acc = 0.0f;
-      const std::byte* block = blocks[j / kBlock];
+      const std::byte* block = blocks[key / kBlock];
       for (int dim = 0; dim < head_dim; ++dim) {
-        acc = std::fma(q[dim], layout.stored_key(block, j % kBlock, group.kv_head, dim), acc);
+        acc = std::fma(q[dim], layout.stored_key(block, key % kBlock, group.kv_head, dim), acc);
       }
-      if (int8) acc = layout.key_scales(block, group.kv_head)[j % kBlock] * acc;
+      if (int8) acc = layout.key_scales(block, group.kv_head)[key % kBlock] * acc;
       scores[j] = acc / divisor;
     }
     float max_score = -std::numeric_limits<float>::infinity();
-    for (int j = 0; j < num_keys; ++j) max_score = std::max(max_score, scores[j]);
+    for (int j = 0; j < count; ++j) max_score = std::max(max_score, scores[j]);
     float lanes[kLanesInSum] = {};
-    for (int j = 0; j < num_keys; ++j) {
+    for (int j = 0; j < count; ++j) {
       scores[j] = std::exp(scores[j] - max_score);
       lanes[j % kLanesInSum] += scores[j];
     }
     const float sum = fold_lanes_pairwise(lanes);
-    for (int j = 0; j < num_keys; ++j) scores[j] /= sum;
+    softmax[h] = {max_score, sum};
+    for (int j = 0; j < count; ++j) scores[j] /= sum;
     for (int dim = 0; dim < head_dim; ++dim) {
       float acc = 0.0f;
-      for (int j = 0; j < num_keys; ++j) {
-        const std::byte* block = blocks[j / kBlock];
-        const float weight = int8 ? scores[j] * layout.value_scales(block, group.kv_head)[j % kBlock] : scores[j];
-        acc = std::fma(weight, layout.stored_value(block, j % kBlock, group.kv_head, dim), acc);
+      for (int j = 0; j < count; ++j) {
+        const int key = first + j;
+        const std::byte* block = blocks[key / kBlock];
+        const float weight = int8 ? scores[j] * layout.value_scales(block, group.kv_head)[key % kBlock] : scores[j];
+        acc = std::fma(weight, layout.stored_value(block, key % kBlock, group.kv_head, dim), acc);
       }
       group.out[h * head_dim + dim] = acc;
     }
   }
+}
+
+}  // namespace
+
+HWY_EXPORT(attend_group);
+
+void attend_chunk(const AttentionGroup& group, std::span<const std::byte* const> blocks, int num_keys, int chunk,
+                  const KvBlockLayout& layout, float* scores, ChunkSoftmax* softmax) {
+  assert_attention_shape(group, blocks, num_keys, layout);
+  const ChunkKeys keys = chunk_keys(num_keys, chunk);
+  HWY_DYNAMIC_DISPATCH(attend_group)
+  (group, blocks.data() + keys.first / KvBlockLayout::kBlockTokens, keys.count, layout, scores, softmax);
+}
+
+void attend(const AttentionGroup& group, std::span<const std::byte* const> blocks, int num_keys,
+            const KvBlockLayout& layout, float* scores) {
+  attend_chunks_in_order(group, num_keys, layout.head_dim,
+                         [&](const AttentionGroup& part, int chunk, ChunkSoftmax* softmax) {
+                           attend_chunk(part, blocks, num_keys, chunk, layout, scores, softmax);
+                         });
+}
+
+void merge_attention_chunks(int chunks, int group_size, int head_dim, const float* partials,
+                            const ChunkSoftmax* softmax, float* out) {
+  thread_local std::vector<float> weights;
+  weights.resize(chunks);
+  for (int h = 0; h < group_size; ++h) {
+    float max_score = -std::numeric_limits<float>::infinity();
+    for (int c = 0; c < chunks; ++c) max_score = std::max(max_score, softmax[c * group_size + h].max);
+    float total = 0.0f;
+    for (int c = 0; c < chunks; ++c) {
+      const ChunkSoftmax& chunk = softmax[c * group_size + h];
+      weights[c] = std::exp(chunk.max - max_score) * chunk.sum;
+      total += weights[c];
+    }
+    for (int c = 0; c < chunks; ++c) weights[c] /= total;
+    for (int dim = 0; dim < head_dim; ++dim) {
+      float acc = 0.0f;
+      for (int c = 0; c < chunks; ++c) {
+        acc = std::fma(weights[c], partials[(static_cast<std::size_t>(c) * group_size + h) * head_dim + dim], acc);
+      }
+      out[h * head_dim + dim] = acc;
+    }
+  }
+}
+
+void attend_reference(const AttentionGroup& group, std::span<const std::byte* const> blocks, int num_keys,
+                      const KvBlockLayout& layout, float* scores) {
+  assert_attention_shape(group, blocks, num_keys, layout);
+  attend_chunks_in_order(group, num_keys, layout.head_dim,
+                         [&](const AttentionGroup& part, int chunk, ChunkSoftmax* softmax) {
+                           reference_chunk(part, blocks, num_keys, chunk, layout, scores, softmax);
+                         });
 }
 
 }  // namespace minigen

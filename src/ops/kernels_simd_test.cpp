@@ -1,6 +1,7 @@
 // The SIMD kernels held to their scalar references, and the invariances the engine's bit-exactness rests on.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstddef>
 #include <utility>
@@ -136,11 +137,11 @@ TEST_P(AttentionSimd, MatchesScalarReferenceAndIgnoresSlotsPastTheEnd) {
     for (const KvBlockLayout layout : {KvBlockLayout{2, 32, dtype}, KvBlockLayout{1, 8, dtype},
                                        KvBlockLayout{2, 96, dtype}, KvBlockLayout{1, 20, dtype}}) {
       const int group_size = 4;
-      for (int num_keys : {1, 15, 16, 17, 183}) {
+      for (int num_keys : {1, 15, 16, 17, 183, 1025, 2100}) {  // 1025 and 2100: two and three chunks, merged
         const CacheBlocks cache(layout, num_keys, 21);
         const auto queries = pseudo_random_vector(group_size * layout.head_dim, 22);
         std::vector<float> simd(queries.size()), reference(queries.size());
-        std::vector<float> scores(group_size * ((num_keys + 15) / 16 * 16));
+        std::vector<float> scores(group_size * ((std::min(num_keys, kAttentionChunkKeys) + 15) / 16 * 16));
         for (int kv_head = 0; kv_head < layout.kv_heads; ++kv_head) {
           attend({queries.data(), simd.data(), group_size, kv_head}, cache.pointers, num_keys, layout, scores.data());
           attend_reference({queries.data(), reference.data(), group_size, kv_head}, cache.pointers, num_keys, layout,
@@ -201,20 +202,22 @@ TEST_P(AttentionSimd, Int8CacheStaysCloseToF32) {
 // and whether later positions exist in the cache or not (prefill vs decode).
 TEST_P(AttentionSimd, HeadResultIndependentOfGroupAndOfLaterPositions) {
   for (const KvDType dtype : kAllKvDTypes) {
-    const KvBlockLayout layout{2, 32, dtype};
-    const int group_size = 4;
-    const CacheBlocks long_cache(layout, 70, 31);
-    const auto queries = pseudo_random_vector(group_size * layout.head_dim, 32);
-    std::vector<float> scores(group_size * 80);
-    std::vector<float> together(queries.size());
-    attend({queries.data(), together.data(), group_size, 1}, long_cache.pointers, 37, layout, scores.data());
-    const CacheBlocks short_cache(layout, 37, 31);  // same first 37 positions, nothing after
-    for (int h = 0; h < group_size; ++h) {
-      std::vector<float> alone(layout.head_dim);
-      attend({queries.data() + h * layout.head_dim, alone.data(), 1, 1}, short_cache.pointers, 37, layout,
-             scores.data());
-      EXPECT_TRUE(bitwise_equal(alone.data(), together.data() + h * layout.head_dim, layout.head_dim))
-          << kv_dtype_name(dtype) << " " << h;
+    for (int num_keys : {37, 1100}) {  // 1100: two chunks, the second one cut short by the causal end
+      const KvBlockLayout layout{2, 32, dtype};
+      const int group_size = 4;
+      const CacheBlocks long_cache(layout, num_keys + 33, 31);
+      const auto queries = pseudo_random_vector(group_size * layout.head_dim, 32);
+      std::vector<float> scores(group_size * 1024);
+      std::vector<float> together(queries.size());
+      attend({queries.data(), together.data(), group_size, 1}, long_cache.pointers, num_keys, layout, scores.data());
+      const CacheBlocks short_cache(layout, num_keys, 31);  // same first positions, nothing after
+      for (int h = 0; h < group_size; ++h) {
+        std::vector<float> alone(layout.head_dim);
+        attend({queries.data() + h * layout.head_dim, alone.data(), 1, 1}, short_cache.pointers, num_keys, layout,
+               scores.data());
+        EXPECT_TRUE(bitwise_equal(alone.data(), together.data() + h * layout.head_dim, layout.head_dim))
+            << kv_dtype_name(dtype) << " " << num_keys << " keys, head " << h;
+      }
     }
   }
 }

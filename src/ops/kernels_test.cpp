@@ -1,6 +1,7 @@
 // RMSNorm, RoPE, softmax, SiLU·up and attention against values worked out by hand.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <vector>
@@ -102,6 +103,54 @@ TEST(Attention, TwoKeysHandComputed) {
   attend(group, blocks, 1, layout, scores.data());  // causal: only key 0 visible
   EXPECT_EQ(out[0], 4.0f);
   EXPECT_EQ(out[1], 8.0f);
+}
+
+// Split-K against the maths: 2,500 keys (three chunks, each with its own max and sum) give what one softmax over all
+// of them gives, worked out in double. The scores span ±20, so the chunks' maxima differ and the merge's rescaling
+// matters.
+TEST(Attention, ChunksMergeToTheSoftmaxOverAllKeys) {
+  const KvBlockLayout layout{1, 4};
+  constexpr int kKeys = 2500;
+  ASSERT_EQ(attention_chunk_count(kKeys), 3);
+  std::vector<std::vector<std::byte>> storage((kKeys + 15) / 16, std::vector<std::byte>(layout.block_bytes()));
+  std::vector<const std::byte*> blocks;
+  for (const auto& block : storage) blocks.push_back(block.data());
+  std::vector<float> keys(kKeys * 4), values(kKeys * 4);
+  for (int j = 0; j < kKeys; ++j) {
+    for (int d = 0; d < 4; ++d) {
+      keys[j * 4 + d] = static_cast<float>(std::sin(0.37 * j + d) * (1.0 + 4.0 * (j % 700) / 700.0));
+      values[j * 4 + d] = static_cast<float>(std::cos(0.11 * j * (d + 1)));
+    }
+    layout.write(storage[j / 16].data(), j % 16, &keys[j * 4], &values[j * 4]);
+  }
+  const float q[4] = {2.0f, -1.5f, 1.0f, 0.5f};
+  double scores[kKeys], max_score = -1e300, sum = 0;
+  for (int j = 0; j < kKeys; ++j) {
+    scores[j] = 0;
+    for (int d = 0; d < 4; ++d) scores[j] += static_cast<double>(q[d]) * keys[j * 4 + d];
+    scores[j] /= 2.0;  // √head_dim
+    max_score = std::max(max_score, scores[j]);
+  }
+  for (double& s : scores) sum += (s = std::exp(s - max_score));
+  std::vector<float> scratch(16 * 1024);
+  float out[4], reference[4];
+  attend({q, out, 1, 0}, blocks, kKeys, layout, scratch.data());
+  attend_reference({q, reference, 1, 0}, blocks, kKeys, layout, scratch.data());
+  for (int d = 0; d < 4; ++d) {
+    double expected = 0;
+    for (int j = 0; j < kKeys; ++j) expected += scores[j] / sum * values[j * 4 + d];
+    EXPECT_NEAR(out[d], expected, 1e-5) << d;
+    EXPECT_NEAR(reference[d], expected, 1e-5) << d;
+  }
+}
+
+// One chunk merges to itself, bit for bit: a context of up to kAttentionChunkKeys keys is one softmax, as before.
+TEST(Attention, MergeOfOneChunkIsTheIdentity) {
+  const float partial[3] = {0.1f, -7.25e-3f, 3.0e7f};
+  const ChunkSoftmax softmax{-12.5f, 3.75f};
+  float out[3];
+  merge_attention_chunks(1, 1, 3, partial, &softmax, out);
+  for (int d = 0; d < 3; ++d) EXPECT_EQ(out[d], partial[d]);
 }
 
 }  // namespace
