@@ -291,6 +291,32 @@ void attend_group(const AttentionGroup& group, const std::byte* const* blocks, i
   }
 }
 
+// The merge's sums: out[h][dim] = Σ_c weights[h·chunks + c] · partials[c][h][dim], one fma chain over c for each
+// (h, dim) — vectors over dim, the rest of dim one element at a time (std::fma: the same single rounding).
+void weighted_chunk_sums(int chunks, int group_size, int head_dim, const float* partials, const float* weights,
+                         float* out) {
+  const Tag d;
+  using V = hn::Vec<Tag>;
+  const auto partial = [&](int c, int h) {
+    return partials + (static_cast<std::size_t>(c) * group_size + h) * head_dim;
+  };
+  for (int h = 0; h < group_size; ++h) {
+    const float* head_weights = weights + static_cast<std::size_t>(h) * chunks;
+    int dim = 0;
+    for (; dim + kLanes <= head_dim; dim += kLanes) {
+      V acc = hn::Zero(d);
+      for (int c = 0; c < chunks; ++c)
+        acc = fused_mul_add(hn::Set(d, head_weights[c]), hn::LoadU(d, partial(c, h) + dim), acc);
+      hn::StoreU(acc, d, out + h * head_dim + dim);
+    }
+    for (; dim < head_dim; ++dim) {
+      float acc = 0.0f;
+      for (int c = 0; c < chunks; ++c) acc = std::fma(head_weights[c], partial(c, h)[dim], acc);
+      out[h * head_dim + dim] = acc;
+    }
+  }
+}
+
 }  // namespace HWY_NAMESPACE
 }  // namespace minigen
 HWY_AFTER_NAMESPACE();
@@ -329,8 +355,9 @@ ChunkKeys chunk_keys(int num_keys, int chunk) {
 
 // attend() and attend_reference(): each chunk into its own partial output, then the merge. One chunk goes straight
 // to group.out (the merge of one chunk is the identity). The scratch is the calling thread's own.
-template <class AttendChunk>
-void attend_chunks_in_order(const AttentionGroup& group, int num_keys, int head_dim, AttendChunk&& attend_one) {
+template <class AttendChunk, class Merge>
+void attend_chunks_in_order(const AttentionGroup& group, int num_keys, int head_dim, AttendChunk&& attend_one,
+                            Merge&& merge) {
   thread_local std::vector<ChunkSoftmax> softmax;
   thread_local std::vector<float> partials;
   const int chunks = attention_chunk_count(num_keys);
@@ -346,7 +373,43 @@ void attend_chunks_in_order(const AttentionGroup& group, int num_keys, int head_
     part.out = partials.data() + c * group_floats;
     attend_one(part, c, softmax.data() + static_cast<std::size_t>(c) * group.group_size);
   }
-  merge_attention_chunks(chunks, group.group_size, head_dim, partials.data(), softmax.data(), group.out);
+  merge(chunks, group.group_size, head_dim, partials.data(), softmax.data(), group.out);
+}
+
+// The merge's weights, [h][c] = a_c / Σ_c' a_c' with a_c = exp(m_c − M) · S_c (attention.h); the kernel's merge
+// and the reference's share them.
+const float* chunk_weights(int chunks, int group_size, const ChunkSoftmax* softmax) {
+  thread_local std::vector<float> weights;
+  weights.resize(static_cast<std::size_t>(chunks) * group_size);
+  for (int h = 0; h < group_size; ++h) {
+    float* head_weights = weights.data() + static_cast<std::size_t>(h) * chunks;
+    float max_score = -std::numeric_limits<float>::infinity();
+    for (int c = 0; c < chunks; ++c) max_score = std::max(max_score, softmax[c * group_size + h].max);
+    float total = 0.0f;
+    for (int c = 0; c < chunks; ++c) {
+      const ChunkSoftmax& chunk = softmax[c * group_size + h];
+      head_weights[c] = std::exp(chunk.max - max_score) * chunk.sum;
+      total += head_weights[c];
+    }
+    for (int c = 0; c < chunks; ++c) head_weights[c] /= total;
+  }
+  return weights.data();
+}
+
+// The reference's merge: the same weights, the sums one element at a time.
+void merge_chunks_reference(int chunks, int group_size, int head_dim, const float* partials,
+                            const ChunkSoftmax* softmax, float* out) {
+  const float* weights = chunk_weights(chunks, group_size, softmax);
+  for (int h = 0; h < group_size; ++h) {
+    for (int dim = 0; dim < head_dim; ++dim) {
+      float acc = 0.0f;
+      for (int c = 0; c < chunks; ++c) {
+        acc = std::fma(weights[static_cast<std::size_t>(h) * chunks + c],
+                       partials[(static_cast<std::size_t>(c) * group_size + h) * head_dim + dim], acc);
+      }
+      out[h * head_dim + dim] = acc;
+    }
+  }
 }
 
 // The reference of one chunk: scores, softmax and value sums in the kernel's order, with std::exp.
@@ -395,6 +458,7 @@ void reference_chunk(const AttentionGroup& group, std::span<const std::byte* con
 }  // namespace
 
 HWY_EXPORT(attend_group);
+HWY_EXPORT(weighted_chunk_sums);
 
 void attend_chunk(const AttentionGroup& group, std::span<const std::byte* const> blocks, int num_keys, int chunk,
                   const KvBlockLayout& layout, float* scores, ChunkSoftmax* softmax) {
@@ -406,43 +470,29 @@ void attend_chunk(const AttentionGroup& group, std::span<const std::byte* const>
 
 void attend(const AttentionGroup& group, std::span<const std::byte* const> blocks, int num_keys,
             const KvBlockLayout& layout, float* scores) {
-  attend_chunks_in_order(group, num_keys, layout.head_dim,
-                         [&](const AttentionGroup& part, int chunk, ChunkSoftmax* softmax) {
-                           attend_chunk(part, blocks, num_keys, chunk, layout, scores, softmax);
-                         });
+  attend_chunks_in_order(
+      group, num_keys, layout.head_dim,
+      [&](const AttentionGroup& part, int chunk, ChunkSoftmax* softmax) {
+        attend_chunk(part, blocks, num_keys, chunk, layout, scores, softmax);
+      },
+      merge_attention_chunks);
 }
 
 void merge_attention_chunks(int chunks, int group_size, int head_dim, const float* partials,
                             const ChunkSoftmax* softmax, float* out) {
-  thread_local std::vector<float> weights;
-  weights.resize(chunks);
-  for (int h = 0; h < group_size; ++h) {
-    float max_score = -std::numeric_limits<float>::infinity();
-    for (int c = 0; c < chunks; ++c) max_score = std::max(max_score, softmax[c * group_size + h].max);
-    float total = 0.0f;
-    for (int c = 0; c < chunks; ++c) {
-      const ChunkSoftmax& chunk = softmax[c * group_size + h];
-      weights[c] = std::exp(chunk.max - max_score) * chunk.sum;
-      total += weights[c];
-    }
-    for (int c = 0; c < chunks; ++c) weights[c] /= total;
-    for (int dim = 0; dim < head_dim; ++dim) {
-      float acc = 0.0f;
-      for (int c = 0; c < chunks; ++c) {
-        acc = std::fma(weights[c], partials[(static_cast<std::size_t>(c) * group_size + h) * head_dim + dim], acc);
-      }
-      out[h * head_dim + dim] = acc;
-    }
-  }
+  const float* weights = chunk_weights(chunks, group_size, softmax);
+  HWY_DYNAMIC_DISPATCH(weighted_chunk_sums)(chunks, group_size, head_dim, partials, weights, out);
 }
 
 void attend_reference(const AttentionGroup& group, std::span<const std::byte* const> blocks, int num_keys,
                       const KvBlockLayout& layout, float* scores) {
   assert_attention_shape(group, blocks, num_keys, layout);
-  attend_chunks_in_order(group, num_keys, layout.head_dim,
-                         [&](const AttentionGroup& part, int chunk, ChunkSoftmax* softmax) {
-                           reference_chunk(part, blocks, num_keys, chunk, layout, scores, softmax);
-                         });
+  attend_chunks_in_order(
+      group, num_keys, layout.head_dim,
+      [&](const AttentionGroup& part, int chunk, ChunkSoftmax* softmax) {
+        reference_chunk(part, blocks, num_keys, chunk, layout, scores, softmax);
+      },
+      merge_chunks_reference);
 }
 
 }  // namespace minigen

@@ -61,7 +61,8 @@ void attend_chunk(const AttentionGroup& group, std::span<const std::byte* const>
                   const KvBlockLayout& layout, float* scores, ChunkSoftmax* softmax);
 
 // The merge: partials [chunk][group_size][head_dim] (each chunk's O_c), softmax [chunk][group_size] → out
-// [group_size][head_dim]. Scalar; the same function for the kernel and the reference.
+// [group_size][head_dim]. The weights in scalar code, the sums in SIMD over head_dim; the reference has its own,
+// scalar, in the same order.
 void merge_attention_chunks(int chunks, int group_size, int head_dim, const float* partials,
                             const ChunkSoftmax* softmax, float* out);
 

@@ -106,39 +106,42 @@ TEST(Attention, TwoKeysHandComputed) {
 }
 
 // Split-K against the maths: 2,500 keys (three chunks, each with its own max and sum) give what one softmax over all
-// of them gives, worked out in double. The scores span ±20, so the chunks' maxima differ and the merge's rescaling
-// matters.
+// of them gives, worked out in double. The scores span about ±15, so the chunks' maxima differ and the merge's
+// rescaling matters; head_dim 20 has whole vectors and a remainder on every target.
 TEST(Attention, ChunksMergeToTheSoftmaxOverAllKeys) {
-  const KvBlockLayout layout{1, 4};
+  constexpr int kDim = 20;
+  const KvBlockLayout layout{1, kDim};
   constexpr int kKeys = 2500;
   ASSERT_EQ(attention_chunk_count(kKeys), 3);
   std::vector<std::vector<std::byte>> storage((kKeys + 15) / 16, std::vector<std::byte>(layout.block_bytes()));
   std::vector<const std::byte*> blocks;
   for (const auto& block : storage) blocks.push_back(block.data());
-  std::vector<float> keys(kKeys * 4), values(kKeys * 4);
+  std::vector<float> keys(kKeys * kDim), values(kKeys * kDim);
   for (int j = 0; j < kKeys; ++j) {
-    for (int d = 0; d < 4; ++d) {
-      keys[j * 4 + d] = static_cast<float>(std::sin(0.37 * j + d) * (1.0 + 4.0 * (j % 700) / 700.0));
-      values[j * 4 + d] = static_cast<float>(std::cos(0.11 * j * (d + 1)));
+    for (int d = 0; d < kDim; ++d) {
+      keys[j * kDim + d] = static_cast<float>(std::sin(0.37 * j + d) * (1.0 + 4.0 * (j % 700) / 700.0));
+      values[j * kDim + d] = static_cast<float>(std::cos(0.11 * j * (d + 1)));
     }
-    layout.write(storage[j / 16].data(), j % 16, &keys[j * 4], &values[j * 4]);
+    layout.write(storage[j / 16].data(), j % 16, &keys[j * kDim], &values[j * kDim]);
   }
-  const float q[4] = {2.0f, -1.5f, 1.0f, 0.5f};
-  double scores[kKeys], max_score = -1e300, sum = 0;
+  float q[kDim];
+  for (int d = 0; d < kDim; ++d) q[d] = static_cast<float>(1.5 * std::cos(0.9 * d));
+  std::vector<double> scores(kKeys);
+  double max_score = -1e300, sum = 0;
   for (int j = 0; j < kKeys; ++j) {
-    scores[j] = 0;
-    for (int d = 0; d < 4; ++d) scores[j] += static_cast<double>(q[d]) * keys[j * 4 + d];
-    scores[j] /= 2.0;  // √head_dim
+    for (int d = 0; d < kDim; ++d) scores[j] += static_cast<double>(q[d]) * keys[j * kDim + d];
+    scores[j] /= std::sqrt(static_cast<double>(kDim));
     max_score = std::max(max_score, scores[j]);
   }
+  EXPECT_GT(max_score, 8.0);
   for (double& s : scores) sum += (s = std::exp(s - max_score));
   std::vector<float> scratch(16 * 1024);
-  float out[4], reference[4];
+  float out[kDim], reference[kDim];
   attend({q, out, 1, 0}, blocks, kKeys, layout, scratch.data());
   attend_reference({q, reference, 1, 0}, blocks, kKeys, layout, scratch.data());
-  for (int d = 0; d < 4; ++d) {
+  for (int d = 0; d < kDim; ++d) {
     double expected = 0;
-    for (int j = 0; j < kKeys; ++j) expected += scores[j] / sum * values[j * 4 + d];
+    for (int j = 0; j < kKeys; ++j) expected += scores[j] / sum * values[j * kDim + d];
     EXPECT_NEAR(out[d], expected, 1e-5) << d;
     EXPECT_NEAR(reference[d], expected, 1e-5) << d;
   }
