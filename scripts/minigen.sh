@@ -22,7 +22,8 @@ esac
 
 # shellcheck source=scripts/install_packages.sh
 source scripts/install_packages.sh
-# ccache: a second build (another build tree, a worktree, CI's next run with ~/.ccache kept) compiles only what changed.
+# ccache: a rebuild of the same checkout (CI's next run at the same path, ~/.ccache kept) compiles only what changed.
+# A clone at another path misses: the compile lines carry the source path (-I, -DMINIGEN_SOURCE_DIR).
 install_missing build-essential ccache cmake ninja-build pkg-config libgtest-dev libgmock-dev libbenchmark-dev libopenblas-dev \
   libhwy-dev libboost-dev libcpp-httplib-dev libcli11-dev nlohmann-json3-dev libicu-dev zlib1g-dev gnuplot-nox chromium curl nginx \
   pybind11-dev python3-dev python3-numpy python3-pytest python3-jinja2
