@@ -30,7 +30,7 @@ class SplitAttention {
   // Runs every task; all share kv_heads, group_size and the layout's head_dim.
   void run(std::span<const AttentionTask> tasks, int kv_heads, int group_size, ThreadPool& pool);
 
-  // True when run() splits the tasks' chunks across threads (for tests and the bench's description).
+  // True when run() splits the tasks' chunks across threads (the tests check which way they ran).
   static bool splits_chunks(std::span<const AttentionTask> tasks, int kv_heads, int threads);
 
  private:
