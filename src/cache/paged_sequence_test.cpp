@@ -14,26 +14,26 @@ namespace minigen {
 namespace {
 
 // The tiny family's KV shape: 4 layers, 2 kv heads × 32.
-ModelConfig tiny_shape() { return testing::test_config("tiny"); }
+ModelConfig tiny_config() { return testing::test_config("tiny"); }
 
 TEST(BlockPool, BlockBytesAndBudget) {
   // 2 × 4 layers × 16 positions × 2 kv heads × 32 × 4 bytes = 32,768 bytes per block.
-  EXPECT_EQ(BlockPool::bytes_per_block(tiny_shape().kv_layout()), 32768u);
-  EXPECT_EQ(BlockPool::blocks_for_budget(tiny_shape().kv_layout(), 256u << 20), 8192);
-  EXPECT_EQ(BlockPool::blocks_for_budget(tiny_shape().kv_layout(), 32767), 0);
+  EXPECT_EQ(BlockPool::bytes_per_block(tiny_config().kv_layout()), 32768u);
+  EXPECT_EQ(BlockPool::blocks_for_budget(tiny_config().kv_layout(), 256u << 20), 8192);
+  EXPECT_EQ(BlockPool::blocks_for_budget(tiny_config().kv_layout(), 32767), 0);
   // bf16 and f16 halve a block; int8 quarters it and adds 2 × 4 layers × 16 positions × 2 kv heads × 4 bytes of
   // scales: 8,192 + 1,024 = 9,216 bytes.
   for (KvDType dtype : {KvDType::kBF16, KvDType::kF16}) {
-    EXPECT_EQ(BlockPool::bytes_per_block(tiny_shape().kv_layout(dtype)), 16384u);
-    EXPECT_EQ(BlockPool(tiny_shape().kv_layout(dtype), 1).block_bytes(), 16384u);
+    EXPECT_EQ(BlockPool::bytes_per_block(tiny_config().kv_layout(dtype)), 16384u);
+    EXPECT_EQ(BlockPool(tiny_config().kv_layout(dtype), 1).block_bytes(), 16384u);
   }
-  EXPECT_EQ(BlockPool::bytes_per_block(tiny_shape().kv_layout(KvDType::kInt8)), 9216u);
-  EXPECT_EQ(BlockPool(tiny_shape().kv_layout(KvDType::kInt8), 1).block_bytes(), 9216u);
-  EXPECT_EQ(BlockPool::blocks_for_budget(tiny_shape().kv_layout(KvDType::kInt8), 256u << 20), 29127);
+  EXPECT_EQ(BlockPool::bytes_per_block(tiny_config().kv_layout(KvDType::kInt8)), 9216u);
+  EXPECT_EQ(BlockPool(tiny_config().kv_layout(KvDType::kInt8), 1).block_bytes(), 9216u);
+  EXPECT_EQ(BlockPool::blocks_for_budget(tiny_config().kv_layout(KvDType::kInt8), 256u << 20), 29127);
 }
 
 TEST(BlockPool, AllocatesUntilExhaustedAndTakesBlocksBack) {
-  BlockPool pool(tiny_shape().kv_layout(), 3);
+  BlockPool pool(tiny_config().kv_layout(), 3);
   const int a = pool.allocate(), b = pool.allocate(), c = pool.allocate();
   EXPECT_EQ(a, 0);
   EXPECT_EQ(c, 2);
@@ -48,7 +48,7 @@ TEST(BlockPool, AllocatesUntilExhaustedAndTakesBlocksBack) {
 }
 
 TEST(PagedKvSequence, ReserveFailsCleanlyWhenThePoolIsFull) {
-  BlockPool pool(tiny_shape().kv_layout(), 2);
+  BlockPool pool(tiny_config().kv_layout(), 2);
   PagedKvSequence sequence(pool);
   EXPECT_EQ(sequence.blocks_needed(17), 2);
   sequence.reserve_for(32);

@@ -35,7 +35,7 @@ using testing::prompt_logits;
 using testing::read_file;
 using testing::save_random_model;
 
-const std::vector<int> kPrompt = {1, 2043, 300, 3684, 719, 5, 6399};
+using testing::kGgufTestPrompt;
 
 class GgufRoundTrip : public ScratchFileTest, public ::testing::WithParamInterface<std::string> {};
 
@@ -46,7 +46,8 @@ TEST_P(GgufRoundTrip, F32ExportThenImportGivesBitIdenticalLogits) {
   const LoadedModel imported = load_model(gguf);
   EXPECT_EQ(imported.format, "gguf");
   EXPECT_EQ(imported.model->config, original.model->config);
-  EXPECT_TRUE(bit_identical(prompt_logits(*imported.model, kPrompt), prompt_logits(*original.model, kPrompt)));
+  EXPECT_TRUE(
+      bit_identical(prompt_logits(*imported.model, kGgufTestPrompt), prompt_logits(*original.model, kGgufTestPrompt)));
 
   const std::string text = "Hello, world! 你好 <|im_start|>user\n  two  spaces\n";
   EXPECT_EQ(imported.tokenizer->encode(text), original.tokenizer->encode(text));
@@ -151,15 +152,16 @@ TEST_F(GgufModelTest, EveryTypeRoundTrips) {
       const std::unique_ptr<Model> reference = rounded_model(family, dtype);
       const LoadedModel imported = load_model(export_gguf(original, type, family + gguf_type_name(type) + ".gguf"));
       EXPECT_EQ(imported.stored_dtype, dtype) << family;
-      EXPECT_TRUE(bit_identical(prompt_logits(*imported.model, kPrompt), prompt_logits(*reference, kPrompt)))
+      EXPECT_TRUE(
+          bit_identical(prompt_logits(*imported.model, kGgufTestPrompt), prompt_logits(*reference, kGgufTestPrompt)))
           << family << " " << gguf_type_name(type);
     }
     for (const auto& [type, weights] :
          {std::pair{GgufTensorType::kQ8_0, WeightType::kQ8}, std::pair{GgufTensorType::kQ4_0, WeightType::kQ4}}) {
       const LoadedModel imported = load_model(export_gguf(original, type, family + gguf_type_name(type) + ".gguf"));
       EXPECT_EQ(imported.model->weights.stored_quantization(), weights);
-      EXPECT_TRUE(bit_identical(prompt_logits(*imported.model, kPrompt, weights),
-                                prompt_logits(*original.model, kPrompt, weights)))
+      EXPECT_TRUE(bit_identical(prompt_logits(*imported.model, kGgufTestPrompt, weights),
+                                prompt_logits(*original.model, kGgufTestPrompt, weights)))
           << family << " " << gguf_type_name(type);
       // Exported again from the imported codes, the file is the same bytes: nothing was requantized.
       std::string first;
@@ -180,7 +182,8 @@ TEST_F(GgufModelTest, AHandLaidOutFileWithAlignment64Loads) {
   const fs::path relaid = testing::scratch_path("relaid.gguf");
   testing::write_bytes(relaid, testing::relaid_gguf(file, 64));
   const LoadedModel imported = load_model(relaid);
-  EXPECT_TRUE(bit_identical(prompt_logits(*imported.model, kPrompt), prompt_logits(*original.model, kPrompt)));
+  EXPECT_TRUE(
+      bit_identical(prompt_logits(*imported.model, kGgufTestPrompt), prompt_logits(*original.model, kGgufTestPrompt)));
 }
 
 TEST_F(GgufModelTest, MissingKeysAndUnknownTensorsAreNamed) {

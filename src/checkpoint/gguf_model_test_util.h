@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "checkpoint/gguf_model.h"
 #include "checkpoint/gguf_tokenizer.h"
@@ -17,6 +18,9 @@
 #include "model/test_models.h"
 
 namespace minigen::testing {
+
+// The prompt the GGUF tests score (ids of the minigen-6400 tokenizer).
+inline const std::vector<int> kGgufTestPrompt = {1, 2043, 300, 3684, 719, 5, 6399};
 
 inline std::filesystem::path tokenizer_directory() { return minigen_home() / "tokenizers" / "minigen-6400"; }
 

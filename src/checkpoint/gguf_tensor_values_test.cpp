@@ -25,7 +25,7 @@ namespace fs = std::filesystem;
 using testing::bit_identical;
 using testing::prompt_logits;
 
-const std::vector<int> kPrompt = {1, 2043, 300, 3684, 719, 5, 6399};
+using testing::kGgufTestPrompt;
 
 // A [rows][256] matrix of K-quant super-blocks, one per row, with fields drawn from `seed`, and the values the
 // format's formula gives them (computed by the test's block encoders, not by minigen's dequantizer).
@@ -142,7 +142,8 @@ TEST_F(GgufKQuantModel, KQuantMatricesLoadAsTheirExactValues) {
   EXPECT_EQ(weights.layers[0].q_proj.values, query.values);  // qwen3 keeps HF's row order
   EXPECT_EQ(weights.layers[1].o_proj.values, output.values);
   EXPECT_EQ(weights.stored_quantization(), WeightType::kF32);
-  EXPECT_TRUE(bit_identical(prompt_logits(*k_quants.model, kPrompt), prompt_logits(*floats.model, kPrompt)));
+  EXPECT_TRUE(
+      bit_identical(prompt_logits(*k_quants.model, kGgufTestPrompt), prompt_logits(*floats.model, kGgufTestPrompt)));
 
   // In the file's order, which relaid_gguf reverses.
   ASSERT_EQ(k_quants.gguf_dequantized.size(), 3u);
@@ -174,8 +175,8 @@ TEST_F(GgufKQuantModel, AQ4_0FileWithAQ6KEmbeddingRunsAsQ4) {
   EXPECT_EQ(mixed.model->weights.stored_quantization(), WeightType::kQ4);
   EXPECT_EQ(mixed.model->weights.embed_tokens.values, embedding.values);
   EXPECT_EQ(mixed.model->weights.layers[0].q_proj.coded, WeightType::kQ4);  // the Q4_0 codes as they are
-  EXPECT_TRUE(bit_identical(prompt_logits(*mixed.model, kPrompt, WeightType::kQ4),
-                            prompt_logits(*floats.model, kPrompt, WeightType::kQ4)));
+  EXPECT_TRUE(bit_identical(prompt_logits(*mixed.model, kGgufTestPrompt, WeightType::kQ4),
+                            prompt_logits(*floats.model, kGgufTestPrompt, WeightType::kQ4)));
   EXPECT_EQ(dequantized_tensor_lines(mixed, WeightType::kQ4),
             std::vector<std::string>{"Q6_K → f32 values at load, run as q8: token_embd.weight"});
 }
@@ -201,7 +202,8 @@ TEST_F(GgufKQuantModel, KQuantLayersBesideQ8_0OnesAllLoadAsValues) {
   const LoadedModel mixed = load_model(write(file, "q4k-q8.gguf"));
   const LoadedModel floats = load_model(write(reference, "all-f32.gguf"));
   EXPECT_EQ(mixed.model->weights.stored_quantization(), WeightType::kF32);
-  EXPECT_TRUE(bit_identical(prompt_logits(*mixed.model, kPrompt), prompt_logits(*floats.model, kPrompt)));
+  EXPECT_TRUE(
+      bit_identical(prompt_logits(*mixed.model, kGgufTestPrompt), prompt_logits(*floats.model, kGgufTestPrompt)));
   EXPECT_EQ(mixed.gguf_dequantized.size(), q8_0_tensors);  // the Q8_0 ones and attn_q, which was one of them
   const std::vector<std::string> lines = dequantized_tensor_lines(mixed, WeightType::kF32);
   ASSERT_EQ(lines.size(), 2u);
@@ -235,7 +237,8 @@ TEST_F(GgufKQuantModel, KQuantFilesWithQ4_1Q5_0AndQ5_1FallbacksLoadTheirExactVal
   const LoadedModel floats = load_model(write(reference, "fallbacks-f32.gguf"));
   for (int layer = 0; layer < 4; ++layer)
     EXPECT_EQ(mixed.model->weights.layers[layer].mlp.down.values, downs[layer].values);
-  EXPECT_TRUE(bit_identical(prompt_logits(*mixed.model, kPrompt), prompt_logits(*floats.model, kPrompt)));
+  EXPECT_TRUE(
+      bit_identical(prompt_logits(*mixed.model, kGgufTestPrompt), prompt_logits(*floats.model, kGgufTestPrompt)));
   EXPECT_EQ(dequantized_tensor_lines(mixed, WeightType::kQ8),
             (std::vector<std::string>{
                 "Q4_1 → f32 values at load, run as q8: blk.2.ffn_down.weight",

@@ -22,7 +22,7 @@ using testing::ScratchFileTest;
 
 using testing::prompt_logits;
 
-const std::vector<int> kPrompt = {1, 2043, 300, 3684, 719};
+const std::vector<int> kLoaderPrompt = {1, 2043, 300, 3684, 719};
 
 class ModelLoaderTest : public ScratchFileTest {};
 
@@ -52,8 +52,8 @@ TEST_F(ModelLoaderTest, APthStateDictLoadsAsTheSameModelAsItsSafetensorsDirector
   EXPECT_EQ(got.intermediate_size, want.intermediate_size);
   EXPECT_EQ(loaded.tokenizer->vocab_size(), 6400);
 
-  const std::vector<float> expected = prompt_logits(*reference.model, kPrompt);
-  const std::vector<float> actual = prompt_logits(*loaded.model, kPrompt);
+  const std::vector<float> expected = prompt_logits(*reference.model, kLoaderPrompt);
+  const std::vector<float> actual = prompt_logits(*loaded.model, kLoaderPrompt);
   ASSERT_EQ(actual.size(), expected.size());
   EXPECT_EQ(std::memcmp(actual.data(), expected.data(), actual.size() * sizeof(float)), 0);
 }
@@ -71,11 +71,12 @@ TEST_F(ModelLoaderTest, AQuantizedDirectoryComputesTheSameBitsAsQuantizingAtLoad
                                    read_tokenizer_files(directory), type, "card");
     const LoadedModel quantized = load_model(out);
     EXPECT_EQ(quantized.model->weights.stored_quantization(), type);
-    const std::vector<float> expected = prompt_logits(*original.model, kPrompt, type);
-    const std::vector<float> got = prompt_logits(*quantized.model, kPrompt, type);
+    const std::vector<float> expected = prompt_logits(*original.model, kLoaderPrompt, type);
+    const std::vector<float> got = prompt_logits(*quantized.model, kLoaderPrompt, type);
     ASSERT_EQ(got.size(), expected.size());
     EXPECT_EQ(std::memcmp(got.data(), expected.data(), got.size() * sizeof(float)), 0) << weight_type_name(type);
-    EXPECT_THROW(prompt_logits(*quantized.model, kPrompt, WeightType::kF32), Error);  // codes cannot run as floats
+    EXPECT_THROW(prompt_logits(*quantized.model, kLoaderPrompt, WeightType::kF32),
+                 Error);  // codes cannot run as floats
     // 4.85 M parameters: q8 1.0625 B and q4 0.5625 B per weight (the embedding at q8), norms at 4 B, plus the header.
     const auto bytes = fs::file_size(out / "model.safetensors");
     const auto f32_bytes = fs::file_size(directory / "model.safetensors");

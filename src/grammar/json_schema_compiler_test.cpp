@@ -26,7 +26,7 @@ std::string compile_error(const json& schema, GrammarBudget budget = {}) {
 
 std::string compile_error(const char* schema) { return compile_error(json::parse(schema)); }
 
-bool accepts(const Grammar& grammar, std::string_view text) {
+bool accepts_document(const Grammar& grammar, std::string_view text) {
   MatchState state = MatchState::initial(grammar);
   return state.advance_bytes(grammar, text) && state.accepts_end(grammar);
 }
@@ -65,30 +65,30 @@ TEST(JsonSchemaCompiler, EnumAndConstAreLiteralJsonText) {
   const Grammar grammar = compile_json_schema(nlohmann::json::parse(R"({"enum": ["r\u00e9d", 1.5, [1, "a"], null,
       {"k": true}]})"));
   for (const char* value : {"\"r\xC3\xA9\x64\"", "1.5", R"([1,"a"])", "null", R"({"k":true})"}) {
-    EXPECT_TRUE(accepts(grammar, value)) << value;
+    EXPECT_TRUE(accepts_document(grammar, value)) << value;
   }
-  EXPECT_FALSE(accepts(grammar, "\"red\""));
-  EXPECT_TRUE(accepts(compile_json_schema(nlohmann::json::parse(R"({"const": "x"})")), "\"x\""));
+  EXPECT_FALSE(accepts_document(grammar, "\"red\""));
+  EXPECT_TRUE(accepts_document(compile_json_schema(nlohmann::json::parse(R"({"const": "x"})")), "\"x\""));
 }
 
 TEST(JsonSchemaCompiler, TypeListsAndNoTypeMeanAlternatives) {
   const Grammar nullable = compile_json_schema(nlohmann::json::parse(R"({"type": ["string", "null"]})"));
-  EXPECT_TRUE(accepts(nullable, "null"));
-  EXPECT_TRUE(accepts(nullable, "\"s\""));
-  EXPECT_FALSE(accepts(nullable, "1"));
+  EXPECT_TRUE(accepts_document(nullable, "null"));
+  EXPECT_TRUE(accepts_document(nullable, "\"s\""));
+  EXPECT_FALSE(accepts_document(nullable, "1"));
   const Grammar anything = compile_json_schema(nlohmann::json::parse("{}"));
-  EXPECT_TRUE(accepts(anything, R"([1, "two", {"three": 3}])"));
+  EXPECT_TRUE(accepts_document(anything, R"([1, "two", {"three": 3}])"));
 }
 
 TEST(JsonSchemaCompiler, ObjectsWithoutPropertiesAreMapsUnlessClosed) {
   const Grammar map =
       compile_json_schema(nlohmann::json::parse(R"({"type": "object", "additionalProperties": {"type": "integer"}})"));
-  EXPECT_TRUE(accepts(map, R"({"x": 1, "y": 2})"));
-  EXPECT_FALSE(accepts(map, R"({"x": "1"})"));
+  EXPECT_TRUE(accepts_document(map, R"({"x": 1, "y": 2})"));
+  EXPECT_FALSE(accepts_document(map, R"({"x": "1"})"));
   const Grammar closed =
       compile_json_schema(nlohmann::json::parse(R"({"type": "object", "additionalProperties": false})"));
-  EXPECT_TRUE(accepts(closed, "{}"));
-  EXPECT_FALSE(accepts(closed, R"({"x": 1})"));
+  EXPECT_TRUE(accepts_document(closed, "{}"));
+  EXPECT_FALSE(accepts_document(closed, R"({"x": 1})"));
 }
 
 // Normalisation and the complexity budget (grammar/grammar.h): repeated alternatives collapse to the grammar of the
@@ -114,7 +114,8 @@ TEST(GrammarNormalisation, RepeatedTypesEnumValuesAndAlternativesCollapseToTheSa
     const Grammar collapsed = compile_json_schema(one.with_repeats);
     EXPECT_EQ(collapsed.node_count(), distinct.node_count()) << one.distinct.dump();
     for (const std::string& document : one.documents) {
-      EXPECT_EQ(accepts(collapsed, document), accepts(distinct, document)) << one.distinct.dump() << " " << document;
+      EXPECT_EQ(accepts_document(collapsed, document), accepts_document(distinct, document))
+          << one.distinct.dump() << " " << document;
     }
   }
   // Why 20,000 repeats cost 19 s a token before: each was its own node, so after the opening quote 20,000 parses

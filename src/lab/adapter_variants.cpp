@@ -123,7 +123,7 @@ LoraAdapter rebuilt(const ModelConfig& config, const LoraAdapter& adapter, bool 
   return copy;
 }
 
-std::vector<AdapterMatrixGroup> grouped(const std::vector<AdapterMatrixGroup>& matrices) {
+std::vector<AdapterMatrixGroup> merged_by_matrix(const std::vector<AdapterMatrixGroup>& matrices) {
   std::vector<AdapterMatrixGroup> groups;
   for (const AdapterMatrixGroup& matrix : matrices) {
     bool merged = false;
@@ -180,7 +180,7 @@ AdapterSize adapter_size(const LoraAdapter& adapter, const ModelConfig& config, 
     const LoraPair& pair = *wrapped.pair;
     matrices.push_back({wrapped.module.substr(wrapped.module.rfind('.') + 1), pair.a.cols, pair.b.rows, pair.rank, 1});
   }
-  return size_of(grouped(matrices), config, model);
+  return size_of(merged_by_matrix(matrices), config, model);
 }
 
 LoraAdapter trained_shaped_adapter(const ModelConfig& config, const ModelWeights& weights, int rank,

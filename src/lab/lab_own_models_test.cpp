@@ -27,7 +27,7 @@ using testing::write_pth;
 using testing::write_tokenizer;
 using testing::WrittenTokenizer;
 
-fs::path scratch_directory(const std::string& name) {
+fs::path own_models_scratch(const std::string& name) {
   return fs::temp_directory_path() / ("minigen_lab_own_" + std::to_string(::getpid()) + "_" + name);
 }
 
@@ -45,7 +45,7 @@ class LabOnOwnModels : public ::testing::TestWithParam<OwnModelCase> {};
 // Labelled heavy with the other whole-lab runs.
 TEST_P(LabOnOwnModels, QuickLabOnFp16PthCheckpointsHoldsTheFormulasForTheirShape) {
   const OwnModelCase& test = GetParam();
-  const fs::path scratch = scratch_directory(test.family);
+  const fs::path scratch = own_models_scratch(test.family);
   fs::remove_all(scratch);
   fs::create_directories(scratch);
   const WrittenTokenizer written = write_tokenizer(scratch / "tokenizer", test.minimind2_template);
@@ -145,7 +145,7 @@ INSTANTIATE_TEST_SUITE_P(
 // A model whose context cannot hold the experiment is refused before anything runs; one that holds it but not the
 // longest grid points gets a cut grid, and the cut is written down.
 TEST(LabOnOwnModelsContext, ShortContextIsRefusedOrTheGridIsCut) {
-  const fs::path scratch = scratch_directory("context");
+  const fs::path scratch = own_models_scratch("context");
   fs::remove_all(scratch);
   const WrittenTokenizer written = write_tokenizer(scratch / "tokenizer", false);
   const fs::path& tokenizer = written.directory;

@@ -25,9 +25,9 @@ namespace {
 namespace fs = std::filesystem;
 using nlohmann::json;
 
-using testing::read_text_file;
+using minigen::testing::read_text_file;
 
-fs::path scratch_directory(const std::string& name) {
+fs::path lab_scratch(const std::string& name) {
   return fs::temp_directory_path() / ("minigen_lab_test_" + std::to_string(::getpid()) + "_" + name);
 }
 
@@ -46,7 +46,7 @@ void expect_counts_match_formulas(const json& point) {
 // Labelled heavy (src/CMakeLists.txt): the sanitizer pass leaves the whole quick lab to the Release pass.
 TEST(LabQuick, ReportHoldsTheModuleInvariantsFor183PromptTokens) {
   const fs::path models = minigen_home() / "models";
-  const fs::path out = scratch_directory("quick");
+  const fs::path out = lab_scratch("quick");
   fs::remove_all(out);
   LabOptions options;
   options.base_model = models / "minigen-tiny-base";
@@ -359,14 +359,14 @@ TEST(LabQuick, ForwardTokensMeasureReturnsTheModulesArithmetic) {
   EXPECT_FALSE(data.routing.has_value());  // the shipped base model is dense
 }
 
-testing::RunResult run_minigen(const std::string& arguments, const fs::path& scratch) {
-  return testing::run_minigen(arguments, scratch);
+minigen::testing::RunResult run_minigen(const std::string& arguments, const fs::path& scratch) {
+  return minigen::testing::run_minigen(arguments, scratch);
 }
 
 TEST(LabCommand, MissingModelIsOneClearErrorAndWritesNothing) {
-  const fs::path scratch = scratch_directory("missing_model");
+  const fs::path scratch = lab_scratch("missing_model");
   const fs::path out = scratch / "report";
-  const testing::RunResult result =
+  const minigen::testing::RunResult result =
       run_minigen("lab --quick --base " + (scratch / "no-such-model").string() + " --out " + out.string(), scratch);
   EXPECT_EQ(result.exit_code, 1);
   EXPECT_NE(result.err.find("minigen: error: --base: model"), std::string::npos) << result.err;
@@ -375,8 +375,8 @@ TEST(LabCommand, MissingModelIsOneClearErrorAndWritesNothing) {
 }
 
 TEST(LabCommand, UnknownFlagFails) {
-  const fs::path scratch = scratch_directory("bad_flag");
-  const testing::RunResult result = run_minigen("lab --quick --no-such-flag", scratch);
+  const fs::path scratch = lab_scratch("bad_flag");
+  const minigen::testing::RunResult result = run_minigen("lab --quick --no-such-flag", scratch);
   EXPECT_NE(result.exit_code, 0);
   EXPECT_LT(result.exit_code, 128);
   EXPECT_NE(result.err.find("no-such-flag"), std::string::npos) << result.err;
@@ -384,11 +384,11 @@ TEST(LabCommand, UnknownFlagFails) {
 }
 
 TEST(LabCommand, OutputPathThatIsAFileIsRefused) {
-  const fs::path scratch = scratch_directory("out_is_file");
+  const fs::path scratch = lab_scratch("out_is_file");
   fs::create_directories(scratch);
   const fs::path file = scratch / "plain-file";
   std::ofstream(file) << "x";
-  const testing::RunResult result = run_minigen("lab --quick --out " + file.string(), scratch);
+  const minigen::testing::RunResult result = run_minigen("lab --quick --out " + file.string(), scratch);
   EXPECT_EQ(result.exit_code, 1);
   EXPECT_NE(result.err.find("is not a directory"), std::string::npos) << result.err;
   fs::remove_all(scratch);

@@ -99,7 +99,7 @@ TEST(PackedMatrix, QuantizedCodesAndScalesRoundTrip) {
   }
 }
 
-struct Shape {
+struct QuantizedShape {
   int rows, in, out;
 };
 
@@ -129,9 +129,10 @@ class VnniKernels {
 };
 
 void expect_kernel_matches_reference(ThreadPool& pool, bool vnni) {
-  for (const Shape shape :
-       {Shape{1, 1, 1}, Shape{1, 32, 16}, Shape{2, 33, 17}, Shape{3, 64, 40}, Shape{4, 100, 48}, Shape{5, 259, 67},
-        Shape{7, 64, 16}, Shape{8, 128, 32}, Shape{9, 768, 32}, Shape{37, 96, 33}, Shape{70, 160, 50}}) {
+  for (const QuantizedShape shape :
+       {QuantizedShape{1, 1, 1}, QuantizedShape{1, 32, 16}, QuantizedShape{2, 33, 17}, QuantizedShape{3, 64, 40},
+        QuantizedShape{4, 100, 48}, QuantizedShape{5, 259, 67}, QuantizedShape{7, 64, 16}, QuantizedShape{8, 128, 32},
+        QuantizedShape{9, 768, 32}, QuantizedShape{37, 96, 33}, QuantizedShape{70, 160, 50}}) {
     for (WeightType type : {WeightType::kQ8, WeightType::kQ4}) {
       const auto x = pseudo_random_vector(static_cast<std::size_t>(shape.rows) * shape.in, 3);
       const auto weight = pseudo_random_vector(static_cast<std::size_t>(shape.out) * shape.in, 4);

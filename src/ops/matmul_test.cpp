@@ -44,7 +44,7 @@ TEST(Matmul, ReductionIsOneChainInIndexOrder) {
   EXPECT_EQ(out, 0.0f);
 }
 
-struct Shape {
+struct MatmulShape {
   int rows, in, out;
 };
 
@@ -54,8 +54,9 @@ class MatmulSimd : public testing::EverySimdTarget {};
 // that exercise every row tile (1–6 and beyond) and ragged panels. bf16: ops/matmul_bf16_test.cpp.
 TEST_P(MatmulSimd, MatchesScalarReferenceBitForBit) {
   ThreadPool pool(2);
-  for (const Shape shape : {Shape{1, 1, 1}, Shape{1, 7, 15}, Shape{2, 16, 16}, Shape{3, 33, 17}, Shape{5, 259, 67},
-                            Shape{6, 64, 130}, Shape{7, 256, 64}, Shape{13, 100, 200}, Shape{50, 96, 48}}) {
+  for (const MatmulShape shape : {MatmulShape{1, 1, 1}, MatmulShape{1, 7, 15}, MatmulShape{2, 16, 16},
+                                  MatmulShape{3, 33, 17}, MatmulShape{5, 259, 67}, MatmulShape{6, 64, 130},
+                                  MatmulShape{7, 256, 64}, MatmulShape{13, 100, 200}, MatmulShape{50, 96, 48}}) {
     const auto x = pseudo_random_vector(static_cast<std::size_t>(shape.rows) * shape.in, 3);
     const auto weight = pseudo_random_vector(static_cast<std::size_t>(shape.out) * shape.in, 4);
     const PackedMatrix packed(weight.data(), shape.out, shape.in, WeightType::kF32);

@@ -7,11 +7,10 @@
 #include <vector>
 
 #include "core/error.h"
+#include "sampling/sampling_test_util.h"
 
 namespace minigen {
 namespace {
-
-constexpr float kMinusInfinity = -std::numeric_limits<float>::infinity();
 
 TEST(LogitBiasSamplerTest, AddsEachBiasAndMinusHundredBans) {
   std::vector<float> logits = {1.0f, 2.0f, 3.0f, 50.0f};

@@ -7,11 +7,10 @@
 #include <vector>
 
 #include "core/error.h"
+#include "sampling/sampling_test_util.h"
 
 namespace minigen {
 namespace {
-
-constexpr float kMinusInfinity = -std::numeric_limits<float>::infinity();
 
 TEST(MinPSamplerTest, KeepsTokensAtLeastMinPTimesTheTop) {
   // Logits ln 8, ln 4, ln 2, ln 1 → probabilities 8/15, 4/15, 2/15, 1/15.

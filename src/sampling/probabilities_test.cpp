@@ -7,11 +7,10 @@
 #include <vector>
 
 #include "core/error.h"
+#include "sampling/sampling_test_util.h"
 
 namespace minigen {
 namespace {
-
-constexpr float kMinusInfinity = -std::numeric_limits<float>::infinity();
 
 TEST(SoftmaxProbabilitiesTest, MatchesTheFormula) {
   // exp(0) : exp(ln 3) : exp(ln 6) = 1 : 3 : 6 → 0.1, 0.3, 0.6.

@@ -6,11 +6,10 @@
 #include <vector>
 
 #include "core/error.h"
+#include "sampling/sampling_test_util.h"
 
 namespace minigen {
 namespace {
-
-constexpr float kMinusInfinity = -std::numeric_limits<float>::infinity();
 
 TEST(RepetitionPenaltySamplerTest, DividesPositiveAndMultipliesNegativeLogits) {
   std::vector<float> logits = {3.0f, -1.5f, 0.0f, 5.0f, kMinusInfinity};

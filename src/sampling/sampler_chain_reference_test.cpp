@@ -17,11 +17,10 @@
 #include "core/format.h"
 #include "sampling/counter_rng.h"
 #include "sampling/sampler_chain.h"
+#include "sampling/sampling_test_util.h"
 
 namespace minigen {
 namespace {
-
-constexpr float kMinusInfinity = -std::numeric_limits<float>::infinity();
 
 std::vector<float> reference_softmax(const std::vector<float>& logits) {
   const float max_logit = *std::max_element(logits.begin(), logits.end());

@@ -9,12 +9,11 @@
 
 #include "core/error.h"
 #include "sampling/counter_rng.h"
+#include "sampling/sampling_test_util.h"
 #include "sampling/token_choice.h"
 
 namespace minigen {
 namespace {
-
-constexpr float kMinusInfinity = -std::numeric_limits<float>::infinity();
 
 TEST(SamplerChainTest, StageNamesFollowMiniMindsOrder) {
   EXPECT_EQ(SamplerChain(SamplingParams{}).stage_names(),

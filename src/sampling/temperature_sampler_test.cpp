@@ -6,11 +6,10 @@
 #include <vector>
 
 #include "core/error.h"
+#include "sampling/sampling_test_util.h"
 
 namespace minigen {
 namespace {
-
-constexpr float kMinusInfinity = -std::numeric_limits<float>::infinity();
 
 TEST(TemperatureSamplerTest, DividesEveryLogit) {
   std::vector<float> logits = {2.0f, -1.0f, 0.0f, kMinusInfinity};

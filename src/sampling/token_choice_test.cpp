@@ -7,11 +7,10 @@
 #include <vector>
 
 #include "core/error.h"
+#include "sampling/sampling_test_util.h"
 
 namespace minigen {
 namespace {
-
-constexpr float kMinusInfinity = -std::numeric_limits<float>::infinity();
 
 TEST(ArgmaxTest, PicksTheLargest) { EXPECT_EQ(argmax(std::vector<float>{0.1f, 2.5f, -3.0f, 2.4f}), 1); }
 

@@ -6,11 +6,10 @@
 #include <vector>
 
 #include "core/error.h"
+#include "sampling/sampling_test_util.h"
 
 namespace minigen {
 namespace {
-
-constexpr float kMinusInfinity = -std::numeric_limits<float>::infinity();
 
 TEST(TopKSamplerTest, KeepsTheKLargest) {
   std::vector<float> logits = {0.5f, 3.0f, -1.0f, 2.0f, 1.0f};

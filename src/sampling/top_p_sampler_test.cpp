@@ -7,11 +7,10 @@
 #include <vector>
 
 #include "core/error.h"
+#include "sampling/sampling_test_util.h"
 
 namespace minigen {
 namespace {
-
-constexpr float kMinusInfinity = -std::numeric_limits<float>::infinity();
 
 // The brief's boundary case; the float arithmetic is worked through in top_p_sampler.h.
 TEST(TopPKeptCountTest, FiveThreeOneOneAtPointEight) {

@@ -10,11 +10,10 @@
 #include <vector>
 
 #include "ops/simd_targets_test_util.h"
+#include "sampling/sampling_test_util.h"
 
 namespace minigen {
 namespace {
-
-constexpr float kMinusInfinity = -std::numeric_limits<float>::infinity();
 
 class VocabScan : public testing::EverySimdTarget {};
 

@@ -28,12 +28,12 @@ const std::filesystem::path kLoraDir = std::filesystem::path(MINIGEN_TEST_DATA_D
 const std::filesystem::path kMiniMindAdapter = kLoraDir / "tiny_r4.pth";
 const std::filesystem::path kPeftAdapter = kLoraDir / "tiny_peft_all_r4";
 // Longer than two KV blocks, so the prefix cache has full blocks it could share.
-const std::string kPrompt =
+const std::string kAdapterPrompt =
     "In the beginning God created the heaven and the earth. And the earth was without form, and void; and darkness "
     "was upon the face of the deep.";
 constexpr int kMaxTokens = 24;
 
-// What generate gives alone, greedy, for kPrompt with the model running `adapter` (null: none) — the path of
+// What generate gives alone, greedy, for kAdapterPrompt with the model running `adapter` (null: none) — the path of
 // `minigen generate --lora FILE`, which sets the model's own adapter.
 std::string generate_alone(LiveServer& server, std::shared_ptr<const LoraAdapter> adapter) {
   Model model = *server.loaded.model;
@@ -44,12 +44,12 @@ std::string generate_alone(LiveServer& server, std::shared_ptr<const LoraAdapter
   options.max_new_tokens = kMaxTokens;
   options.ignore_eos = true;
   options.sampling.temperature = 0;
-  const std::vector<std::vector<int>> prompts = {encode_base_prompt(*server.loaded.tokenizer, kPrompt)};
+  const std::vector<std::vector<int>> prompts = {encode_base_prompt(*server.loaded.tokenizer, kAdapterPrompt)};
   return server.loaded.tokenizer->decode(generate(transformer, prompts, options).sequences[0].token_ids, true);
 }
 
 json completion(const std::string& model, bool use_cache = true) {
-  json body = {{"prompt", kPrompt},
+  json body = {{"prompt", kAdapterPrompt},
                {"max_tokens", kMaxTokens},
                {"temperature", 0},
                {"ignore_eos", true},

@@ -20,17 +20,19 @@ using testing::LiveServer;
 using testing::post;
 using testing::stream_chunks;
 
-const std::string kPrompt = "In the beginning";
+const std::string kCompletionPrompt = "In the beginning";
 
 std::vector<int> engine_ids(LiveServer& server, SamplingParams sampling, int max_tokens) {
-  return testing::engine_token_ids(server, kPrompt, sampling, max_tokens);
+  return testing::engine_token_ids(server, kCompletionPrompt, sampling, max_tokens);
 }
 
 std::string text_of(LiveServer& server, const std::vector<int>& ids) {
   return server.loaded.tokenizer->decode(ids, true);
 }
 
-std::string completion_text(LiveServer& server, json body) { return testing::completion_text(server, kPrompt, body); }
+std::string completion_text(LiveServer& server, json body) {
+  return testing::completion_text(server, kCompletionPrompt, body);
+}
 
 TEST(OpenAiFields, PenaltiesAndLogitBiasChangeTheAnswerAsTheSamplerChainDoes) {
   LiveServer server;
@@ -60,7 +62,7 @@ TEST(OpenAiFields, PenaltiesAndLogitBiasChangeTheAnswerAsTheSamplerChainDoes) {
             text_of(server, without_first));
   const int forced = plain.back();
   const json always = post(server, "/v1/completions",
-                           {{"prompt", kPrompt},
+                           {{"prompt", kCompletionPrompt},
                             {"ignore_eos", true},
                             {"temperature", 0.7},
                             {"seed", 3},
@@ -75,7 +77,7 @@ TEST(OpenAiFields, PenaltiesAndLogitBiasChangeTheAnswerAsTheSamplerChainDoes) {
 TEST(OpenAiFields, BadPenaltiesAndBiasesAre400sNamingTheField) {
   LiveServer server;
   const auto expect_400 = [&](const json& extra, const std::string& param, const std::string& words) {
-    json body = {{"prompt", kPrompt}, {"max_tokens", 4}};
+    json body = {{"prompt", kCompletionPrompt}, {"max_tokens", 4}};
     body.update(extra);
     const json error = post(server, "/v1/completions", body, 400)["error"];
     EXPECT_EQ(error["param"], param) << extra.dump();
@@ -140,7 +142,7 @@ TEST(OpenAiFields, IncludeUsageSendsOneLastChunkAndEveryResponseHasAFingerprint)
   EXPECT_EQ(whole["system_fingerprint"], "minigen-f32-kv-f32");
   // Without stream_options there is no usage chunk: one chunk per token.
   EXPECT_EQ(stream_chunks(server, "/v1/completions",
-                          {{"prompt", kPrompt}, {"max_tokens", 3}, {"ignore_eos", true}, {"stream", true}})
+                          {{"prompt", kCompletionPrompt}, {"max_tokens", 3}, {"ignore_eos", true}, {"stream", true}})
                 .size(),
             3u);
 }
@@ -150,7 +152,7 @@ TEST(OpenAiFields, IncludeUsageSendsOneLastChunkAndEveryResponseHasAFingerprint)
 // used to wrap silently to 2^64 − 1 …).
 TEST(OpenAiFields, SeedMinusOneIsRandomAndReportedOtherNegativeSeedsAre400) {
   LiveServer server;
-  const json sampled = {{"prompt", kPrompt}, {"max_tokens", 12}, {"temperature", 1.0}, {"ignore_eos", true}};
+  const json sampled = {{"prompt", kCompletionPrompt}, {"max_tokens", 12}, {"temperature", 1.0}, {"ignore_eos", true}};
   json random = sampled;
   random["seed"] = -1;
   const json first = post(server, "/v1/completions", random, 200);

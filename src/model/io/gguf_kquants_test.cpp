@@ -26,7 +26,7 @@ using testing::put_half;
 using testing::ScaledBlock;
 using testing::SignedBlock;
 
-std::vector<float> dequantize(GgufTensorType type, const std::vector<uint8_t>& bytes) {
+std::vector<float> dequantize_k(GgufTensorType type, const std::vector<uint8_t>& bytes) {
   std::vector<float> values(bytes.size() / gguf_type_bytes(type, kGgufSuperBlock) * kGgufSuperBlock, -999.0f);
   dequantize_k_quants(type, std::as_bytes(std::span(bytes.data(), bytes.size())), values.data());
   return values;
@@ -43,7 +43,7 @@ TEST(GgufKQuants, Q4KSubBlocksFourToSevenTakeTheirTopScaleBitsFromTheFirstFourBy
   bytes[4 + 4] = 0x82;
   bytes[4 + 8] = 0x75;
   for (int i = 16; i < 144; ++i) bytes[i] = 0x21;
-  const std::vector<float> values = dequantize(GgufTensorType::kQ4_K, bytes);
+  const std::vector<float> values = dequantize_k(GgufTensorType::kQ4_K, bytes);
   EXPECT_EQ(values[0], 0.5f);  // sub-block 0, low nibble 1: 1 · 1 · 1 − 0.25 · 2
   EXPECT_EQ(values[31], 0.5f);
   EXPECT_EQ(values[32], 0.0f);                        // sub-block 1: scale 0, min 0
@@ -54,7 +54,7 @@ TEST(GgufKQuants, Q4KSubBlocksFourToSevenTakeTheirTopScaleBitsFromTheFirstFourBy
 TEST(GgufKQuants, Q4KHandChosenScalesMinsAndCodes) {
   const ScaledBlock block{
       kHalf, kQuarter, {1, 2, 63, 0, 17, 63, 40, 5}, {0, 63, 3, 9, 63, 1, 22, 63}, code_pattern(7, 3, 16)};
-  const std::vector<float> values = dequantize(GgufTensorType::kQ4_K, block.encode(false));
+  const std::vector<float> values = dequantize_k(GgufTensorType::kQ4_K, block.encode(false));
   ASSERT_EQ(values.size(), 256u);
   for (int n = 0; n < 256; ++n) EXPECT_EQ(values[n], block.expected(n)) << n;
   EXPECT_EQ(values[97], -2.25f);   // sub-block 3 (scale 0, min 9), code 10: only −dmin · min is left
@@ -69,7 +69,7 @@ TEST(GgufKQuants, Q4KAllScaleAndMinBitsSet) {
   block.mins.fill(63);
   const std::vector<uint8_t> bytes = block.encode(false);
   for (int i = 4; i < 16; ++i) EXPECT_EQ(bytes[i], 0xff) << i;
-  const std::vector<float> values = dequantize(GgufTensorType::kQ4_K, bytes);
+  const std::vector<float> values = dequantize_k(GgufTensorType::kQ4_K, bytes);
   for (int n = 0; n < 256; ++n) EXPECT_EQ(values[n], block.expected(n)) << n;
   EXPECT_EQ(values[3], static_cast<float>(kThird.value * 63 * 15 - 1.5 * 63));
 }
@@ -86,7 +86,7 @@ TEST(GgufKQuants, Q5KTheFifthBitOfValueIOfSubBlockSIsBitSOfHighByteI) {
   bytes[16 + 3] = 0x81;
   bytes[48 + 3] = 0x0f;
   bytes[48 + 96 + 3] = 0xf0;
-  const std::vector<float> values = dequantize(GgufTensorType::kQ5_K, bytes);
+  const std::vector<float> values = dequantize_k(GgufTensorType::kQ5_K, bytes);
   EXPECT_EQ(values[3], 31.0f);
   EXPECT_EQ(values[35], 0.0f);
   EXPECT_EQ(values[195], 0.0f);
@@ -100,7 +100,7 @@ TEST(GgufKQuants, Q5KTheFifthBitOfValueIOfSubBlockSIsBitSOfHighByteI) {
 TEST(GgufKQuants, Q5KHandChosenScalesMinsAndCodes) {
   const ScaledBlock block{
       kQuarter, kThird, {63, 1, 0, 31, 32, 48, 7, 63}, {5, 0, 63, 33, 1, 16, 63, 62}, code_pattern(11, 7, 32)};
-  const std::vector<float> values = dequantize(GgufTensorType::kQ5_K, block.encode(true));
+  const std::vector<float> values = dequantize_k(GgufTensorType::kQ5_K, block.encode(true));
   for (int n = 0; n < 256; ++n) EXPECT_EQ(values[n], block.expected(n)) << n;
   EXPECT_EQ(values[2], static_cast<float>(0.25 * 63 * 29 - kThird.value * 5));  // code 29: the fifth bit set
 }
@@ -119,7 +119,7 @@ TEST(GgufKQuants, Q6KBitsScalesAndTheOffsetOf32) {
   bytes[192 + 4] = 1;
   bytes[192 + 6] = static_cast<uint8_t>(-128);
   put_half(bytes, 208, kHalf);
-  const std::vector<float> values = dequantize(GgufTensorType::kQ6_K, bytes);
+  const std::vector<float> values = dequantize_k(GgufTensorType::kQ6_K, bytes);
   EXPECT_EQ(values[0], 0.5f * -3 * (10 - 32));     // q = 0x0A
   EXPECT_EQ(values[1], 0.5f * -3 * (0 - 32));      // every other code of the group is 0
   EXPECT_EQ(values[32], 0.5f * 2 * (28 - 32));     // q = 0x1C
@@ -135,7 +135,7 @@ TEST(GgufKQuants, Q6KBitsScalesAndTheOffsetOf32) {
 TEST(GgufKQuants, Q6KHandChosenNegativeScalesAndCodes) {
   const SignedBlock block{
       kThird, {-128, -127, -1, 0, 1, 2, 127, 64, -64, 5, -5, 33, -33, 100, -100, 7}, code_pattern(13, 5, 64)};
-  const std::vector<float> values = dequantize(GgufTensorType::kQ6_K, block.encode());
+  const std::vector<float> values = dequantize_k(GgufTensorType::kQ6_K, block.encode());
   for (int n = 0; n < 256; ++n) EXPECT_EQ(values[n], block.expected(n)) << n;
   EXPECT_EQ(values[39], static_cast<float>(kThird.value * -1 * -32));         // code 0, group 2's scale −1
   EXPECT_EQ(values[34], static_cast<float>(kThird.value * -1 * 31));          // code 63
@@ -151,7 +151,7 @@ TEST(GgufKQuants, ConsecutiveSuperBlocks) {
   std::vector<uint8_t> bytes = first.encode();
   const std::vector<uint8_t> more = second.encode();
   bytes.insert(bytes.end(), more.begin(), more.end());
-  const std::vector<float> values = dequantize(GgufTensorType::kQ6_K, bytes);
+  const std::vector<float> values = dequantize_k(GgufTensorType::kQ6_K, bytes);
   ASSERT_EQ(values.size(), 512u);
   for (int n = 0; n < 256; ++n) EXPECT_EQ(values[n], 0.0f) << n;  // the first block's scales are all 0
   for (int n = 0; n < 256; ++n) EXPECT_EQ(values[256 + n], second.expected(n)) << n;

@@ -19,7 +19,7 @@ using testing::kThird;
 using testing::LegacyBlock;
 using testing::put_half;
 
-std::vector<float> dequantize(GgufTensorType type, const std::vector<uint8_t>& bytes) {
+std::vector<float> dequantize_legacy(GgufTensorType type, const std::vector<uint8_t>& bytes) {
   std::vector<float> values(bytes.size() / gguf_type_bytes(type, kGgufQuantBlock) * kGgufQuantBlock, -999.0f);
   dequantize_legacy_quants(type, std::as_bytes(std::span(bytes.data(), bytes.size())), values.data());
   return values;
@@ -34,7 +34,7 @@ TEST(GgufLegacyQuants, Q5_0ByHand) {
   bytes[5] = 0x80;
   bytes[6 + 0] = 0x3f;
   bytes[6 + 15] = 0xa0;
-  const std::vector<float> values = dequantize(GgufTensorType::kQ5_0, bytes);
+  const std::vector<float> values = dequantize_legacy(GgufTensorType::kQ5_0, bytes);
   EXPECT_EQ(values[0], 0.5f * (15 + 16 - 16));
   EXPECT_EQ(values[16], 0.5f * (3 - 16));
   EXPECT_EQ(values[15], 0.5f * (0 - 16));
@@ -49,7 +49,7 @@ TEST(GgufLegacyQuants, Q4_1AndQ5_1ByHand) {
   q4_1[2] = 0x00;  // fp16 −1.5 = 0xBE00
   q4_1[3] = 0xbe;
   q4_1[4 + 0] = 0xf2;
-  const std::vector<float> values = dequantize(GgufTensorType::kQ4_1, q4_1);
+  const std::vector<float> values = dequantize_legacy(GgufTensorType::kQ4_1, q4_1);
   EXPECT_EQ(values[0], 0.5f * 2 - 1.5f);
   EXPECT_EQ(values[16], 0.5f * 15 - 1.5f);
   EXPECT_EQ(values[1], -1.5f);
@@ -59,7 +59,7 @@ TEST(GgufLegacyQuants, Q4_1AndQ5_1ByHand) {
   put_half(q5_1, 2, kHalf);
   q5_1[4 + 2] = 0x02;  // bit 17 of the little-endian uint32
   q5_1[8 + 1] = 0x70;  // nibble byte 1: value 1 low 0, value 17 high 7
-  const std::vector<float> five = dequantize(GgufTensorType::kQ5_1, q5_1);
+  const std::vector<float> five = dequantize_legacy(GgufTensorType::kQ5_1, q5_1);
   EXPECT_EQ(five[17], 1.5f * (7 + 16) + 0.5f);
   EXPECT_EQ(five[1], 0.5f);
 }
@@ -75,7 +75,7 @@ TEST(GgufLegacyQuants, HandChosenFieldsGiveTheFormulasValues) {
     std::vector<uint8_t> bytes = block.encode();
     const std::vector<uint8_t> second = LegacyBlock{type, kHalf, kHalf, block.codes}.encode();
     bytes.insert(bytes.end(), second.begin(), second.end());
-    const std::vector<float> values = dequantize(type, bytes);
+    const std::vector<float> values = dequantize_legacy(type, bytes);
     ASSERT_EQ(values.size(), 64u);
     for (int j = 0; j < 32; ++j) EXPECT_EQ(values[j], block.expected(j)) << gguf_type_name(type) << " " << j;
     const LegacyBlock copy{type, kHalf, kHalf, block.codes};

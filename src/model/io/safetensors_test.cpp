@@ -15,7 +15,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-fs::path temp_path(const std::string& name) { return testing::scratch_path(name); }
+fs::path safetensors_path(const std::string& name) { return testing::scratch_path(name); }
 
 using SafetensorsTest = testing::ScratchFileTest;
 
@@ -27,7 +27,7 @@ std::string read_file_bytes(const fs::path& path) {
 // Writes a file with the given header text and data bytes; `declared_header_bytes` overrides the length field.
 fs::path write_raw(const std::string& name, const std::string& header, const std::string& data,
                    std::optional<uint64_t> declared_header_bytes = std::nullopt) {
-  const fs::path path = temp_path(name);
+  const fs::path path = safetensors_path(name);
   std::ofstream out(path, std::ios::binary);
   const uint64_t length = declared_header_bytes.value_or(header.size());
   for (int i = 0; i < 8; ++i) out.put(static_cast<char>((length >> (8 * i)) & 0xff));
@@ -64,7 +64,7 @@ TensorMap sample_tensors() {
 TEST_F(SafetensorsTest, RoundTripsEveryDtypeWithMetadata) {
   const TensorMap tensors = sample_tensors();
   for (DType dtype : {DType::kF32, DType::kF16, DType::kBF16}) {
-    const fs::path path = temp_path(std::string("round_trip_") + dtype_name(dtype) + ".safetensors");
+    const fs::path path = safetensors_path(std::string("round_trip_") + dtype_name(dtype) + ".safetensors");
     write_safetensors(path, tensors, dtype, {{"format", "pt"}, {"producer", "minigen"}});
     const TensorMap read = read_safetensors(path);
     ASSERT_EQ(read.size(), tensors.size());
@@ -102,7 +102,7 @@ TEST_F(SafetensorsTest, RefusesAHeaderOfMillionsOfValues) {
 TEST_F(SafetensorsTest, InMemoryBytesEqualTheWrittenFile) {
   const TensorMap tensors = sample_tensors();
   const std::map<std::string, std::string> metadata = {{"format", "pt"}};
-  const fs::path path = temp_path("in_memory.safetensors");
+  const fs::path path = safetensors_path("in_memory.safetensors");
   write_safetensors(path, tensors, DType::kBF16, metadata);
   const std::string bytes = safetensors_bytes(tensors, DType::kBF16, metadata);
   EXPECT_EQ(bytes, read_file_bytes(path));
@@ -118,7 +118,7 @@ TEST_F(SafetensorsTest, WritesPaddedHeaderAndDataInNameOrder) {
   TensorMap tensors;
   tensors["b"] = make_tensor({2}, {3.0f, 4.0f});
   tensors["a"] = make_tensor({1}, {1.0f});
-  const fs::path path = temp_path("layout.safetensors");
+  const fs::path path = safetensors_path("layout.safetensors");
   write_safetensors(path, tensors, DType::kF32);
   const std::string bytes = read_file_bytes(path);
   uint64_t header_bytes = 0;
@@ -138,7 +138,7 @@ TEST_F(SafetensorsTest, WritesPaddedHeaderAndDataInNameOrder) {
 TEST_F(SafetensorsTest, ConvertsValuesWhenWritingHalfPrecision) {
   TensorMap tensors;
   tensors["x"] = make_tensor({2}, {1.0f + std::ldexp(1.0f, -11), 70000.0f});
-  const fs::path path = temp_path("rounding.safetensors");
+  const fs::path path = safetensors_path("rounding.safetensors");
   write_safetensors(path, tensors, DType::kF16);
   const TensorMap read = read_safetensors(path);
   EXPECT_EQ(read.at("x").values[0], 1.0f);  // tie to even
@@ -161,11 +161,11 @@ TEST_F(SafetensorsTest, ReadsAHandWrittenFile) {
   EXPECT_EQ(tensors.at("v").stored_dtype, DType::kBF16);
   EXPECT_EQ(tensors.at("z").values, std::vector<float>{-2.0f});
   EXPECT_EQ(tensors.at("w").values, (std::vector<float>{0.5f, -8.0f}));
-  EXPECT_EQ(read_safetensors_metadata(temp_path("hand_written.safetensors")).at("k"), "v");
+  EXPECT_EQ(read_safetensors_metadata(safetensors_path("hand_written.safetensors")).at("k"), "v");
 }
 
 // The message of the Error `read_safetensors` throws for a file, or "" if it reads fine.
-std::string read_error(const fs::path& path) {
+std::string safetensors_read_error(const fs::path& path) {
   try {
     read_safetensors(path);
   } catch (const Error& error) {
@@ -218,22 +218,22 @@ TEST_F(SafetensorsTest, RejectsMalformedFiles) {
   for (const Case& test_case : cases) {
     const fs::path path = write_raw(std::string(test_case.name) + ".safetensors", test_case.header, test_case.data,
                                     test_case.declared_length);
-    const std::string message = read_error(path);
+    const std::string message = safetensors_read_error(path);
     EXPECT_NE(message.find(test_case.expected_message), std::string::npos)
         << test_case.name << ": got '" << message << "'";
     EXPECT_NE(message.find(path.string()), std::string::npos) << test_case.name << ": message names no file";
   }
   // Shorter than the length field itself.
-  const fs::path tiny = temp_path("tiny.safetensors");
+  const fs::path tiny = safetensors_path("tiny.safetensors");
   std::ofstream(tiny, std::ios::binary) << "abc";
-  EXPECT_NE(read_error(tiny).find("too small"), std::string::npos);
-  EXPECT_THROW(read_safetensors(temp_path("missing.safetensors")), Error);
+  EXPECT_NE(safetensors_read_error(tiny).find("too small"), std::string::npos);
+  EXPECT_THROW(read_safetensors(safetensors_path("missing.safetensors")), Error);
 }
 
 TEST_F(SafetensorsTest, WriterRejectsInconsistentTensorsAndLeavesNoFile) {
   TensorMap tensors;
   tensors["bad"] = make_tensor({2, 2}, {1.0f});
-  const fs::path path = temp_path("never_written.safetensors");
+  const fs::path path = safetensors_path("never_written.safetensors");
   fs::remove(path);
   EXPECT_THROW(write_safetensors(path, tensors), Error);
   EXPECT_FALSE(fs::exists(path));
@@ -248,11 +248,11 @@ TEST_F(SafetensorsTest, WriterRejectsInconsistentTensorsAndLeavesNoFile) {
   EXPECT_FALSE(fs::exists(path));
 
   // A directory that does not exist: the temporary file cannot be created.
-  EXPECT_THROW(write_safetensors(temp_path("no_such_directory") / "x.safetensors", sample_tensors()), Error);
+  EXPECT_THROW(write_safetensors(safetensors_path("no_such_directory") / "x.safetensors", sample_tensors()), Error);
 }
 
 TEST_F(SafetensorsTest, ReplacesAnExistingFile) {
-  const fs::path path = temp_path("replaced.safetensors");
+  const fs::path path = safetensors_path("replaced.safetensors");
   write_safetensors(path, sample_tensors());
   TensorMap smaller;
   smaller["only"] = make_tensor({1}, {42.0f});

@@ -18,13 +18,13 @@ using testing::PickleTestWriter;
 using testing::PthWriteOptions;
 using testing::TestTensor;
 
-fs::path temp_path(const std::string& name) { return testing::scratch_path(name); }
+fs::path pth_path(const std::string& name) { return testing::scratch_path(name); }
 
 using TorchPthTest = testing::ScratchFileTest;
 
 fs::path write_pth(const std::string& name, const std::vector<TestTensor>& tensors,
                    const PthWriteOptions& options = {}) {
-  const fs::path path = temp_path(name);
+  const fs::path path = pth_path(name);
   testing::write_bytes(path, testing::pth_archive(tensors, options));
   return path;
 }
@@ -44,7 +44,7 @@ std::vector<TestTensor> simple_state_dict() {
   };
 }
 
-std::string read_error(const fs::path& path) {
+std::string pth_read_error(const fs::path& path) {
   try {
     read_torch_pth(path);
   } catch (const Error& error) {
@@ -166,31 +166,31 @@ TEST_F(TorchPthTest, ReadsARealNestedProtocol4File) {
 }
 
 TEST_F(TorchPthTest, RejectsBrokenArchives) {
-  const fs::path not_zip = temp_path("not_a_zip.pth");
+  const fs::path not_zip = pth_path("not_a_zip.pth");
   testing::write_bytes(not_zip, "this is plainly not a zip archive, just some text that is long enough");
-  EXPECT_NE(read_error(not_zip).find("not a zip archive"), std::string::npos) << read_error(not_zip);
+  EXPECT_NE(pth_read_error(not_zip).find("not a zip archive"), std::string::npos) << pth_read_error(not_zip);
 
-  const fs::path legacy = temp_path("legacy.pth");
+  const fs::path legacy = pth_path("legacy.pth");
   testing::write_bytes(legacy, Bytes("\x80\x02\x8a\x0a", 4) + "legacy");  // PROTO 2, LONG1: torch's old magic
-  EXPECT_NE(read_error(legacy).find("legacy torch.save format"), std::string::npos) << read_error(legacy);
+  EXPECT_NE(pth_read_error(legacy).find("legacy torch.save format"), std::string::npos) << pth_read_error(legacy);
 
   testing::ZipTestWriter no_pickle;
   no_pickle.add("archive/data/0", "abcd");
-  const fs::path missing_pickle = temp_path("missing_pickle.pth");
+  const fs::path missing_pickle = pth_path("missing_pickle.pth");
   testing::write_bytes(missing_pickle, no_pickle.finish());
-  EXPECT_NE(read_error(missing_pickle).find("no data.pkl"), std::string::npos);
+  EXPECT_NE(pth_read_error(missing_pickle).find("no data.pkl"), std::string::npos);
 
   PthWriteOptions omit;
   omit.omit_storages = {"1"};
-  const std::string missing_storage = read_error(write_pth("missing_storage.pth", simple_state_dict(), omit));
+  const std::string missing_storage = pth_read_error(write_pth("missing_storage.pth", simple_state_dict(), omit));
   EXPECT_NE(missing_storage.find("storage '1' is missing"), std::string::npos) << missing_storage;
 
-  EXPECT_NE(read_error(temp_path("does_not_exist.pth")).find("cannot open"), std::string::npos);
+  EXPECT_NE(pth_read_error(pth_path("does_not_exist.pth")).find("cannot open"), std::string::npos);
 }
 
 TEST_F(TorchPthTest, EveryTruncationIsAnError) {
   const Bytes archive = testing::pth_archive(simple_state_dict());
-  const fs::path path = temp_path("truncated.pth");
+  const fs::path path = pth_path("truncated.pth");
   for (std::size_t length = 0; length < archive.size(); ++length) {
     testing::write_bytes(path, archive.substr(0, length));
     EXPECT_THROW(read_torch_pth(path), Error) << "length " << length;
@@ -204,7 +204,7 @@ TEST_F(TorchPthTest, SurvivesEveryFlippedByte) {
     PthWriteOptions options;
     options.deflate = deflate;
     const Bytes archive = testing::pth_archive(simple_state_dict(), options);
-    const fs::path path = temp_path("flipped.pth");
+    const fs::path path = pth_path("flipped.pth");
     for (std::size_t position = 0; position < archive.size(); ++position) {
       for (const unsigned char mask : {0x01, 0x80, 0xff}) {
         Bytes damaged = archive;
@@ -238,7 +238,7 @@ TEST_F(TorchPthTest, RejectsTensorsOutsideTheirStorage) {
        "holds 20 bytes, more than its 4 elements of float32 need"},
   };
   for (const Case& test_case : cases) {
-    const std::string message = read_error(write_pth(std::string(test_case.name) + ".pth", {test_case.tensor}));
+    const std::string message = pth_read_error(write_pth(std::string(test_case.name) + ".pth", {test_case.tensor}));
     EXPECT_NE(message.find(test_case.expected_message), std::string::npos)
         << test_case.name << ": got '" << message << "'";
     EXPECT_NE(message.find("tensor 't'"), std::string::npos) << test_case.name << ": " << message;
@@ -260,12 +260,12 @@ TEST_F(TorchPthTest, RefusesStoragesThatShareArchiveBytes) {
   zip.add("archive/data/0", Bytes(kElements * 4, '\0'), /*deflate=*/true);
   for (int i = 1; i < kTensors; ++i) zip.add_alias("archive/data/" + std::to_string(i), 1);
   zip.add("archive/byteorder", "little");
-  const fs::path path = temp_path("aliased_storages.pth");
+  const fs::path path = pth_path("aliased_storages.pth");
   testing::write_bytes(path, zip.finish());
   const std::string expected = path.string() +
                                ": entries 'archive/data/0' and 'archive/data/1' overlap (a zip "
                                "entry's header and data must not share bytes with another's)";
-  EXPECT_EQ(read_error(path), expected);
+  EXPECT_EQ(pth_read_error(path), expected);
   if (testing::kAddressSpaceLimitWorks) {
     const testing::LimitedRun run = testing::run_with_memory_limit(64 << 20, [&] { read_torch_pth(path); });
     EXPECT_EQ(run.outcome, testing::LimitedRun::Outcome::kError);
@@ -281,9 +281,9 @@ TEST_F(TorchPthTest, RefusesAStorageThatWouldInflateFarBeyondTheFileSize) {
   testing::ZipTestWriter zip;
   zip.add("archive/data.pkl", testing::state_dict_pickle(tensors));
   zip.add_raw("archive/data/0", 8, Bytes(1100000, 'x'), uint64_t{4} * kElements);
-  const fs::path path = temp_path("bomb.pth");
+  const fs::path path = pth_path("bomb.pth");
   testing::write_bytes(path, zip.finish());
-  const std::string message = read_error(path);
+  const std::string message = pth_read_error(path);
   EXPECT_NE(message.find("entry 'archive/data/0' would inflate to 1073741824 bytes"), std::string::npos) << message;
   EXPECT_NE(message.find("more than 32 bytes per archive byte"), std::string::npos) << message;
   if (testing::kAddressSpaceLimitWorks) {
@@ -314,7 +314,7 @@ TEST_F(TorchPthTest, ReadsFromMemoryLikeFromAFile) {
 std::string pickle_error(const Bytes& pickle) {
   PthWriteOptions options;
   options.pickle_override = pickle;
-  return read_error(write_pth("pickle_case.pth", simple_state_dict(), options));
+  return pth_read_error(write_pth("pickle_case.pth", simple_state_dict(), options));
 }
 
 TEST_F(TorchPthTest, RejectsBadPickles) {
@@ -346,7 +346,7 @@ TEST_F(TorchPthTest, RejectsBadPickles) {
   pickle.erase(pickle.find("LongStorage\n") + 12, 1);  // drop the old newline
   PthWriteOptions options;
   options.pickle_override = pickle;
-  const std::string message = read_error(write_pth("long_storage.pth", doubles, options));
+  const std::string message = pth_read_error(write_pth("long_storage.pth", doubles, options));
   EXPECT_NE(message.find("tensor 'd' has dtype int64"), std::string::npos) << message;
 }
 
