@@ -63,7 +63,7 @@ ordered_json checked_messages(const ordered_json& body) {
   return messages;
 }
 
-bool is_true(const ordered_json& object, const char* key) {
+bool checked_flag(const ordered_json& object, const char* key) {
   const auto found = object.find(key);
   if (found == object.end() || found->is_null()) return false;
   if (!found->is_boolean()) throw ApiError(400, std::string("'") + key + "' must be true or false", key);
@@ -73,7 +73,7 @@ bool is_true(const ordered_json& object, const char* key) {
 // Thinking, as MiniMind's server accepts it: "open_thinking": true, or chat_template_kwargs {"enable_thinking": true}
 // or {"open_thinking": true}. The checks here; chat_request.h's open_thinking_requested reads the same fields.
 bool thinking_requested(const ordered_json& body) {
-  is_true(body, "open_thinking");
+  checked_flag(body, "open_thinking");
   if (const auto kwargs = body.find("chat_template_kwargs"); kwargs != body.end() && !kwargs->is_null()) {
     if (!kwargs->is_object()) throw ApiError(400, "'chat_template_kwargs' must be an object", "chat_template_kwargs");
     for (const auto& [key, value] : kwargs->items()) {

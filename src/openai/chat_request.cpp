@@ -45,7 +45,7 @@ ChatMessage message_from_json(const ordered_json& message, const std::string& wh
   return chat;
 }
 
-bool is_true(const ordered_json& object, const char* key) {
+bool flag_is_true(const ordered_json& object, const char* key) {
   const auto field = object.find(key);
   return field != object.end() && field->is_boolean() && field->get<bool>();
 }
@@ -67,10 +67,10 @@ ChatConversation chat_conversation_from_json(const ordered_json& messages, const
 
 bool open_thinking_requested(const ordered_json& request) {
   if (!request.is_object()) return false;
-  if (is_true(request, "open_thinking")) return true;
+  if (flag_is_true(request, "open_thinking")) return true;
   const auto kwargs = request.find("chat_template_kwargs");
   return kwargs != request.end() && kwargs->is_object() &&
-         (is_true(*kwargs, "open_thinking") || is_true(*kwargs, "enable_thinking"));
+         (flag_is_true(*kwargs, "open_thinking") || flag_is_true(*kwargs, "enable_thinking"));
 }
 
 }  // namespace minigen

@@ -8,7 +8,8 @@
 
 namespace minigen {
 
-using json = nlohmann::ordered_json;  // as the client sent it: a schema's properties are generated in its order
+// nlohmann::ordered_json: as the client sent it, a schema's properties are generated in its order.
+using ResponseJson = nlohmann::ordered_json;
 
 std::shared_ptr<const CompiledGrammar> server_grammar(Grammar grammar,
                                                       std::shared_ptr<const TokenVocabulary> vocabulary) {
@@ -16,7 +17,7 @@ std::shared_ptr<const CompiledGrammar> server_grammar(Grammar grammar,
   return std::make_shared<const CompiledGrammar>(std::move(grammar), std::move(vocabulary));
 }
 
-std::shared_ptr<const CompiledGrammar> response_format_grammar(const json& response_format,
+std::shared_ptr<const CompiledGrammar> response_format_grammar(const ResponseJson& response_format,
                                                                std::shared_ptr<const TokenVocabulary> vocabulary) {
   if (!response_format.is_object() || !response_format.contains("type") || !response_format["type"].is_string()) {
     throw ApiError(400, "'response_format' must be an object with a string 'type'", "response_format");
