@@ -29,9 +29,11 @@ endfunction()
 # Unity builds: CMake compiles a target's files eight to a translation unit, so the headers and templates they share
 # (CLI11, nlohmann/json, GoogleTest, the engine's own) are parsed and instantiated once per eight files. Used for the
 # targets with many files of glue, parsers, reports and tests (src/CMakeLists.txt names them) — not for the kernels,
-# whose Highway files must each be a translation unit of their own. Eight files share one anonymous namespace: a helper or a constant there needs a name of its own (or a *_test_util.h).
+# whose Highway files must each be a translation unit of their own. Eight files share one anonymous namespace: a
+# helper or a constant there needs a name of its own (or a *_test_util.h).
 # -DMINIGEN_UNITY_BUILD=OFF compiles file by file (a rebuild after editing one file is then quicker).
-option(MINIGEN_UNITY_BUILD "Compile the CLI, the tests and the glue libraries as unity builds (eight files per compile)" ON)
+option(MINIGEN_UNITY_BUILD
+       "Compile the CLI, the tests and the glue libraries as unity builds (eight files per compile)" ON)
 function(minigen_unity_build target)
   if(MINIGEN_UNITY_BUILD)
     set_target_properties(${target} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE 8)

@@ -8,8 +8,7 @@
 
 namespace minigen {
 
-// nlohmann::ordered_json: as the client sent it, a schema's properties are generated in its order.
-using ResponseJson = nlohmann::ordered_json;
+using nlohmann::ordered_json;  // as the client sent it: a schema's properties are generated in its order
 
 std::shared_ptr<const CompiledGrammar> server_grammar(Grammar grammar,
                                                       std::shared_ptr<const TokenVocabulary> vocabulary) {
@@ -17,7 +16,7 @@ std::shared_ptr<const CompiledGrammar> server_grammar(Grammar grammar,
   return std::make_shared<const CompiledGrammar>(std::move(grammar), std::move(vocabulary));
 }
 
-std::shared_ptr<const CompiledGrammar> response_format_grammar(const ResponseJson& response_format,
+std::shared_ptr<const CompiledGrammar> response_format_grammar(const ordered_json& response_format,
                                                                std::shared_ptr<const TokenVocabulary> vocabulary) {
   if (!response_format.is_object() || !response_format.contains("type") || !response_format["type"].is_string()) {
     throw ApiError(400, "'response_format' must be an object with a string 'type'", "response_format");
