@@ -97,6 +97,18 @@ int64_t BlockPool::publish(int id, int64_t parent, std::span<const int> tokens) 
   return next_prefix_id_++;
 }
 
+int BlockPool::flush_cached() {
+  const int forgotten = cached_blocks();
+  for (const int id : evictable_) {
+    in_evictable_[id] = false;
+    free_.push_back(id);
+  }
+  evictable_.clear();
+  entries_.clear();
+  std::fill(key_of_block_.begin(), key_of_block_.end(), nullptr);
+  return forgotten;
+}
+
 void BlockPool::forget_cached(int id) {
   if (key_of_block_[id] == nullptr) return;
   const Key key = *key_of_block_[id];  // a copy: the stored key dies with its entry

@@ -64,6 +64,10 @@ class BlockPool {
   // block already holds the same prefix — then this block simply stays uncached).
   int64_t publish(int id, int64_t parent, std::span<const int> tokens);
 
+  // Empties the prefix cache (SGLang's /flush_cache): unreferenced cached blocks become free, referenced ones stay
+  // with their sequences but will not be handed to a later prompt. Returns how many cached blocks were forgotten.
+  int flush_cached();
+
   int64_t lookups() const { return lookups_; }
   int64_t hits() const { return hits_; }
 

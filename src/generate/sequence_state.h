@@ -14,6 +14,7 @@
 #include "grammar/compiled_grammar.h"
 #include "grammar/grammar_matcher.h"
 #include "sampling/candidates.h"
+#include "sampling/raw_logprobs.h"
 #include "sampling/sampler_chain.h"
 #include "sampling/sampling_params.h"
 
@@ -23,6 +24,8 @@ struct SequenceRules {
   int max_new_tokens = 16;
   bool ignore_eos = false;  // never "stop": forces exactly max_new_tokens (for experiments)
   int eos_token_id = 2;
+  // More ids that end the row with "stop" (SGLang's stop_token_ids); like eos, not checked with ignore_eos.
+  std::vector<int> stop_token_ids = {};
 };
 
 // What one step chose for a sequence, before it is accepted.
@@ -32,6 +35,10 @@ struct TokenChoice {
   int grammar_allowed = -1;    // ids the grammar's mask allowed; −1 without a grammar
   float probability = 0;       // of the chosen token, when top candidates were asked for
   std::vector<Candidate> top;  // the most likely kept candidates, when asked for
+  // log_softmax of the raw logits at the chosen token and the most likely raw tokens, when asked for
+  // (raw_logprobs.h: the number an RL trainer divides by).
+  bool has_raw_logprob = false;
+  RawLogprobs raw;
 };
 
 class SequenceState {
@@ -43,7 +50,8 @@ class SequenceState {
   // This step's token from the row's last logits: the grammar's mask, then the chain, filtering `logits` in place,
   // then the draw (or argmax). Changes nothing of the sequence but its matcher's mask cache; throws what the chain
   // throws (minigen::Error, InvalidSamplingParam) and MaskWorkLimit for a mask over its work budget.
-  TokenChoice choose(std::span<float> logits, int top_candidates = 0);
+  // raw_top ≥ 0: also the raw log-probability of the chosen token and the raw_top most likely raw tokens.
+  TokenChoice choose(std::span<float> logits, int top_candidates = 0, int raw_top = -1);
   // Appends the chosen token, advances the grammar by it and applies the end rules.
   void accept(int token);
   // MiniMind keeps feeding a finished row and pads it with eos; padding is not a generated token.

@@ -61,6 +61,33 @@ TEST(SequenceState, EosStopsTheRowUnlessIgnoreEosAndPaddingIsNotGenerated) {
   EXPECT_EQ(forced.finish_reason(), "length");
 }
 
+// SGLang's stop_token_ids end a row like eos does, and like eos they are not checked with ignore_eos.
+TEST(SequenceState, StopTokenIdsEndTheRowWithStopUnlessIgnoreEos) {
+  SequenceState stops({4}, greedy(), 0, nullptr, {10, false, kEos, {7, 9}});
+  stops.accept(5);
+  EXPECT_FALSE(stops.finished());
+  stops.accept(9);
+  EXPECT_EQ(stops.finish_reason(), "stop");
+  SequenceState ignored({4}, greedy(), 0, nullptr, {2, true, kEos, {7}});
+  ignored.accept(7);
+  EXPECT_FALSE(ignored.finished());
+}
+
+// The raw log-probability is the raw row's, whatever the chain did to the logits before the draw.
+TEST(SequenceState, RawLogprobsAreTakenBeforeTheChainFilters) {
+  SamplingParams sharp = greedy();
+  sharp.temperature = 0.5f;
+  SequenceState state({4}, sharp, 0, nullptr, {10, false, kEos});
+  std::vector<float> logits = {0.0f, 1.0f, 3.0f, 2.0f};
+  const std::vector<float> raw = logits;
+  const TokenChoice choice = state.choose(logits, 0, 1);
+  ASSERT_TRUE(choice.has_raw_logprob);
+  EXPECT_EQ(choice.token, 2);
+  EXPECT_FLOAT_EQ(choice.raw.chosen, raw_logprobs(raw, 2, 0).chosen);
+  EXPECT_EQ(choice.raw.top.at(0).token, 2);
+  EXPECT_FALSE(state.choose(logits, 0).has_raw_logprob);
+}
+
 // The grammar masks before the chain: the favoured "a" is not allowed before the opening quote.
 TEST(SequenceState, TheGrammarMaskComesFirstAndAcceptMovesTheMatcherOn) {
   const std::vector<std::string> texts = {"", "", "", "a", "\"", "b", "\"a", "x"};

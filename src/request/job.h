@@ -8,6 +8,7 @@
 
 #include "grammar/compiled_grammar.h"
 #include "sampling/candidates.h"
+#include "sampling/raw_logprobs.h"
 #include "sampling/sampling_params.h"
 
 namespace minigen {
@@ -21,6 +22,9 @@ struct SequenceRequest {
   uint64_t rng_row = 0;  // the sequence's index within its own request (choice index for n > 1)
   bool ignore_eos = false;
   int top_candidates = 0;  // report the this-many most likely kept candidates of every step (logprobs)
+  // ≥ 0: report every token's raw log-probability (sampling/raw_logprobs.h) and this many most likely raw tokens.
+  int raw_logprobs = -1;
+  std::vector<int> stop_token_ids;  // ids that end the sequence like eos (SGLang's stop_token_ids)
   // false: forget the K/V after every token, so each step re-feeds the whole sequence (the no-cache cost, live).
   bool use_cache = true;
   // Structured output (response_format, a forced tool call): the grammar every token must keep the text inside;
@@ -38,6 +42,9 @@ struct Job {
   std::vector<int> prompt;
   SequenceRequest settings;  // everything but prompt and rng_row
   int choices = 1;
+  // Choice i draws with rng row first_rng_row + i: the prompts of one SGLang /generate request are rows of one
+  // rollout, so G copies of a prompt draw differently and the whole rollout repeats under one seed.
+  uint64_t first_rng_row = 0;
   std::vector<std::string> stop;  // generation of a choice ends before the first of these strings
 };
 
@@ -50,6 +57,9 @@ struct JobEvent {
   int kept_candidates = 0;
   int grammar_allowed = -1;  // with a grammar: how many ids its mask allowed at this step; −1 without one
   std::vector<Candidate> top;
+  bool has_raw_logprob = false;  // raw: log_softmax of the raw logits (when the request asked for it)
+  RawLogprobs raw;
+  int cached_tokens = 0;  // prompt tokens this choice borrowed from the prefix cache (on its first token's event)
   bool finished = false;
   std::string finish_reason;  // "stop", "length", or "error"
   std::string error;

@@ -125,9 +125,17 @@ http::Routed ApiServer::route(const http::Request& request) {
       const char* path;
       const char* method;
     };
-    static constexpr Route kRoutes[] = {
-        {"/", "GET"},          {"/health", "GET"},          {"/metrics", "GET"},
-        {"/v1/models", "GET"}, {"/v1/completions", "POST"}, {"/v1/chat/completions", "POST"}};
+    static constexpr Route kRoutes[] = {{"/", "GET"},
+                                        {"/health", "GET"},
+                                        {"/metrics", "GET"},
+                                        {"/v1/models", "GET"},
+                                        {"/v1/completions", "POST"},
+                                        {"/v1/chat/completions", "POST"},
+                                        {"/generate", "POST"},
+                                        {"/flush_cache", "POST"},
+                                        {"/health_generate", "GET"},
+                                        {"/get_model_info", "GET"},
+                                        {"/get_server_info", "GET"}};
     static constexpr Route kAdapterRoutes[] = {{"/v1/load_lora_adapter", "POST"}, {"/v1/unload_lora_adapter", "POST"}};
     const Route* found = nullptr;
     for (const Route& route : kRoutes) {
@@ -136,7 +144,9 @@ http::Routed ApiServer::route(const http::Request& request) {
     for (const Route& route : kAdapterRoutes) {
       if (options_.allow_runtime_lora && request.path == route.path) found = &route;
     }
-    const bool api = request.path.rfind("/v1/", 0) == 0;
+    const bool native = request.path == "/generate" || request.path == "/flush_cache" ||
+                        request.path == "/get_model_info" || request.path == "/get_server_info";
+    const bool api = request.path.rfind("/v1/", 0) == 0 || native;
     if (request.method == "OPTIONS" && found != nullptr && !options_.cors_origin.empty()) {
       http::Response preflight;
       preflight.status = 204;
@@ -175,11 +185,26 @@ http::Routed ApiServer::route(const http::Request& request) {
       return metrics;
     }
     if (path == "/v1/models") return json_response(200, models());
+    if (path == "/health_generate" || path == "/get_model_info" || path == "/get_server_info") {
+      return native_info(path);
+    }
+    if (path == "/flush_cache") {  // SGLang sends no body here: no Content-Type to check
+      const int forgotten = engine_.flush_prefix_cache();
+      http::Response flushed;
+      flushed.set("Content-Type", "text/plain");
+      flushed.body = "Cache flushed: " + std::to_string(forgotten) + " KV blocks forgotten.\n";
+      return flushed;
+    }
     if (!is_json_content_type(request.header("content-type"))) {
       return error(415, "send the request body as JSON with 'Content-Type: application/json'");
     }
     if (path == "/v1/load_lora_adapter") return load_adapter(request);
     if (path == "/v1/unload_lora_adapter") return unload_adapter(request);
+    if (path == "/generate") {
+      return http::Handler([this](const http::Request& http_request, http::ResponseWriter& writer) {
+        native_generate(http_request, writer);
+      });
+    }
     const Endpoint endpoint = path == "/v1/completions" ? Endpoint::kCompletions : Endpoint::kChatCompletions;
     return http::Handler([this, endpoint](const http::Request& http_request, http::ResponseWriter& writer) {
       generate(endpoint, http_request, writer);

@@ -4,6 +4,9 @@
 //   POST /v1/completions, /v1/chat/completions   JSON, or SSE chunks ending with `data: [DONE]` when stream=true
 //   GET  /v1/models, /health, /metrics (Prometheus text), / (the web page)
 //   POST /v1/load_lora_adapter, /v1/unload_lora_adapter   with allow_runtime_lora only (vLLM's admin routes)
+//   SGLang's native routes, for MiniMind's RL trainers (serve/sglang_generate.h, docs/rl-rollouts.md):
+//   POST /generate, /flush_cache; GET /health_generate, /get_model_info, /get_server_info. With an API key set,
+//   every one of them but /health_generate needs it, as /v1/* does.
 //
 // A request's "model" picks the LoRA adapter it runs with (serve/adapter_registry.h): an adapter's name, or the base
 // model's (or none) for no adapter; a name the server does not serve is a 404 model_not_found once any adapter is
@@ -65,6 +68,9 @@ class ApiServer {
   http::Response load_adapter(const http::Request& request);    // POST /v1/load_lora_adapter
   http::Response unload_adapter(const http::Request& request);  // POST /v1/unload_lora_adapter
   void generate(Endpoint endpoint, const http::Request& http_request, http::ResponseWriter& writer);
+  // SGLang's routes (serve/sglang_routes.cpp).
+  void native_generate(const http::Request& http_request, http::ResponseWriter& writer);
+  http::Response native_info(const std::string& path);
   void respond_whole(const ApiRequest& request, const std::shared_ptr<JobStream>& stream,
                      const http::Request& http_request, http::ResponseWriter& writer, RequestTimer& timer);
   void respond_streaming(const ApiRequest& request, const std::shared_ptr<JobStream>& stream,

@@ -31,6 +31,11 @@ bool JobStream::next(JobEvent& event, std::chrono::milliseconds timeout) {
   return true;
 }
 
+bool JobStream::wait(std::chrono::milliseconds timeout) {
+  std::unique_lock lock(mutex_);
+  return ready_.wait_for(lock, timeout, [this] { return !events_.empty(); });
+}
+
 void JobStream::push(JobEvent event) {
   {
     std::lock_guard lock(mutex_);
@@ -83,6 +88,34 @@ std::shared_ptr<JobStream> Engine::submit(Job job) {
   return stream;
 }
 
+std::vector<std::shared_ptr<JobStream>> Engine::submit_all(std::vector<Job> jobs) {
+  for (const Job& job : jobs) {
+    if (job.choices < 1) throw Error("n must be at least 1");
+    SequenceRequest check = job.settings;
+    check.prompt = job.prompt;
+    scheduler_.check(check);
+  }
+  std::vector<std::shared_ptr<JobStream>> streams;
+  for (const Job& job : jobs) {
+    auto stream = std::make_shared<JobStream>();
+    stream->prompt_tokens_ = static_cast<int>(job.prompt.size());
+    stream->submitted_ = Clock::now();
+    streams.push_back(std::move(stream));
+  }
+  {
+    std::lock_guard lock(mutex_);
+    if (static_cast<int>(incoming_.size()) + status_.waiting >= max_waiting_jobs_) {
+      ++status_.jobs_rejected;
+      throw EngineBusy("the server is at capacity: " + std::to_string(max_waiting_jobs_) +
+                       " requests are already waiting; retry later");
+    }
+    status_.jobs_submitted += static_cast<int64_t>(jobs.size());
+    for (std::size_t i = 0; i < jobs.size(); ++i) incoming_.emplace_back(std::move(jobs[i]), streams[i]);
+  }
+  work_.notify_all();
+  return streams;
+}
+
 void Engine::cancel(const std::shared_ptr<JobStream>& stream) {
   stream->cancelled_ = true;
   {
@@ -98,6 +131,15 @@ void Engine::fail_all(const std::string& reason) {
     fail_all_reason_ = reason;
   }
   work_.notify_all();
+}
+
+int Engine::flush_prefix_cache() {
+  std::unique_lock lock(mutex_);
+  flush_requested_ = true;
+  flushed_blocks_ = -1;
+  work_.notify_all();
+  flushed_.wait(lock, [this] { return flushed_blocks_ >= 0 || stopping_; });
+  return std::max(flushed_blocks_, 0);
 }
 
 EngineStatus Engine::status() const {
@@ -117,6 +159,9 @@ bool Engine::emit(Choice& choice, const SequenceToken& token) {
   event.kept_candidates = token.kept_candidates;
   event.grammar_allowed = token.grammar_allowed;
   event.top = token.top;
+  event.has_raw_logprob = token.has_raw_logprob;
+  event.raw = token.raw;
+  event.cached_tokens = token.cached_tokens;
   SequenceOutput::Text text = choice.output.push(token.token, token.finished);
   event.text = std::move(text.text);
   if (text.stopped) {
@@ -141,9 +186,17 @@ void Engine::run() {
       std::unique_lock lock(mutex_);
       work_.wait(lock, [this] {
         return stopping_ || !incoming_.empty() || !cancelled_.empty() || !fail_all_reason_.empty() ||
-               !scheduler_.idle();
+               flush_requested_ || !scheduler_.idle();
       });
-      if (stopping_) return;
+      if (stopping_) {
+        flushed_.notify_all();
+        return;
+      }
+      if (flush_requested_) {  // the pool is the engine thread's: nothing else touches it between steps
+        flush_requested_ = false;
+        flushed_blocks_ = pool_.flush_cached();
+        flushed_.notify_all();
+      }
       incoming.swap(incoming_);
       cancelled.swap(cancelled_);
       failure.swap(fail_all_reason_);
@@ -171,7 +224,7 @@ void Engine::run() {
       for (int i = 0; i < job.choices; ++i) {
         SequenceRequest request = job.settings;
         request.prompt = job.prompt;
-        request.rng_row = static_cast<uint64_t>(i);
+        request.rng_row = job.first_rng_row + static_cast<uint64_t>(i);
         Choice choice{stream, i, SequenceOutput(tokenizer_, job.stop)};
         try {
           choices_.emplace_back(scheduler_.add(std::move(request)), std::move(choice));

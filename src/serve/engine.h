@@ -30,6 +30,8 @@ class JobStream {
  public:
   // Waits up to `timeout` for the next event; false on timeout.
   bool next(JobEvent& event, std::chrono::milliseconds timeout);
+  // Waits up to `timeout` until an event is there, without taking it; false on timeout.
+  bool wait(std::chrono::milliseconds timeout);
   int prompt_tokens() const { return prompt_tokens_; }
   std::chrono::steady_clock::time_point submitted() const { return submitted_; }
 
@@ -75,10 +77,16 @@ class Engine {
   // Queues a job. Throws minigen::Error for a job that can never run (the message is for the client), and
   // EngineBusy when max_waiting_jobs are already waiting.
   std::shared_ptr<JobStream> submit(Job job);
+  // Several jobs at once (the prompts of one SGLang /generate request): every job is checked first, then all are
+  // queued together, so they join the same scheduler step and the batch; one capacity check for the lot.
+  std::vector<std::shared_ptr<JobStream>> submit_all(std::vector<Job> jobs);
   // The client went away: its sequences are dropped and their blocks freed before the next step.
   void cancel(const std::shared_ptr<JobStream>& stream);
   // Ends every job, queued or running, with an error event carrying `reason` (HTTP 503): the end of a drain.
   void fail_all(const std::string& reason);
+
+  // Empties the prefix cache on the engine thread between two steps; returns the cached blocks forgotten.
+  int flush_prefix_cache();
 
   EngineStatus status() const;
   const Transformer& transformer() const { return transformer_; }
@@ -104,7 +112,10 @@ class Engine {
   std::condition_variable work_;
   std::deque<std::pair<Job, std::shared_ptr<JobStream>>> incoming_;
   std::vector<std::shared_ptr<JobStream>> cancelled_;
-  std::string fail_all_reason_;  // set by fail_all, handled by the engine thread
+  std::string fail_all_reason_;   // set by fail_all, handled by the engine thread
+  bool flush_requested_ = false;  // set by flush_prefix_cache, done by the engine thread
+  int flushed_blocks_ = -1;       // its answer, −1 until done
+  std::condition_variable flushed_;
   bool stopping_ = false;
   EngineStatus status_;  // published by the engine thread after every step
   std::deque<std::pair<std::chrono::steady_clock::time_point, int64_t>> rate_window_;

@@ -28,7 +28,7 @@ DrawOutcome draw_one(ScheduledSequence& sequence, const PlannedDraw& draw, std::
     row_logits.assign(logits.begin(), logits.end());
     DrawOutcome outcome;
     outcome.kind = DrawOutcome::Kind::kDrawn;
-    outcome.choice = sequence.state.choose(row_logits, sequence.request.top_candidates);
+    outcome.choice = sequence.state.choose(row_logits, sequence.request.top_candidates, sequence.request.raw_logprobs);
     return outcome;
   } catch (const MaskWorkLimit& error) {
     return failed(error, 400);

@@ -18,7 +18,7 @@ Scheduler::Scheduler(const ModelConfig& config, BlockPool& pool, SchedulerOption
 
 uint64_t Scheduler::add(SequenceRequest request) {
   check(request);
-  const SequenceRules rules{request.max_new_tokens, request.ignore_eos, config_.eos_token_id};
+  const SequenceRules rules{request.max_new_tokens, request.ignore_eos, config_.eos_token_id, request.stop_token_ids};
   SequenceState state(request.prompt, request.sampling, request.rng_row, request.grammar, rules);
   auto kv = std::make_unique<PagedKvSequence>(pool_, request.prefix_root);
   auto sequence = std::make_unique<ScheduledSequence>(
@@ -153,6 +153,7 @@ SchedulePlan Scheduler::schedule() {
     if (!try_admit(sequence, budget, count, borrowed)) break;
     budget -= count;
     plan.prefix_cached_tokens += borrowed;
+    if (sequence.cached_tokens < 0) sequence.cached_tokens = static_cast<int>(borrowed);
     const uint64_t id = sequence.id;
     plan.feeds.push_back({id, sequence.kv->length(), count, true});
     plan.admitted.push_back(id);
@@ -196,6 +197,9 @@ SequenceToken Scheduler::accept(ScheduledSequence& sequence, const DrawOutcome& 
   out.kept_candidates = choice.kept_candidates;
   out.grammar_allowed = choice.grammar_allowed;
   out.top = choice.top;
+  out.has_raw_logprob = choice.has_raw_logprob;
+  out.raw = choice.raw;
+  out.cached_tokens = std::max(sequence.cached_tokens, 0);
   out.finished = sequence.state.finished();
   out.finish_reason = sequence.state.finish_reason();
   return out;

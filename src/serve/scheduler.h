@@ -42,6 +42,9 @@ struct SequenceToken {
   int kept_candidates = 0;
   int grammar_allowed = -1;    // ids the sequence's grammar allowed at this step; −1 without a grammar
   std::vector<Candidate> top;  // the most likely kept candidates, when asked for
+  bool has_raw_logprob = false;
+  RawLogprobs raw;
+  int cached_tokens = 0;  // prompt tokens borrowed from the prefix cache when it was first admitted
   bool finished = false;
   std::string finish_reason;  // "stop" (eos) or "length" once finished; "error" when drawing failed (token −1)
   std::string error;          // why, for "error"
@@ -85,7 +88,8 @@ struct ScheduledSequence {
   // Meanwhile it is not fed (it has nothing new to feed); once the mask is done it draws from them, the same
   // token it would have drawn at once.
   std::vector<float> held_logits = {};
-  int64_t mask_turn = 0;  // the step it last drew or got mask steps in: the one waiting longest goes first
+  int64_t mask_turn = 0;   // the step it last drew or got mask steps in: the one waiting longest goes first
+  int cached_tokens = -1;  // prompt tokens borrowed from the prefix cache at its first admission; −1 before it
 };
 
 class Scheduler {

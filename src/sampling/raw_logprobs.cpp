@@ -1,0 +1,37 @@
+#include "sampling/raw_logprobs.h"
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+#include <string>
+
+#include "core/error.h"
+
+namespace minigen {
+
+RawLogprobs raw_logprobs(std::span<const float> raw_logits, int chosen, int count) {
+  if (raw_logits.empty()) throw Error("raw_logprobs needs at least one logit");
+  if (chosen < 0 || static_cast<std::size_t>(chosen) >= raw_logits.size()) {
+    throw Error("raw_logprobs: token " + std::to_string(chosen) + " is outside the row of " +
+                std::to_string(raw_logits.size()));
+  }
+  const float largest = *std::max_element(raw_logits.begin(), raw_logits.end());
+  double sum = 0.0;
+  for (const float logit : raw_logits) sum += std::exp(static_cast<double>(logit) - largest);
+  const double log_total = static_cast<double>(largest) + std::log(sum);
+  RawLogprobs out;
+  out.chosen = static_cast<float>(raw_logits[chosen] - log_total);
+  const std::size_t kept = std::min<std::size_t>(count > 0 ? static_cast<std::size_t>(count) : 0, raw_logits.size());
+  if (kept == 0) return out;
+  std::vector<int> ids(raw_logits.size());
+  std::iota(ids.begin(), ids.end(), 0);
+  std::partial_sort(ids.begin(), ids.begin() + static_cast<std::ptrdiff_t>(kept), ids.end(), [&](int a, int b) {
+    return raw_logits[a] > raw_logits[b] || (raw_logits[a] == raw_logits[b] && a < b);
+  });
+  for (std::size_t i = 0; i < kept; ++i) {
+    out.top.push_back({ids[i], static_cast<float>(raw_logits[ids[i]] - log_total)});
+  }
+  return out;
+}
+
+}  // namespace minigen

@@ -1,0 +1,121 @@
+// SGLang's native routes on minigen's server: /generate (the rollout route of MiniMind's SGLangRolloutEngine) and
+// the small routes its clients poll. The bodies are serve/sglang_generate.h's; this file waits for the engine.
+#include <chrono>
+
+#include "core/error.h"
+#include "serve/api_server.h"
+#include "serve/sglang_generate.h"
+
+namespace minigen {
+
+using nlohmann::json;
+
+http::Response ApiServer::native_info(const std::string& path) {
+  const ModelConfig& config = engine_.transformer().model().config;
+  if (path == "/health_generate") {
+    const EngineStatus status = engine_.status();
+    return json_response(200, {{"status", "ok"}, {"running", status.running}, {"waiting", status.waiting}});
+  }
+  if (path == "/get_model_info") {
+    return json_response(200, {{"model_path", adapters_.base_name()},
+                               {"tokenizer_path", adapters_.base_name()},
+                               {"is_generation", true},
+                               {"weight_version", "default"},
+                               {"context_length", config.max_position_embeddings},
+                               {"vocab_size", config.vocab_size}});
+  }
+  const EngineStatus status = engine_.status();
+  return json_response(200, {{"engine", "minigen"},
+                             {"served_model_name", adapters_.base_name()},
+                             {"context_length", config.max_position_embeddings},
+                             {"max_running_requests", status.kv_blocks_total > 0 ? status.running : 0},
+                             {"kv_blocks_total", status.kv_blocks_total},
+                             {"kv_blocks_used", status.kv_blocks_used},
+                             {"kv_block_tokens", BlockPool::kBlockTokens},
+                             {"weight_version", "default"}});
+}
+
+void ApiServer::native_generate(const http::Request& http_request, http::ResponseWriter& writer) {
+  const auto started = std::chrono::steady_clock::now();
+  auto fail = [&](const http::Response& response) {
+    http::Response answer = response;
+    add_cors_headers(http_request, answer.headers);
+    writer.send(answer);
+  };
+  GenerateRequest request;
+  std::vector<std::shared_ptr<JobStream>> streams;
+  try {
+    request = parse_generate_request(http_request.body, tokenizer_, options_.grammar_vocabulary);
+    streams = engine_.submit_all(request.jobs);
+  } catch (const ApiError& failure) {
+    return fail(error(failure.status, failure.what(), failure.param));
+  } catch (const EngineBusy& failure) {
+    return fail(error(429, failure.what()));
+  } catch (const InvalidSamplingParam& invalid) {
+    const ApiError failure = sampling_param_error(invalid);
+    return fail(error(failure.status, failure.what(), failure.param));
+  } catch (const Error& failure) {  // the scheduler's checks: context, pool size
+    return fail(error(400, failure.what()));
+  }
+  const auto cancel_all = [&] {
+    for (const auto& stream : streams) engine_.cancel(stream);
+  };
+  // Sequences in request order: job k's choice j at offset[k] + j.
+  std::vector<std::size_t> offset;
+  std::size_t total = 0;
+  for (const Job& job : request.jobs) {
+    offset.push_back(total);
+    total += static_cast<std::size_t>(job.choices);
+  }
+  std::vector<RolloutSequence> sequences(total);
+  for (std::size_t k = 0; k < streams.size(); ++k) {
+    for (int j = 0; j < request.jobs[k].choices; ++j) {
+      sequences[offset[k] + j].prompt_tokens = static_cast<int>(request.jobs[k].prompt.size());
+    }
+  }
+  std::size_t finished = 0;
+  JobEvent event;
+  while (finished < total) {
+    if (writer.cancelled()) {  // the client hung up (or the server drains): its rows leave the batch now
+      cancel_all();
+      writer.send(error(503, "the server is shutting down"));
+      return;
+    }
+    bool any = false;
+    for (std::size_t k = 0; k < streams.size(); ++k) {
+      while (streams[k]->next(event, std::chrono::milliseconds(0))) {
+        any = true;
+        if (!event.error.empty()) {
+          cancel_all();
+          return fail(error(event.error_status, event.error));
+        }
+        RolloutSequence& sequence = sequences[offset[k] + static_cast<std::size_t>(event.choice)];
+        if (event.token >= 0) {
+          if (sequence.tokens.empty()) sequence.cached_tokens = event.cached_tokens;
+          sequence.text += event.text;
+          sequence.tokens.push_back(event);
+        }
+        if (event.finished) {
+          sequence.finish_reason = event.finish_reason;
+          ++finished;
+        }
+      }
+    }
+    if (!any && finished < total) {
+      // Wait on the first unfinished stream for a moment; the others are drained on the next pass.
+      for (std::size_t k = 0; k < streams.size(); ++k) {
+        bool open = false;
+        for (int j = 0; j < request.jobs[k].choices; ++j) open |= sequences[offset[k] + j].finish_reason.empty();
+        if (!open) continue;
+        streams[k]->wait(std::chrono::milliseconds(20));
+        break;
+      }
+    }
+  }
+  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  http::Response response = json_response(200, generate_response(request, sequences, tokenizer_, seconds));
+  add_cors_headers(http_request, response.headers);
+  writer.send(response);
+}
+
+}  // namespace minigen
