@@ -97,6 +97,28 @@ bool Scheduler::try_admit(ScheduledSequence& sequence, int budget, int& count, i
   return true;
 }
 
+// A waiting sequence that shares at least one more full block with a running sequence still reading its prompt
+// waits: those blocks reach the prefix cache when that prefill's step is applied, and it borrows them then instead of
+// computing them again. So the G copies of a rollout's prompt, queued together, prefill it once.
+bool Scheduler::waits_for_shared_prefill(const ScheduledSequence& sequence) const {
+  if (!sequence.request.use_cache || sequence.kv->length() > 0) return false;
+  const std::vector<int>& tokens = sequence.state.tokens();
+  for (const auto& [id, running] : running_) {
+    if (running->state.generated() > 0 || !running->request.use_cache ||
+        running->request.prefix_root != sequence.request.prefix_root) {
+      continue;
+    }
+    const std::vector<int>& other = running->state.tokens();
+    const std::size_t limit = std::min(tokens.size() - 1, other.size());  // attach_prefix leaves the last token
+    std::size_t common = 0;
+    while (common < limit && tokens[common] == other[common]) ++common;
+    const std::size_t shared_blocks = common / BlockPool::kBlockTokens;
+    const std::size_t published_blocks = static_cast<std::size_t>(running->kv->length()) / BlockPool::kBlockTokens;
+    if (shared_blocks > published_blocks) return true;
+  }
+  return false;
+}
+
 // Each drawing grammar row whose mask is not known gets a share of the step's mask allowance, the longest-waiting
 // first: > 0 matcher steps, 0 when it needs none, −1 when it must wait for its turn.
 void Scheduler::share_mask_steps(SchedulePlan& plan) {
@@ -146,8 +168,14 @@ SchedulePlan Scheduler::schedule() {
     plan.feeds.push_back({id, start, count, !decode});
   }
   // New (or preempted) sequences join while there is budget, room in the batch and blocks in the pool.
-  while (!waiting_.empty() && budget > 0 && static_cast<int>(running_.size()) < options_.max_running) {
-    ScheduledSequence& sequence = *waiting_.front();
+  // First come first served, but a sequence about to borrow a prefix another one is computing lets later ones pass.
+  for (std::size_t index = 0;
+       index < waiting_.size() && budget > 0 && static_cast<int>(running_.size()) < options_.max_running;) {
+    ScheduledSequence& sequence = *waiting_[index];
+    if (waits_for_shared_prefill(sequence)) {
+      ++index;
+      continue;
+    }
     int count = 0;
     int64_t borrowed = 0;
     if (!try_admit(sequence, budget, count, borrowed)) break;
@@ -157,8 +185,8 @@ SchedulePlan Scheduler::schedule() {
     const uint64_t id = sequence.id;
     plan.feeds.push_back({id, sequence.kv->length(), count, true});
     plan.admitted.push_back(id);
-    running_.emplace(id, std::move(waiting_.front()));
-    waiting_.pop_front();
+    running_.emplace(id, std::move(waiting_[index]));
+    waiting_.erase(waiting_.begin() + static_cast<std::ptrdiff_t>(index));
   }
   // Who draws: rows still waiting for their mask (from their kept logits), and rows whose every known token is
   // cached once this step's forward call is done.

@@ -123,6 +123,7 @@ class Scheduler {
 
  private:
   bool try_admit(ScheduledSequence& sequence, int budget, int& count, int64_t& borrowed);
+  bool waits_for_shared_prefill(const ScheduledSequence& sequence) const;
   bool make_room(ScheduledSequence& sequence, int count, SchedulePlan& plan);
   void preempt(uint64_t id, SchedulePlan& plan);
   void share_mask_steps(SchedulePlan& plan);

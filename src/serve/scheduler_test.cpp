@@ -202,6 +202,31 @@ TEST(SchedulerPlan, ASecondSequenceBorrowsTheCachedFullBlocksOfASharedPrefix) {
   EXPECT_EQ(scheduler.counters().prefill_tokens, 44);
 }
 
+// The G copies of a rollout's prompt, queued together: the first reads the prompt; the copies wait one step (a later
+// prompt passes them) and then borrow its full blocks, computing only the partial last block each.
+TEST(SchedulerPlan, CopiesOfAPromptBeingReadWaitAndBorrowItsBlocks) {
+  const ModelConfig config = testing::test_config("tiny");
+  BlockPool pool(config.kv_layout(), 16);
+  Scheduler scheduler(config, pool, {8, 256});
+  const std::vector<int> prompt = testing::test_prompt(40, 7);
+  const std::vector<int> other = testing::test_prompt(20, 3);
+  const uint64_t first = scheduler.add(request_of(prompt, 2));
+  const uint64_t copy_a = scheduler.add(request_of(prompt, 2));
+  const uint64_t copy_b = scheduler.add(request_of(prompt, 2));
+  const uint64_t later = scheduler.add(request_of(other, 2));
+  const SchedulePlan step1 = scheduler.schedule();
+  EXPECT_EQ(feeds_of(step1), (std::vector<Feed>{{first, 0, 40, true}, {later, 0, 20, true}}));
+  apply_fake(scheduler, step1);
+  const SchedulePlan step2 = scheduler.schedule();
+  EXPECT_EQ(step2.prefix_cached_tokens, 64);
+  EXPECT_EQ(feeds_of(step2), (std::vector<Feed>{{first, 40, 1, false},
+                                                {later, 20, 1, false},
+                                                {copy_a, 32, 8, true},
+                                                {copy_b, 32, 8, true}}));
+  apply_fake(scheduler, step2);
+  EXPECT_EQ(scheduler.counters().prefill_tokens, 40 + 20 + 8 + 8);
+}
+
 // Rows whose masks need work share the step's allowance: up to allowance / kMinimumMaskSlice rows get an equal
 // share, the rest wait (−1) and keep their logits; the next step serves the one waiting longest first.
 TEST(SchedulerPlan, RowsNeedingMaskWorkShareTheAllowanceAndTheRestWaitTheirTurn) {
