@@ -4,7 +4,7 @@
 
 #include "core/error.h"
 #include "serve/api_server.h"
-#include "serve/sglang_generate.h"
+#include "openai/sglang_generate.h"
 
 namespace minigen {
 

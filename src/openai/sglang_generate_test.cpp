@@ -1,7 +1,7 @@
 // SGLang's /generate on minigen serve, over real HTTP, called the way MiniMind's SGLangRolloutEngine calls it
 // (trainer/rollout_engine.py): prompts with their left padding stripped, each repeated G times, stop_token_ids
 // [eos], return_logprob — and the logprobs checked against the model's own raw logits.
-#include "serve/sglang_generate.h"
+#include "openai/sglang_generate.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "serve/sglang_generate.h"
+#include "openai/sglang_generate.h"
 
 #include <algorithm>
 #include <cmath>
