@@ -219,10 +219,9 @@ TEST(SchedulerPlan, CopiesOfAPromptBeingReadWaitAndBorrowItsBlocks) {
   apply_fake(scheduler, step1);
   const SchedulePlan step2 = scheduler.schedule();
   EXPECT_EQ(step2.prefix_cached_tokens, 64);
-  EXPECT_EQ(feeds_of(step2), (std::vector<Feed>{{first, 40, 1, false},
-                                                {later, 20, 1, false},
-                                                {copy_a, 32, 8, true},
-                                                {copy_b, 32, 8, true}}));
+  EXPECT_EQ(
+      feeds_of(step2),
+      (std::vector<Feed>{{first, 40, 1, false}, {later, 20, 1, false}, {copy_a, 32, 8, true}, {copy_b, 32, 8, true}}));
   apply_fake(scheduler, step2);
   EXPECT_EQ(scheduler.counters().prefill_tokens, 40 + 20 + 8 + 8);
 }

@@ -3,8 +3,8 @@
 #include <chrono>
 
 #include "core/error.h"
-#include "serve/api_server.h"
 #include "openai/sglang_generate.h"
+#include "serve/api_server.h"
 
 namespace minigen {
 
