@@ -7,25 +7,15 @@
 
 #include "core/error.h"
 #include "fuzz_check.h"
+#include "shipped_tokenizer.h"
 #include "tokenizer/bpe_tokenizer.h"
 #include "tokenizer/stream_decoder.h"
 #include "tokenizer/utf8.h"
 
 using namespace minigen;
 
-namespace {
-
-const Tokenizer& shipped_tokenizer() {
-  static const Tokenizer tokenizer =
-      Tokenizer::from_files(MINIGEN_SOURCE_DIR "/tokenizers/minigen-6400/tokenizer.json",
-                            std::filesystem::path(MINIGEN_SOURCE_DIR "/tokenizers/minigen-6400/tokenizer_config.json"));
-  return tokenizer;
-}
-
-}  // namespace
-
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  const Tokenizer& tokenizer = shipped_tokenizer();
+  const Tokenizer& tokenizer = fuzz::shipped_tokenizer();
   const std::string_view text = fuzz::as_text(data, size);
   const std::vector<int> ids = tokenizer.encode(text);
   for (const int id : ids) fuzz::check(id >= 0 && id < tokenizer.vocab_size(), "ids inside the vocabulary");

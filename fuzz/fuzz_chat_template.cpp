@@ -12,19 +12,13 @@
 
 #include "core/error.h"
 #include "fuzz_check.h"
+#include "shipped_tokenizer.h"
 #include "tokenizer/bpe_tokenizer.h"
 #include "tokenizer/chat_template.h"
 
 using namespace minigen;
 
 namespace {
-
-const Tokenizer& shipped_tokenizer() {
-  static const Tokenizer tokenizer =
-      Tokenizer::from_files(MINIGEN_SOURCE_DIR "/tokenizers/minigen-6400/tokenizer.json",
-                            std::filesystem::path(MINIGEN_SOURCE_DIR "/tokenizers/minigen-6400/tokenizer_config.json"));
-  return tokenizer;
-}
 
 std::string trim_newlines(std::string text, bool front, bool back) {
   while (front && !text.empty() && text.front() == '\n') text.erase(0, 1);
@@ -101,7 +95,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   fuzz::check(known_roles, "an unknown role is refused");
   fuzz::check(text == expected_text(messages, generation_prompt, thinking), "the ChatML format");
 
-  const Tokenizer& tokenizer = shipped_tokenizer();
+  const Tokenizer& tokenizer = fuzz::shipped_tokenizer();
   const std::vector<int> ids = encode_chatml(tokenizer, messages, generation_prompt, thinking);
   fuzz::check(tokenizer.decode(ids, /*skip_special_tokens=*/false) == text, "encode_chatml decodes to the text");
   const int im_start = *tokenizer.find_token("<|im_start|>");

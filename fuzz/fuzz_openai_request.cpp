@@ -8,26 +8,16 @@
 #include "core/json_text.h"
 #include "fuzz_check.h"
 #include "openai/openai_api.h"
+#include "shipped_tokenizer.h"
 #include "tokenizer/bpe_tokenizer.h"
 
 using namespace minigen;
-
-namespace {
-
-const Tokenizer& shipped_tokenizer() {
-  static const Tokenizer tokenizer =
-      Tokenizer::from_files(MINIGEN_SOURCE_DIR "/tokenizers/minigen-6400/tokenizer.json",
-                            std::filesystem::path(MINIGEN_SOURCE_DIR "/tokenizers/minigen-6400/tokenizer_config.json"));
-  return tokenizer;
-}
-
-}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (size == 0) return 0;
   const Endpoint endpoint = (data[0] & 1) != 0 ? Endpoint::kChatCompletions : Endpoint::kCompletions;
   const std::string body(fuzz::as_text(data + 1, size - 1));
-  const Tokenizer& tokenizer = shipped_tokenizer();
+  const Tokenizer& tokenizer = fuzz::shipped_tokenizer();
   ApiRequest request;
   try {
     request = parse_api_request(endpoint, body, tokenizer);

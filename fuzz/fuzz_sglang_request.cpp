@@ -8,24 +8,14 @@
 #include "fuzz_check.h"
 #include "openai/openai_api.h"
 #include "openai/sglang_generate.h"
+#include "shipped_tokenizer.h"
 #include "tokenizer/bpe_tokenizer.h"
 
 using namespace minigen;
 
-namespace {
-
-const Tokenizer& shipped_tokenizer() {
-  static const Tokenizer tokenizer =
-      Tokenizer::from_files(MINIGEN_SOURCE_DIR "/tokenizers/minigen-6400/tokenizer.json",
-                            std::filesystem::path(MINIGEN_SOURCE_DIR "/tokenizers/minigen-6400/tokenizer_config.json"));
-  return tokenizer;
-}
-
-}  // namespace
-
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string body(fuzz::as_text(data, size));
-  const Tokenizer& tokenizer = shipped_tokenizer();
+  const Tokenizer& tokenizer = fuzz::shipped_tokenizer();
   GenerateRequest request;
   try {
     request = parse_generate_request(body, tokenizer, nullptr);

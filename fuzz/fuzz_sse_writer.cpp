@@ -9,19 +9,13 @@
 #include "core/json_text.h"
 #include "fuzz_check.h"
 #include "openai/openai_api.h"
+#include "shipped_tokenizer.h"
 #include "tokenizer/bpe_tokenizer.h"
 #include "tokenizer/utf8.h"
 
 using namespace minigen;
 
 namespace {
-
-const Tokenizer& shipped_tokenizer() {
-  static const Tokenizer tokenizer =
-      Tokenizer::from_files(MINIGEN_SOURCE_DIR "/tokenizers/minigen-6400/tokenizer.json",
-                            std::filesystem::path(MINIGEN_SOURCE_DIR "/tokenizers/minigen-6400/tokenizer_config.json"));
-  return tokenizer;
-}
 
 // Reads fixed-size fields from the front of the input, zeros once it runs out.
 struct Reader {
@@ -49,7 +43,7 @@ void check_entry(const nlohmann::json& entry, const Tokenizer& tokenizer) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  const Tokenizer& tokenizer = shipped_tokenizer();
+  const Tokenizer& tokenizer = fuzz::shipped_tokenizer();
   Reader reader{data, size};
   const auto flags = reader.take<uint8_t>();
   ApiRequest request;
