@@ -67,25 +67,9 @@ Engine::~Engine() {
 }
 
 std::shared_ptr<JobStream> Engine::submit(Job job) {
-  if (job.choices < 1) throw Error("n must be at least 1");
-  SequenceRequest check = job.settings;
-  check.prompt = job.prompt;
-  scheduler_.check(check);  // throws the client's error before anything is queued
-  auto stream = std::make_shared<JobStream>();
-  stream->prompt_tokens_ = static_cast<int>(job.prompt.size());
-  stream->submitted_ = Clock::now();
-  {
-    std::lock_guard lock(mutex_);
-    if (static_cast<int>(incoming_.size()) + status_.waiting >= max_waiting_jobs_) {
-      ++status_.jobs_rejected;
-      throw EngineBusy("the server is at capacity: " + std::to_string(max_waiting_jobs_) +
-                       " requests are already waiting; retry later");
-    }
-    ++status_.jobs_submitted;
-    incoming_.emplace_back(std::move(job), stream);
-  }
-  work_.notify_all();
-  return stream;
+  std::vector<Job> one;
+  one.push_back(std::move(job));
+  return submit_all(std::move(one)).front();
 }
 
 std::vector<std::shared_ptr<JobStream>> Engine::submit_all(std::vector<Job> jobs) {

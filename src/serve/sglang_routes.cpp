@@ -28,7 +28,7 @@ http::Response ApiServer::native_info(const std::string& path) {
   return json_response(200, {{"engine", "minigen"},
                              {"served_model_name", adapters_.base_name()},
                              {"context_length", config.max_position_embeddings},
-                             {"max_running_requests", status.kv_blocks_total > 0 ? status.running : 0},
+                             {"running_requests", status.running},
                              {"kv_blocks_total", status.kv_blocks_total},
                              {"kv_blocks_used", status.kv_blocks_used},
                              {"kv_block_tokens", BlockPool::kBlockTokens},
