@@ -66,7 +66,23 @@ std::string not_a_model_directory(const fs::path& directory) {
            " and the checkpoint as -m, e.g. -m out/full_sft_512.pth (MiniMind's trainer writes them to out/)";
   }
   return "no config.json in " + name +
-         ": a model is a directory with config.json and model.safetensors, or a .pth, .safetensors or .gguf file";
+         ": a model is a directory with config.json and model.safetensors (or pytorch_model.bin), or a .pth, "
+         ".safetensors or .gguf file";
+}
+
+// The weights of an HF directory: model.safetensors, else pytorch_model.bin (transformers' save_pretrained with
+// safe_serialization=False, which MiniMind's SGLang rollout engine uses: a torch.save zip, as a .pth is).
+fs::path directory_weights_file(const fs::path& directory) {
+  for (const char* name : {"model.safetensors", "pytorch_model.bin"}) {
+    if (fs::exists(directory / name)) return directory / name;
+  }
+  for (const char* index : {"model.safetensors.index.json", "pytorch_model.bin.index.json"}) {
+    if (fs::exists(directory / index)) {
+      throw Error(directory.string() + " holds a sharded checkpoint (" + index +
+                  "); minigen reads one model.safetensors or pytorch_model.bin");
+    }
+  }
+  throw Error("no model.safetensors or pytorch_model.bin in " + directory.string());
 }
 
 std::unique_ptr<const Tokenizer> tokenizer_of_gguf(const GgufTokenizerFiles& files, const fs::path& path) {
@@ -143,13 +159,17 @@ LoadedModel load_model(const fs::path& path, const LoadOptions& options) {
   std::optional<GgufTokenizerFiles> gguf_tokenizer;  // a GGUF carries its tokenizer
   if (fs::is_directory(path) || path.extension() == ".safetensors") {
     const fs::path directory = fs::is_directory(path) ? path : path.parent_path();
-    const fs::path weights_file = fs::is_directory(path) ? directory / "model.safetensors" : path;
     if (!fs::exists(directory / "config.json")) throw Error(not_a_model_directory(directory));
-    if (!fs::exists(weights_file)) throw Error("no model.safetensors in " + directory.string());
     const nlohmann::json config_json = read_json_file(directory / "config.json");
-    tensors = read_safetensors(weights_file);
+    const fs::path weights_file = fs::is_directory(path) ? directory_weights_file(directory) : path;
+    if (weights_file.extension() == ".bin") {
+      tensors = read_torch_pth(weights_file);
+      loaded.format = "pytorch_model.bin";
+    } else {
+      tensors = read_safetensors(weights_file);
+      loaded.format = "safetensors";
+    }
     config = config_from_json(config_json, has_qk_norm_tensors(tensors));
-    loaded.format = "safetensors";
     tokenizer_location = directory;
   } else if (path.extension() == ".pth" || path.extension() == ".pt") {
     tensors = read_torch_pth(path);
@@ -190,6 +210,66 @@ LoadedModel load_model(const fs::path& path, const LoadOptions& options) {
   ModelWeights weights = weights_from_tensors(config, std::move(tensors));
   loaded.model = std::make_unique<Model>(std::move(config), std::move(weights));
   return loaded;
+}
+
+namespace {
+
+// The first field of config.json that would change a served model's numbers although every tensor's shape fits
+// (how q_proj's rows split into heads, RoPE, the norms' epsilon, the stop token), or empty.
+std::string numerics_difference(const ModelConfig& served, const ModelConfig& stated) {
+  const std::pair<const char*, bool> differences[] = {
+      {"num_attention_heads", served.num_q_heads != stated.num_q_heads},
+      {"num_key_value_heads", served.num_kv_heads != stated.num_kv_heads},
+      {"head_dim", served.head_dim != stated.head_dim},
+      {"rope_theta", served.rope_theta != stated.rope_theta},
+      {"rope_scaling", served.rope_scaling != stated.rope_scaling},
+      {"rms_norm_eps", served.rms_norm_eps != stated.rms_norm_eps},
+      {"num_experts_per_tok", served.num_experts_per_token != stated.num_experts_per_token},
+      {"norm_topk_prob", served.use_moe && served.norm_topk_prob != stated.norm_topk_prob},
+      {"eos_token_id", served.eos_token_id != stated.eos_token_id},
+  };
+  for (const auto& [field, differs] : differences) {
+    if (differs) return field;
+  }
+  return "";
+}
+
+}  // namespace
+
+std::unique_ptr<Model> load_replacement_weights(const fs::path& path, const ModelConfig& served) {
+  const std::string name = path.string();
+  if (!fs::exists(path)) throw Error("model_path " + name + " does not exist");
+  TensorMap tensors;
+  std::optional<ModelConfig> stated;  // what the directory's config.json says, when there is one
+  try {
+    if (fs::is_directory(path) || path.extension() == ".safetensors") {
+      const fs::path directory = fs::is_directory(path) ? path : path.parent_path();
+      const fs::path weights_file = fs::is_directory(path) ? directory_weights_file(directory) : path;
+      tensors = weights_file.extension() == ".bin" ? read_torch_pth(weights_file) : read_safetensors(weights_file);
+      if (fs::exists(directory / "config.json")) {
+        stated = config_from_json(read_json_file(directory / "config.json"), has_qk_norm_tensors(tensors));
+      } else if (fs::is_directory(path)) {
+        throw Error("no config.json in " + name);
+      }
+    } else if (path.extension() == ".pth" || path.extension() == ".pt") {
+      tensors = read_torch_pth(path);
+    } else {
+      throw Error(name + " is neither a model directory nor a .safetensors or .pth file");
+    }
+    ModelWeights weights = weights_from_tensors(served, std::move(tensors));
+    if (stated) {
+      const std::string field = numerics_difference(served, *stated);
+      if (!field.empty()) {
+        throw Error("config.json's " + field + " differs from the served model's (the tensors' shapes fit, but the " +
+                    "numbers would not be this model's)");
+      }
+    }
+    return std::make_unique<Model>(served, std::move(weights));
+  } catch (const Error& error) {
+    const std::string message = error.what();
+    if (message.rfind(name, 0) == 0) throw;
+    throw Error(name + ": " + message);
+  }
 }
 
 TokenizerFiles read_tokenizer_files(const fs::path& path) {

@@ -1,6 +1,7 @@
 #pragma once
-// Finds and loads a model from disk: an HF directory (config.json + model.safetensors + tokenizer files) or a
-// MiniMind .pth state dict (configuration inferred from tensor shapes, tokenizer from a flag or from beside it).
+// Finds and loads a model from disk: an HF directory (config.json + model.safetensors or pytorch_model.bin + tokenizer
+// files) or a MiniMind .pth state dict (configuration inferred from tensor shapes, tokenizer from a flag or from
+// beside it).
 #include <filesystem>
 #include <memory>
 #include <optional>
@@ -26,12 +27,20 @@ struct LoadedModel {
   std::unique_ptr<Model> model;  // not const: release_matrices() once packed
   std::unique_ptr<const Tokenizer> tokenizer;
   std::filesystem::path path;
-  std::string format;  // "safetensors", "pth" or "gguf"
+  std::string format;  // "safetensors", "pytorch_model.bin" (an HF directory's torch zip), "pth" or "gguf"
   DType stored_dtype = DType::kF32;
   std::vector<GgufDequantizedTensor> gguf_dequantized;  // a GGUF's K-quant (…) tensors, now fp32 values
 };
 
 LoadedModel load_model(const std::filesystem::path& path, const LoadOptions& options = {});
+
+// New weights for a model being served (POST /update_weights_from_disk, an RL trainer's new policy): an HF directory
+// (model.safetensors or pytorch_model.bin; f32, fp16 or bf16; tied weights stored once or twice) or a .safetensors or
+// .pth file, read against the served model's configuration. Throws minigen::Error starting with the path for a
+// tensor of another shape (naming it), a missing or extra tensor, or a config.json field that changes the numbers
+// although every shape fits (heads, RoPE, eps, eos); nothing of the served model is touched. No tokenizer is read:
+// the served one stays.
+std::unique_ptr<Model> load_replacement_weights(const std::filesystem::path& path, const ModelConfig& served);
 
 // A tokenizer.json, or the directory holding it (with tokenizer_config.json beside it when present).
 std::unique_ptr<const Tokenizer> load_tokenizer(const std::filesystem::path& path);

@@ -53,7 +53,7 @@ void reject_unknown(const json& object, const std::set<std::string>& known, cons
     if (known.count(key) == 0) {
       throw ApiError(
           400,
-          where + " has an unknown field '" + key.substr(0, 80) + "' (minigen's /generate takes: " +
+          where + " has an unknown field '" + key.substr(0, 80) + "' (it takes: " +
               [&] {
                 std::string names;
                 for (const std::string& name : known) names += (names.empty() ? "" : ", ") + name;
@@ -251,6 +251,7 @@ json finish_reason(const RolloutSequence& sequence, const Job& job, const Tokeni
   if (sequence.finish_reason == "length") {
     return {{"type", "length"}, {"length", static_cast<int>(sequence.tokens.size())}};
   }
+  if (sequence.finish_reason == "abort") return {{"type", "abort"}, {"message", sequence.abort_message}};
   const int last = sequence.tokens.empty() ? -1 : sequence.tokens.back().token;
   const bool stop_token = last == tokenizer.eos_id() ||
                           std::find(job.settings.stop_token_ids.begin(), job.settings.stop_token_ids.end(), last) !=
@@ -385,7 +386,7 @@ json generate_response(const GenerateRequest& request, const std::vector<Rollout
                    {"completion_tokens", static_cast<int>(sequence.tokens.size())},
                    {"cached_tokens", sequence.cached_tokens},
                    {"output_ids", output_ids},
-                   {"weight_version", "default"},
+                   {"weight_version", sequence.weight_version},
                    {"sampling_seed", job.settings.sampling.seed},
                    {"e2e_latency", e2e_latency_seconds}};
       if (request.return_logprob) {
@@ -397,6 +398,40 @@ json generate_response(const GenerateRequest& request, const std::vector<Rollout
   }
   if (!request.list_form && results.size() == 1) return results[0];
   return results;
+}
+
+UpdateWeightsRequest parse_update_weights_request(const std::string& body_text) {
+  json body;
+  try {
+    body = parse_untrusted_json<json>(body_text);
+  } catch (const Error& error) {
+    throw ApiError(400, std::string("the request body ") + error.what());
+  }
+  if (!body.is_object()) throw ApiError(400, "the request body must be a JSON object");
+  reject_unknown(body, {"model_path", "weight_version", "abort_all_requests", "load_format", "flush_cache"},
+                 "the request");
+  UpdateWeightsRequest request;
+  const json* path = present(body, "model_path");
+  if (path == nullptr || !path->is_string() || path->get<std::string>().empty()) {
+    throw field_error("model_path", "is required: the directory the new weights were saved to");
+  }
+  request.model_path = path->get<std::string>();
+  // A path is at most PATH_MAX on Linux; anything longer would only be echoed back in the error.
+  if (request.model_path.size() > 4096) throw field_error("model_path", "is longer than 4096 bytes");
+  if (const json* version = present(body, "weight_version")) {
+    if (!version->is_string() || version->get<std::string>().empty() || version->get<std::string>().size() > 128) {
+      throw field_error("weight_version", "must be a string of 1 to 128 bytes");
+    }
+    request.weight_version = version->get<std::string>();
+  }
+  request.abort_all_requests = boolean(body, "abort_all_requests", false);
+  if (const json* format = present(body, "load_format"); format != nullptr && *format != "auto") {
+    throw field_error("load_format", "must be \"auto\" (minigen reads what the directory holds)");
+  }
+  if (!boolean(body, "flush_cache", true)) {
+    throw field_error("flush_cache", "cannot be false: KV computed by the old weights must never meet the new ones");
+  }
+  return request;
 }
 
 }  // namespace minigen

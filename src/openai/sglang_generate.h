@@ -46,7 +46,9 @@ GenerateRequest parse_generate_request(const std::string& body, const Tokenizer&
 struct RolloutSequence {
   std::vector<JobEvent> tokens;  // one per generated token, in order
   std::string text;
-  std::string finish_reason;  // "stop" or "length"
+  std::string finish_reason;  // "stop", "length" or "abort"
+  std::string abort_message;
+  std::string weight_version = "default";  // the weights it was computed with
   int prompt_tokens = 0;
   int cached_tokens = 0;
 };
@@ -54,5 +56,17 @@ struct RolloutSequence {
 // The answer: `sequences` in request order (prompt k's choice j at k·n + j).
 nlohmann::json generate_response(const GenerateRequest& request, const std::vector<RolloutSequence>& sequences,
                                  const Tokenizer& tokenizer, double e2e_latency_seconds);
+
+// POST /update_weights_from_disk: {"model_path", "weight_version"?, "abort_all_requests"? (false: requests in
+// flight finish on the old weights first; true: they end with finish_reason "abort"), "load_format"? ("auto"),
+// "flush_cache"? (true; false is refused: the prefix cache is always emptied with the switch)}.
+struct UpdateWeightsRequest {
+  std::string model_path;
+  std::string weight_version;  // empty: the server numbers the update
+  bool abort_all_requests = false;
+};
+
+// Throws ApiError 400 naming the field.
+UpdateWeightsRequest parse_update_weights_request(const std::string& body);
 
 }  // namespace minigen

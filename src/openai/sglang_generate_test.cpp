@@ -46,26 +46,6 @@ std::vector<std::vector<int>> chat_prompts(const Tokenizer& tokenizer) {
   return prompts;
 }
 
-// log_softmax of the raw logits at each output position, gathered at the output token: MiniMind's
-// compute_per_token_logps on the same weights.
-std::vector<double> raw_logprobs_of(const Model& model, std::vector<int> tokens, const std::vector<int>& output) {
-  const std::size_t prompt = tokens.size();
-  tokens.insert(tokens.end(), output.begin(), output.end());
-  tokens.pop_back();  // the last output token is never fed
-  const std::vector<float> logits = testing::prompt_logits(model, tokens);
-  const std::size_t vocab = static_cast<std::size_t>(model.config.vocab_size);
-  std::vector<double> out;
-  for (std::size_t t = 0; t < output.size(); ++t) {
-    const float* row = logits.data() + (prompt - 1 + t) * vocab;
-    double largest = row[0];
-    for (std::size_t i = 0; i < vocab; ++i) largest = std::max<double>(largest, row[i]);
-    double sum = 0;
-    for (std::size_t i = 0; i < vocab; ++i) sum += std::exp(row[i] - largest);
-    out.push_back(row[output[t]] - largest - std::log(sum));
-  }
-  return out;
-}
-
 TEST(SglangGenerate, MiniMindRolloutHasOneRawLogprobPerTokenAndRepeatsUnderItsSeed) {
   LiveServer server;
   const auto prompts = chat_prompts(*server.loaded.tokenizer);
@@ -88,7 +68,7 @@ TEST(SglangGenerate, MiniMindRolloutHasOneRawLogprobPerTokenAndRepeatsUnderItsSe
       // One logprob per token, the ending eos included: MiniMind pads with 0.0 when there are fewer.
       const json& logprobs = meta["output_token_logprobs"];
       ASSERT_EQ(logprobs.size(), ids.size());
-      const std::vector<double> expected = raw_logprobs_of(*server.loaded.model, prompts[k], ids);
+      const std::vector<double> expected = testing::completion_logprobs(*server.loaded.model, prompts[k], ids);
       for (std::size_t t = 0; t < ids.size(); ++t) {
         EXPECT_EQ(logprobs[t][1], ids[t]);
         EXPECT_TRUE(logprobs[t][2].is_null());

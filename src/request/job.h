@@ -61,7 +61,8 @@ struct JobEvent {
   RawLogprobs raw;
   int cached_tokens = 0;  // prompt tokens this choice borrowed from the prefix cache (on its first token's event)
   bool finished = false;
-  std::string finish_reason;  // "stop", "length", or "error"
+  std::string finish_reason;  // "stop", "length", "abort" (weights switched, Engine::replace_weights) or "error"
+  std::string abort_message;  // why, for "abort"
   std::string error;
   int error_status = 500;  // the HTTP status an error maps to (503 when the server is shutting down)
 };

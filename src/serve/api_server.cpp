@@ -60,7 +60,8 @@ ApiServer::ApiServer(Engine& engine, const Tokenizer& tokenizer, AdapterRegistry
       adapters_(adapters),
       options_(std::move(options)),
       http_([this](const http::Request& request) { return route(request); },
-            [this](int status, const std::string& message) { return error(status, message); }, options_.http) {}
+            [this](int status, const std::string& message) { return error(status, message); }, options_.http),
+      model_path_(adapters.base_name()) {}
 
 int ApiServer::bind(const std::string& host, int port) {
   loopback_only_ = is_loopback_address(host);
@@ -133,6 +134,7 @@ http::Routed ApiServer::route(const http::Request& request) {
                                         {"/v1/chat/completions", "POST"},
                                         {"/generate", "POST"},
                                         {"/flush_cache", "POST"},
+                                        {"/update_weights_from_disk", "POST"},
                                         {"/health_generate", "GET"},
                                         {"/get_model_info", "GET"},
                                         {"/get_server_info", "GET"}};
@@ -145,7 +147,8 @@ http::Routed ApiServer::route(const http::Request& request) {
       if (options_.allow_runtime_lora && request.path == route.path) found = &route;
     }
     const bool native = request.path == "/generate" || request.path == "/flush_cache" ||
-                        request.path == "/get_model_info" || request.path == "/get_server_info";
+                        request.path == "/update_weights_from_disk" || request.path == "/get_model_info" ||
+                        request.path == "/get_server_info";
     const bool api = request.path.rfind("/v1/", 0) == 0 || native;
     if (request.method == "OPTIONS" && found != nullptr && !options_.cors_origin.empty()) {
       http::Response preflight;
@@ -200,6 +203,11 @@ http::Routed ApiServer::route(const http::Request& request) {
     }
     if (path == "/v1/load_lora_adapter") return load_adapter(request);
     if (path == "/v1/unload_lora_adapter") return unload_adapter(request);
+    if (path == "/update_weights_from_disk") {  // reads and packs for a while: on a worker thread
+      return http::Handler([this](const http::Request& http_request, http::ResponseWriter& writer) {
+        update_weights(http_request, writer);
+      });
+    }
     if (path == "/generate") {
       return http::Handler([this](const http::Request& http_request, http::ResponseWriter& writer) {
         native_generate(http_request, writer);
@@ -223,7 +231,7 @@ ResponseIdentity ApiServer::identity(const ApiRequest& request) const {
 // file's name only: the server's directories are not the client's business).
 json ApiServer::models() const {
   const std::string& base = adapters_.base_name();
-  const int context = engine_.transformer().model().config.max_position_embeddings;
+  const int context = engine_.config().max_position_embeddings;
   json data = json::array();
   data.push_back({{"id", base},
                   {"object", "model"},

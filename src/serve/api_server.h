@@ -5,8 +5,8 @@
 //   GET  /v1/models, /health, /metrics (Prometheus text), / (the web page)
 //   POST /v1/load_lora_adapter, /v1/unload_lora_adapter   with allow_runtime_lora only (vLLM's admin routes)
 //   SGLang's native routes, for MiniMind's RL trainers (serve/sglang_generate.h, docs/rl-rollouts.md):
-//   POST /generate, /flush_cache; GET /health_generate, /get_model_info, /get_server_info. With an API key set,
-//   every one of them but /health_generate needs it, as /v1/* does.
+//   POST /generate, /update_weights_from_disk, /flush_cache; GET /health_generate, /get_model_info,
+//   /get_server_info. With an API key set, every one of them but /health_generate needs it, as /v1/* does.
 //
 // A request's "model" picks the LoRA adapter it runs with (serve/adapter_registry.h): an adapter's name, or the base
 // model's (or none) for no adapter; a name the server does not serve is a 404 model_not_found once any adapter is
@@ -16,6 +16,8 @@
 // only requests addressed to loopback), the method and route (404, 405), the API key for /v1/* (401), a JSON
 // Content-Type on POST (415). Generation runs on a worker thread, which watches its client between the engine's
 // steps: a client that goes away, streaming or not, is cancelled at once and its KV blocks return to the pool.
+#include <functional>
+#include <mutex>
 #include <string>
 
 #include "http/server.h"
@@ -25,6 +27,17 @@
 #include "serve/request_log.h"
 
 namespace minigen {
+
+// What POST /update_weights_from_disk did: the version now served and where the time went.
+struct WeightUpdateReport {
+  std::string weight_version;
+  double load_seconds = 0;    // reading and packing the new weights, while the old ones kept serving
+  double switch_seconds = 0;  // waiting for the requests in flight, then the switch itself
+};
+// Loads `model_path` and switches to it (ServerStack::update_weights); throws minigen::Error for weights that do not
+// fit the served model, which keeps serving. An empty `weight_version` asks the server to number the update.
+using WeightUpdater = std::function<WeightUpdateReport(const std::string& model_path, const std::string& weight_version,
+                                                       bool abort_all_requests)>;
 
 struct ApiServerOptions {
   std::string api_key;      // empty: no authentication; else every /v1/* route needs "Authorization: Bearer KEY"
@@ -39,6 +52,10 @@ struct ApiServerOptions {
   // POST /v1/load_lora_adapter {"lora_name", "lora_path"} and /v1/unload_lora_adapter {"lora_name"}: the client
   // names a file on the server's disk, so `minigen serve` turns this on only together with an API key.
   bool allow_runtime_lora = false;
+  // POST /update_weights_from_disk; empty: the route answers 400 (the server cannot switch weights). It names a
+  // path on the server's disk too: it needs the API key when one is set, and a server listening beyond loopback
+  // without a key refuses it (403).
+  WeightUpdater update_weights;
 };
 
 class ApiServer {
@@ -71,6 +88,7 @@ class ApiServer {
   // SGLang's routes (serve/sglang_routes.cpp).
   void native_generate(const http::Request& http_request, http::ResponseWriter& writer);
   http::Response native_info(const std::string& path);
+  void update_weights(const http::Request& http_request, http::ResponseWriter& writer);
   void respond_whole(const ApiRequest& request, const std::shared_ptr<JobStream>& stream,
                      const http::Request& http_request, http::ResponseWriter& writer, RequestTimer& timer);
   void respond_streaming(const ApiRequest& request, const std::shared_ptr<JobStream>& stream,
@@ -85,6 +103,8 @@ class ApiServer {
   ApiServerOptions options_;
   bool loopback_only_ = false;
   http::Server http_;
+  mutable std::mutex model_path_mutex_;
+  std::string model_path_;  // /get_model_info's: the base model's name, then each weight update's directory
 };
 
 }  // namespace minigen

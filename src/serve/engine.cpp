@@ -46,7 +46,8 @@ void JobStream::push(JobEvent event) {
 
 Engine::Engine(Transformer& transformer, BlockPool& pool, const Tokenizer& tokenizer, SchedulerOptions options,
                int max_waiting_jobs)
-    : transformer_(transformer),
+    : transformer_(&transformer),
+      config_(transformer.model().config),
       tokenizer_(tokenizer),
       scheduler_(transformer.model().config, pool, options),
       runner_(transformer),
@@ -126,6 +127,46 @@ int Engine::flush_prefix_cache() {
   return std::max(flushed_blocks_, 0);
 }
 
+void Engine::replace_weights(Transformer& next, std::string version, bool abort_running) {
+  if (!(next.model().config == config_)) throw Error("the new weights' configuration differs from the served one");
+  std::unique_lock lock(mutex_);
+  pending_weights_ = &next;
+  pending_version_ = std::move(version);
+  pending_abort_ = abort_running;
+  work_.notify_all();
+  switched_.wait(lock, [this] { return pending_weights_ == nullptr || stopping_; });
+  if (pending_weights_ != nullptr) throw Error("the server stopped before the new weights were switched to");
+}
+
+std::string Engine::weight_version() const {
+  std::lock_guard lock(mutex_);
+  return weight_version_;
+}
+
+void Engine::abort_running(const std::string& reason) {
+  for (auto& [sequence, choice] : choices_) {
+    scheduler_.cancel(sequence);
+    JobEvent event;
+    event.choice = choice.index;
+    event.finished = true;
+    event.finish_reason = "abort";
+    event.abort_message = reason;
+    choice.stream->push(std::move(event));
+  }
+  choices_.clear();
+}
+
+void Engine::switch_weights(Transformer& next) {
+  next.warm_up();  // on the pool's threads, which only this thread drives
+  transformer_ = &next;
+  runner_.use(next);
+  pool_.flush_cached();  // KV the old weights computed must never meet the new ones
+  std::lock_guard lock(mutex_);
+  weight_version_ = pending_version_;
+  pending_weights_ = nullptr;
+  switched_.notify_all();
+}
+
 EngineStatus Engine::status() const {
   std::lock_guard lock(mutex_);
   return status_;
@@ -166,14 +207,17 @@ void Engine::run() {
     std::deque<std::pair<Job, std::shared_ptr<JobStream>>> incoming;
     std::vector<std::shared_ptr<JobStream>> cancelled;
     std::string failure;
+    Transformer* pending = nullptr;
+    bool abort_for_switch = false;
     {
       std::unique_lock lock(mutex_);
       work_.wait(lock, [this] {
         return stopping_ || !incoming_.empty() || !cancelled_.empty() || !fail_all_reason_.empty() ||
-               flush_requested_ || !scheduler_.idle();
+               flush_requested_ || pending_weights_ != nullptr || !scheduler_.idle();
       });
       if (stopping_) {
         flushed_.notify_all();
+        switched_.notify_all();
         return;
       }
       if (flush_requested_) {  // the pool is the engine thread's: nothing else touches it between steps
@@ -181,7 +225,11 @@ void Engine::run() {
         flushed_blocks_ = pool_.flush_cached();
         flushed_.notify_all();
       }
-      incoming.swap(incoming_);
+      pending = pending_weights_;
+      abort_for_switch = pending != nullptr && pending_abort_;
+      pending_abort_ = false;
+      // While weights wait to be switched to, new jobs stay queued: they will run on the new ones.
+      if (pending == nullptr || !fail_all_reason_.empty()) incoming.swap(incoming_);
       cancelled.swap(cancelled_);
       failure.swap(fail_all_reason_);
     }
@@ -203,8 +251,12 @@ void Engine::run() {
         return true;
       });
     }
+    if (abort_for_switch) abort_running("the weights are being updated from disk (abort_all_requests)");
+    if (pending != nullptr && scheduler_.idle()) switch_weights(*pending);  // the queue enters on the next pass
+    const std::string version = weight_version();
     for (auto& [job, stream] : incoming) {
       if (stream->cancelled_) continue;
+      stream->weight_version_ = version;
       for (int i = 0; i < job.choices; ++i) {
         SequenceRequest request = job.settings;
         request.prompt = job.prompt;

@@ -34,6 +34,9 @@ class JobStream {
   bool wait(std::chrono::milliseconds timeout);
   int prompt_tokens() const { return prompt_tokens_; }
   std::chrono::steady_clock::time_point submitted() const { return submitted_; }
+  // The weights its tokens come from (Engine::weight_version when the job entered the scheduler); read it after
+  // the first event.
+  const std::string& weight_version() const { return weight_version_; }
 
  private:
   friend class Engine;
@@ -44,6 +47,7 @@ class JobStream {
   std::deque<JobEvent> events_;
   int prompt_tokens_ = 0;
   std::chrono::steady_clock::time_point submitted_;
+  std::string weight_version_;
   std::atomic<bool> cancelled_{false};
 };
 
@@ -88,8 +92,18 @@ class Engine {
   // Empties the prefix cache on the engine thread between two steps; returns the cached blocks forgotten.
   int flush_prefix_cache();
 
+  // Serves `next` from now on (an RL trainer's new policy, POST /update_weights_from_disk), atomically: no token
+  // is computed from a mix of weights, nor with KV the old weights computed. From the call on, jobs queue without
+  // entering the scheduler; the sequences in it run to their end on the old weights — or, with `abort_running`,
+  // end at once with finish_reason "abort"; once it is empty the engine thread switches, empties the prefix cache
+  // and admits the queue. Returns when the switch is made, after which the old Transformer is no longer used.
+  // `next` must have the configuration of the weights served so far. Throws minigen::Error when the engine stops
+  // first.
+  void replace_weights(Transformer& next, std::string version, bool abort_running);
+
   EngineStatus status() const;
-  const Transformer& transformer() const { return transformer_; }
+  const ModelConfig& config() const { return config_; }  // the same for every weights the engine serves
+  std::string weight_version() const;
 
  private:
   struct Choice {
@@ -101,7 +115,13 @@ class Engine {
   // Sends a token's text to its stream; true when the choice is finished.
   bool emit(Choice& choice, const SequenceToken& token);
 
-  Transformer& transformer_;
+  // Ends every sequence in the scheduler with finish_reason "abort" (a weight switch that does not wait).
+  void abort_running(const std::string& reason);
+  // Switches to the pending weights: only when the scheduler is empty.
+  void switch_weights(Transformer& next);
+
+  Transformer* transformer_;  // engine thread only; replace_weights hands it a new one
+  const ModelConfig config_;
   const Tokenizer& tokenizer_;
   Scheduler scheduler_;
   ModelRunner runner_;
@@ -116,6 +136,11 @@ class Engine {
   bool flush_requested_ = false;  // set by flush_prefix_cache, done by the engine thread
   int flushed_blocks_ = -1;       // its answer, −1 until done
   std::condition_variable flushed_;
+  Transformer* pending_weights_ = nullptr;  // set by replace_weights, switched to by the engine thread
+  std::string pending_version_;
+  bool pending_abort_ = false;
+  std::condition_variable switched_;
+  std::string weight_version_ = "default";  // SGLang's name for the weights the server started with
   bool stopping_ = false;
   EngineStatus status_;  // published by the engine thread after every step
   std::deque<std::pair<std::chrono::steady_clock::time_point, int64_t>> rate_window_;

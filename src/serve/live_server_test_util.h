@@ -23,8 +23,12 @@ using nlohmann::json;
 // The shipped chat model behind a server on a free loopback port.
 struct LiveServer {
   explicit LiveServer(int max_queue = 64, int blocks = 256, ApiServerOptions api = {}, KvDType kv_dtype = KvDType::kF32)
-      : loaded(load_model(minigen_home() / "models" / "minigen-tiny-sft")),
-        stack(*loaded.model, *loaded.tokenizer, "minigen-tiny-sft",
+      : LiveServer(minigen_home() / "models" / "minigen-tiny-sft", max_queue, blocks, std::move(api), kv_dtype) {}
+  // Another model directory (its folder name serves as the model's name).
+  LiveServer(const std::filesystem::path& model, int max_queue, int blocks, ApiServerOptions api = {},
+             KvDType kv_dtype = KvDType::kF32)
+      : loaded(load_model(model)),
+        stack(*loaded.model, *loaded.tokenizer, model.filename().string(),
               options(*loaded.model, max_queue, blocks, api, kv_dtype)) {
     port = stack.bind("127.0.0.1", 0);
     thread = std::thread([this] { stack.serve(); });

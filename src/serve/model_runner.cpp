@@ -51,13 +51,13 @@ StepOutcome ModelRunner::run(const SchedulePlan& plan, Scheduler& scheduler) {
                                 std::span<const int>(sequence.state.tokens()).subspan(feed.start, feed.count), false,
                                 sequence.request.adapter.get()});
     }
-    outcome.logits = transformer_.forward(rows);
+    outcome.logits = transformer_->forward(rows);
   }
-  const std::size_t vocab = static_cast<std::size_t>(transformer_.model().config.vocab_size);
+  const std::size_t vocab = static_cast<std::size_t>(transformer_->model().config.vocab_size);
   std::vector<ScheduledSequence*> sequences;  // looked up here: the pool's threads only read their own entry
   for (const PlannedDraw& draw : plan.draws) sequences.push_back(&scheduler.running_sequence(draw.sequence));
   outcome.draws.resize(plan.draws.size());
-  transformer_.pool().parallel_for(static_cast<int64_t>(plan.draws.size()), [&](int64_t begin, int64_t end) {
+  transformer_->pool().parallel_for(static_cast<int64_t>(plan.draws.size()), [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i) {
       const PlannedDraw& draw = plan.draws[i];
       ScheduledSequence& sequence = *sequences[i];

@@ -12,16 +12,18 @@ namespace minigen {
 
 class ModelRunner {
  public:
-  explicit ModelRunner(Transformer& transformer) : transformer_(transformer) {}
+  explicit ModelRunner(Transformer& transformer) : transformer_(&transformer) {}
 
   // The draws run side by side on the model's thread pool: each depends only on its own sequence (counter-based
   // randomness, its own matcher). A draw that cannot be made is reported as failed, never thrown.
   StepOutcome run(const SchedulePlan& plan, Scheduler& scheduler);
 
-  const Transformer& transformer() const { return transformer_; }
+  const Transformer& transformer() const { return *transformer_; }
+  // Runs the next plans with other weights of the same configuration (Engine::replace_weights).
+  void use(Transformer& transformer) { transformer_ = &transformer; }
 
  private:
-  Transformer& transformer_;
+  Transformer* transformer_;
 };
 
 // One serving step: plan, run, apply. The engine's loop is made of it, and so are the tests that compare whole

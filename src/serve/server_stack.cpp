@@ -1,5 +1,6 @@
 #include "serve/server_stack.h"
 
+#include "checkpoint/model_loader.h"
 #include "core/error.h"
 
 namespace minigen {
@@ -31,15 +32,40 @@ ApiServerOptions api_options(ApiServerOptions api, WeightType weights, KvDType k
 ServerStack::ServerStack(const Model& model, const Tokenizer& tokenizer, std::string model_name, ServeOptions options)
     : options_(std::move(options)),
       threads_(options_.threads > 0 ? options_.threads : ThreadPool::default_thread_count()),
-      transformer_(model, threads_, options_.weight_type),
+      transformer_(std::make_unique<Transformer>(model, threads_, options_.weight_type)),
       blocks_(model.config.kv_layout(options_.kv_dtype),
               pool_blocks(model.config.kv_layout(options_.kv_dtype), options_.kv_budget_bytes)),
-      engine_(transformer_, blocks_, tokenizer, SchedulerOptions{options_.max_batch, options_.token_budget},
+      engine_(*transformer_, blocks_, tokenizer, SchedulerOptions{options_.max_batch, options_.token_budget},
               options_.max_queue),
       adapters_(std::move(model_name), model.config),
-      api_(engine_, tokenizer, adapters_,
-           api_options(options_.api, options_.weight_type, options_.kv_dtype, model, tokenizer)) {
-  transformer_.warm_up();  // before the first request, whose TTFT should be its prefill
+      api_(engine_, tokenizer, adapters_, [&] {
+        ApiServerOptions api = api_options(options_.api, options_.weight_type, options_.kv_dtype, model, tokenizer);
+        api.update_weights = [this](const std::string& path, const std::string& version, bool abort) {
+          return update_weights(path, version, abort);
+        };
+        return api;
+      }()) {
+  transformer_->warm_up();  // before the first request, whose TTFT should be its prefill
+}
+
+WeightUpdateReport ServerStack::update_weights(const std::string& model_path, const std::string& weight_version,
+                                               bool abort_all_requests) {
+  using Clock = std::chrono::steady_clock;
+  std::lock_guard lock(update_mutex_);
+  const auto started = Clock::now();
+  std::unique_ptr<Model> model = load_replacement_weights(model_path, engine_.config());
+  auto next = std::make_unique<Transformer>(*model, threads_, options_.weight_type);
+  model->release_matrices();  // the packed copy is the one that runs
+  const auto loaded = Clock::now();
+  WeightUpdateReport report;
+  report.weight_version = weight_version.empty() ? std::to_string(updates_ + 1) : weight_version;
+  engine_.replace_weights(*next, report.weight_version, abort_all_requests);
+  ++updates_;
+  transformer_ = std::move(next);  // the old weights are freed here: the engine no longer reads them
+  updated_model_ = std::move(model);
+  report.load_seconds = std::chrono::duration<double>(loaded - started).count();
+  report.switch_seconds = std::chrono::duration<double>(Clock::now() - loaded).count();
+  return report;
 }
 
 }  // namespace minigen

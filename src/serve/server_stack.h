@@ -7,6 +7,8 @@
 // event on a stream) and serve() returns.
 #include <chrono>
 #include <cstddef>
+#include <memory>
+#include <mutex>
 #include <string>
 
 #include "cache/block_pool.h"
@@ -46,9 +48,17 @@ class ServerStack {
     api_.stop();
   }
 
+  // POST /update_weights_from_disk: reads `model_path` (checkpoint/model_loader.h, load_replacement_weights) and
+  // packs it in the served weight type while the old weights keep serving, then switches (Engine::replace_weights)
+  // and frees the old ones. One update at a time. Throws minigen::Error, before anything changed, for weights that
+  // do not fit the served model.
+  WeightUpdateReport update_weights(const std::string& model_path, const std::string& weight_version,
+                                    bool abort_all_requests);
+
   const ServeOptions& options() const { return options_; }
   ThreadPool& threads() { return threads_; }
-  const Transformer& transformer() const { return transformer_; }
+  // The weights served now (for the startup summary: an update replaces them).
+  const Transformer& transformer() const { return *transformer_; }
   const BlockPool& blocks() const { return blocks_; }
   Engine& engine() { return engine_; }
   AdapterRegistry& adapters() { return adapters_; }
@@ -57,7 +67,10 @@ class ServerStack {
  private:
   ServeOptions options_;
   ThreadPool threads_;
-  Transformer transformer_;
+  std::unique_ptr<Model> updated_model_;      // the model of the last weight update (the first one is the caller's)
+  std::unique_ptr<Transformer> transformer_;  // the weights served
+  std::mutex update_mutex_;
+  int updates_ = 0;
   BlockPool blocks_;
   Engine engine_;
   AdapterRegistry adapters_;  // the base model's name and the LoRA adapters served beside it

@@ -1,6 +1,8 @@
 // SGLang's native routes on minigen's server: /generate (the rollout route of MiniMind's SGLangRolloutEngine) and
 // the small routes its clients poll. The bodies are serve/sglang_generate.h's; this file waits for the engine.
 #include <chrono>
+#include <cstdio>
+#include <mutex>
 
 #include "core/error.h"
 #include "openai/sglang_generate.h"
@@ -11,16 +13,21 @@ namespace minigen {
 using nlohmann::json;
 
 http::Response ApiServer::native_info(const std::string& path) {
-  const ModelConfig& config = engine_.transformer().model().config;
+  const ModelConfig& config = engine_.config();
   if (path == "/health_generate") {
     const EngineStatus status = engine_.status();
     return json_response(200, {{"status", "ok"}, {"running", status.running}, {"waiting", status.waiting}});
   }
   if (path == "/get_model_info") {
-    return json_response(200, {{"model_path", adapters_.base_name()},
+    std::string model_path;
+    {
+      std::lock_guard lock(model_path_mutex_);
+      model_path = model_path_;
+    }
+    return json_response(200, {{"model_path", model_path},
                                {"tokenizer_path", adapters_.base_name()},
                                {"is_generation", true},
-                               {"weight_version", "default"},
+                               {"weight_version", engine_.weight_version()},
                                {"context_length", config.max_position_embeddings},
                                {"vocab_size", config.vocab_size}});
   }
@@ -32,7 +39,51 @@ http::Response ApiServer::native_info(const std::string& path) {
                              {"kv_blocks_total", status.kv_blocks_total},
                              {"kv_blocks_used", status.kv_blocks_used},
                              {"kv_block_tokens", BlockPool::kBlockTokens},
-                             {"weight_version", "default"}});
+                             {"weight_version", engine_.weight_version()}});
+}
+
+void ApiServer::update_weights(const http::Request& http_request, http::ResponseWriter& writer) {
+  auto answer = [&](const http::Response& response) {
+    http::Response sent = response;
+    add_cors_headers(http_request, sent.headers);
+    writer.send(sent);
+  };
+  if (!options_.update_weights) {
+    return answer(error(400, "this server cannot update its weights from disk"));
+  }
+  if (!loopback_only_ && options_.api_key.empty()) {
+    // The route opens a path the client names: on a server anyone on the network reaches, only with a key.
+    return answer(error(403,
+                        "updating the weights from disk on a server listening beyond loopback needs an API key "
+                        "(--api-key or $MINIGEN_API_KEY)",
+                        "", "permission_denied"));
+  }
+  UpdateWeightsRequest request;
+  try {
+    request = parse_update_weights_request(http_request.body);
+  } catch (const ApiError& failure) {
+    return answer(error(failure.status, failure.what(), failure.param));
+  }
+  WeightUpdateReport report;
+  try {
+    report = options_.update_weights(request.model_path, request.weight_version, request.abort_all_requests);
+  } catch (const Error& failure) {  // the old weights keep serving
+    return answer(error(400, failure.what(), "model_path"));
+  }
+  {
+    std::lock_guard lock(model_path_mutex_);
+    model_path_ = request.model_path;
+  }
+  if (options_.log_requests) {
+    std::fprintf(stderr, "[minigen] weights updated from %s: version %s (load %.3f s, switch %.3f s)\n",
+                 request.model_path.c_str(), report.weight_version.c_str(), report.load_seconds, report.switch_seconds);
+  }
+  answer(json_response(200, {{"success", true},
+                             {"message", "Succeeded to update model weights."},
+                             {"weight_version", report.weight_version},
+                             {"load_seconds", report.load_seconds},
+                             {"switch_seconds", report.switch_seconds},
+                             {"num_paused_requests", 0}}));
 }
 
 void ApiServer::native_generate(const http::Request& http_request, http::ResponseWriter& writer) {
@@ -97,6 +148,8 @@ void ApiServer::native_generate(const http::Request& http_request, http::Respons
         }
         if (event.finished) {
           sequence.finish_reason = event.finish_reason;
+          sequence.abort_message = event.abort_message;
+          sequence.weight_version = streams[k]->weight_version();
           ++finished;
         }
       }

@@ -1,13 +1,15 @@
-"""A stand-in for the three classes of Hugging Face transformers that MiniMind's model_minimind.py imports.
+"""A stand-in for the classes of Hugging Face transformers that MiniMind's model_minimind.py (and the imports of its
+trainer/rollout_engine.py) name.
 
 Why it exists: Debian 12 packages torch but not transformers, and minigen's reference tools use Debian packages only.
-make_lora_golden.py puts the directory above this package on sys.path so that MiniMind's OWN model code (and its
-model_lora.py) can be imported and run unchanged from a MiniMind checkout. Only what that code uses is here; see
+make_lora_golden.py and tools/rollout/{make_rollout_fixtures,time_torch_rollout}.py put the directory above this
+package on sys.path so that MiniMind's OWN model code (and its model_lora.py and trainer/rollout_engine.py) can be
+imported and run unchanged from a MiniMind checkout. Only what that code uses is here; see
 ../README.md.
 """
 from torch import nn
 
-__all__ = ["PretrainedConfig", "PreTrainedModel", "GenerationMixin"]
+__all__ = ["PretrainedConfig", "PreTrainedModel", "GenerationMixin", "AutoTokenizer"]
 __version__ = "0.0.0-minigen-stub"
 
 
@@ -45,3 +47,12 @@ class PreTrainedModel(nn.Module):
 
 class GenerationMixin:
     """Empty: MiniMind's model defines its own generate()."""
+
+
+class AutoTokenizer:
+    """Only so that MiniMind's trainer/rollout_engine.py imports (its SGLang engine loads a tokenizer with it; the
+    torch engine that tools/rollout/time_torch_rollout.py times does not). There is no tokenizer here."""
+
+    @classmethod
+    def from_pretrained(cls, *args, **kwargs):
+        raise NotImplementedError("transformers_stub has no tokenizer (tools/reference/transformers_stub/README.md)")
