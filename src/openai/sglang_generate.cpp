@@ -302,9 +302,7 @@ GenerateRequest parse_generate_request(const std::string& body_text, const Token
   request.return_logprob = boolean(body, "return_logprob", false);
   request.top_logprobs_num = static_cast<int>(integer(body, "top_logprobs_num", 0, 0, 20));
   request.text_in_logprobs = boolean(body, "return_text_in_logprobs", false);
-  if (boolean(body, "stream", false)) {
-    throw field_error("stream", "true is not supported yet on /generate (use /v1/completions for streaming)");
-  }
+  request.stream = boolean(body, "stream", false);
   if (integer(body, "logprob_start_len", -1, -1, -1) != -1) {
     throw field_error("logprob_start_len", "must be -1: prompt logprobs are not returned");
   }
@@ -343,58 +341,65 @@ GenerateRequest parse_generate_request(const std::string& body_text, const Token
   return request;
 }
 
+json sequence_result(const GenerateRequest& request, std::size_t index, const RolloutSequence& sequence,
+                     const Tokenizer& tokenizer, double e2e_latency_seconds) {
+  std::size_t k = 0;  // the prompt this sequence is a copy of
+  std::size_t first = 0;
+  while (first + static_cast<std::size_t>(request.jobs.at(k).choices) <= index) {
+    first += static_cast<std::size_t>(request.jobs[k].choices);
+    ++k;
+  }
+  const Job& job = request.jobs[k];
+  const int j = static_cast<int>(index - first);
+  json output_ids = json::array();
+  json logprobs = json::array();
+  json top_logprobs = json::array();
+  for (const JobEvent& event : sequence.tokens) {
+    output_ids.push_back(event.token);
+    if (!request.return_logprob) continue;
+    const double logprob = request.raw_logprobs    ? static_cast<double>(event.raw.chosen)
+                           : event.probability > 0 ? std::log(static_cast<double>(event.probability))
+                                                   : -1e30;
+    logprobs.push_back(
+        json::array({logprob, event.token, token_text(tokenizer, event.token, request.text_in_logprobs)}));
+    if (request.top_logprobs_num == 0) continue;
+    json top = json::array();
+    if (request.raw_logprobs) {
+      for (const TokenLogprob& candidate : event.raw.top) {
+        top.push_back(json::array(
+            {candidate.logprob, candidate.token, token_text(tokenizer, candidate.token, request.text_in_logprobs)}));
+      }
+    } else {
+      for (const Candidate& candidate : event.top) {
+        top.push_back(json::array({candidate.probability > 0 ? std::log(candidate.probability) : -1e30, candidate.token,
+                                   token_text(tokenizer, candidate.token, request.text_in_logprobs)}));
+      }
+    }
+    top_logprobs.push_back(std::move(top));
+  }
+  const std::string& rid = request.rids[k];
+  json meta = {{"id", rid.empty() ? "minigen-" + std::to_string(index)
+                                  : (job.choices > 1 ? rid + "-" + std::to_string(j) : rid)},
+               {"finish_reason", sequence.finish_reason.empty() ? json() : finish_reason(sequence, job, tokenizer)},
+               {"prompt_tokens", sequence.prompt_tokens},
+               {"completion_tokens", static_cast<int>(sequence.tokens.size())},
+               {"cached_tokens", sequence.cached_tokens},
+               {"output_ids", output_ids},
+               {"weight_version", sequence.weight_version},
+               {"sampling_seed", job.settings.sampling.seed},
+               {"e2e_latency", e2e_latency_seconds}};
+  if (request.return_logprob) {
+    meta["output_token_logprobs"] = std::move(logprobs);
+    if (request.top_logprobs_num > 0) meta["output_top_logprobs"] = std::move(top_logprobs);
+  }
+  return {{"text", sequence.text}, {"output_ids", std::move(output_ids)}, {"meta_info", std::move(meta)}};
+}
+
 json generate_response(const GenerateRequest& request, const std::vector<RolloutSequence>& sequences,
                        const Tokenizer& tokenizer, double e2e_latency_seconds) {
   json results = json::array();
-  std::size_t index = 0;
-  for (std::size_t k = 0; k < request.jobs.size(); ++k) {
-    const Job& job = request.jobs[k];
-    for (int j = 0; j < job.choices; ++j, ++index) {
-      const RolloutSequence& sequence = sequences.at(index);
-      json output_ids = json::array();
-      json logprobs = json::array();
-      json top_logprobs = json::array();
-      for (const JobEvent& event : sequence.tokens) {
-        output_ids.push_back(event.token);
-        if (!request.return_logprob) continue;
-        const double logprob = request.raw_logprobs    ? static_cast<double>(event.raw.chosen)
-                               : event.probability > 0 ? std::log(static_cast<double>(event.probability))
-                                                       : -1e30;
-        logprobs.push_back(
-            json::array({logprob, event.token, token_text(tokenizer, event.token, request.text_in_logprobs)}));
-        if (request.top_logprobs_num == 0) continue;
-        json top = json::array();
-        if (request.raw_logprobs) {
-          for (const TokenLogprob& candidate : event.raw.top) {
-            top.push_back(json::array({candidate.logprob, candidate.token,
-                                       token_text(tokenizer, candidate.token, request.text_in_logprobs)}));
-          }
-        } else {
-          for (const Candidate& candidate : event.top) {
-            top.push_back(
-                json::array({candidate.probability > 0 ? std::log(candidate.probability) : -1e30, candidate.token,
-                             token_text(tokenizer, candidate.token, request.text_in_logprobs)}));
-          }
-        }
-        top_logprobs.push_back(std::move(top));
-      }
-      const std::string& rid = request.rids[k];
-      json meta = {{"id", rid.empty() ? "minigen-" + std::to_string(index)
-                                      : (job.choices > 1 ? rid + "-" + std::to_string(j) : rid)},
-                   {"finish_reason", finish_reason(sequence, job, tokenizer)},
-                   {"prompt_tokens", sequence.prompt_tokens},
-                   {"completion_tokens", static_cast<int>(sequence.tokens.size())},
-                   {"cached_tokens", sequence.cached_tokens},
-                   {"output_ids", output_ids},
-                   {"weight_version", sequence.weight_version},
-                   {"sampling_seed", job.settings.sampling.seed},
-                   {"e2e_latency", e2e_latency_seconds}};
-      if (request.return_logprob) {
-        meta["output_token_logprobs"] = std::move(logprobs);
-        if (request.top_logprobs_num > 0) meta["output_top_logprobs"] = std::move(top_logprobs);
-      }
-      results.push_back({{"text", sequence.text}, {"output_ids", output_ids}, {"meta_info", std::move(meta)}});
-    }
+  for (std::size_t index = 0; index < sequences.size(); ++index) {
+    results.push_back(sequence_result(request, index, sequences[index], tokenizer, e2e_latency_seconds));
   }
   if (!request.list_form && results.size() == 1) return results[0];
   return results;

@@ -15,6 +15,9 @@
 // "completion_tokens", "cached_tokens", "output_ids", "output_token_logprobs" as [logprob, token_id, text or null]
 // — one per output id, the ending eos included — "output_top_logprobs", "weight_version", "sampling_seed",
 // "e2e_latency". A single prompt with n = 1 answers one object, anything else a list.
+//
+// "stream": true answers server-sent events as SGLang does: `data: {result so far, "index": k·n + j}` each time a
+// sequence has a new token (its text, output_ids and logprobs cumulative), then `data: [DONE]`.
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -36,6 +39,7 @@ struct GenerateRequest {
   bool raw_logprobs = true;  // "logprob_distribution": "raw" (true) or "sampling"
   int top_logprobs_num = 0;
   bool text_in_logprobs = false;
+  bool stream = false;
   std::vector<std::string> rids;  // one per prompt
 };
 
@@ -52,6 +56,11 @@ struct RolloutSequence {
   int prompt_tokens = 0;
   int cached_tokens = 0;
 };
+
+// One sequence's result (`index` = k·n + j): finished, or so far while streaming ("finish_reason" null until the
+// end). SGLang streams these whole — text, output_ids and logprobs from the first token on, not only the new ones.
+nlohmann::json sequence_result(const GenerateRequest& request, std::size_t index, const RolloutSequence& sequence,
+                               const Tokenizer& tokenizer, double e2e_latency_seconds);
 
 // The answer: `sequences` in request order (prompt k's choice j at k·n + j).
 nlohmann::json generate_response(const GenerateRequest& request, const std::vector<RolloutSequence>& sequences,

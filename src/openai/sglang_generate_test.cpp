@@ -5,7 +5,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <set>
 #include <string>
 #include <vector>
@@ -156,6 +158,125 @@ TEST(SglangGenerate, TopLogprobsAndTheSamplingDistributionOnRequest) {
   for (const json& item : sampled["meta_info"]["output_token_logprobs"]) EXPECT_DOUBLE_EQ(item[0].get<double>(), 0.0);
 }
 
+// SGLang's streaming: each event one sequence's result so far (cumulative text, ids and logprobs, "index" = its place
+// in the rollout), finish_reason null until its last event, then data: [DONE]; the last events are the whole answer.
+TEST(SglangGenerate, AStreamedRolloutEndsWithTheSameResultsAsTheWholeOne) {
+  LiveServer server;
+  const auto prompts = chat_prompts(*server.loaded.tokenizer);
+  json body = rollout_body(prompts, 2, 0.8, 12, 21);
+  const json whole = post(server, "/generate", body, 200);
+  body["stream"] = true;
+  std::string received;
+  auto result = testing::post_streaming(server, "/generate", body, [&](const char* data, std::size_t size) {
+    received.append(data, size);
+    return true;
+  });
+  ASSERT_TRUE(result);
+  EXPECT_EQ(result->status, 200);
+  std::vector<json> last(whole.size());
+  std::vector<int> events(whole.size(), 0);
+  bool done = false;
+  for (std::size_t end; (end = received.find("\n\n")) != std::string::npos; received.erase(0, end + 2)) {
+    const std::string event = received.substr(0, end);
+    if (event == "data: [DONE]") {
+      done = true;
+      continue;
+    }
+    if (event.rfind("data: ", 0) != 0) continue;  // keep-alive comments
+    ASSERT_FALSE(done) << "an event after [DONE]";
+    const json update = json::parse(event.substr(6));
+    const std::size_t index = update["index"];
+    ASSERT_LT(index, whole.size());
+    if (!last[index].is_null()) {  // cumulative: what was sent stays, and nothing comes after the end
+      EXPECT_TRUE(last[index]["meta_info"]["finish_reason"].is_null());
+      const std::string before = last[index]["text"];
+      EXPECT_EQ(update["text"].get<std::string>().substr(0, before.size()), before);
+      EXPECT_GE(update["output_ids"].size(), last[index]["output_ids"].size());
+    }
+    last[index] = update;
+    ++events[index];
+  }
+  EXPECT_TRUE(done);
+  for (std::size_t i = 0; i < whole.size(); ++i) {
+    EXPECT_EQ(events[i], static_cast<int>(whole[i]["output_ids"].size()));  // one event per token
+    EXPECT_EQ(last[i]["text"], whole[i]["text"]);
+    EXPECT_EQ(last[i]["output_ids"], whole[i]["output_ids"]);
+    EXPECT_EQ(last[i]["meta_info"]["output_token_logprobs"], whole[i]["meta_info"]["output_token_logprobs"]);
+    EXPECT_EQ(last[i]["meta_info"]["finish_reason"], whole[i]["meta_info"]["finish_reason"]);
+  }
+  EXPECT_EQ(server.settled().kv_blocks_used, 0);
+}
+
+// Pearson's χ² of observed counts against expected probabilities; bins with an expected count under 5 are pooled.
+struct ChiSquare {
+  double statistic = 0;
+  int degrees_of_freedom = 0;
+};
+
+ChiSquare chi_square(const std::vector<int>& observed, const std::vector<double>& expected_probability, int draws) {
+  ChiSquare result;
+  double pooled_expected = 0;
+  double pooled_observed = 0;
+  int bins = 0;
+  for (std::size_t token = 0; token < observed.size(); ++token) {
+    const double expected = expected_probability[token] * draws;
+    if (expected < 5) {
+      pooled_expected += expected;
+      pooled_observed += observed[token];
+      continue;
+    }
+    result.statistic += (observed[token] - expected) * (observed[token] - expected) / expected;
+    ++bins;
+  }
+  if (pooled_expected > 0) {
+    result.statistic += (pooled_observed - pooled_expected) * (pooled_observed - pooled_expected) / pooled_expected;
+    ++bins;
+  }
+  result.degrees_of_freedom = bins - 1;
+  return result;
+}
+
+// The χ² value a fit exceeds with probability 0.001 (Wilson–Hilferty's approximation, z = 3.09).
+double chi_square_critical(int degrees_of_freedom) {
+  const double k = degrees_of_freedom;
+  const double term = 1 - 2 / (9 * k) + 3.09 * std::sqrt(2 / (9 * k));
+  return k * term * term * term;
+}
+
+// The first tokens of 1,000 copies of a prompt at temperature 0.8 with SGLang's default sampler (top_p 1, top_k off)
+// follow softmax(logits / 0.8) of the model's own logits — and not softmax(logits), which the same counts reject.
+TEST(SglangGenerate, FirstTokensAtTemperature08FollowTheTemperedDistribution) {
+  LiveServer server;
+  const std::vector<int> prompt = encode_base_prompt(*server.loaded.tokenizer, "The");
+  constexpr int kDraws = 1000;
+  const json results = post(server, "/generate", rollout_body({prompt}, kDraws, 0.8, 1, 8), 200);
+  ASSERT_EQ(results.size(), static_cast<std::size_t>(kDraws));
+  const int vocab = server.loaded.model->config.vocab_size;
+  std::vector<int> counts(static_cast<std::size_t>(vocab), 0);
+  for (const json& result : results) ++counts.at(result["output_ids"][0].get<std::size_t>());
+
+  const std::vector<float> logits = testing::prompt_logits(*server.loaded.model, prompt);
+  const float* last = logits.data() + (prompt.size() - 1) * static_cast<std::size_t>(vocab);
+  auto softmax = [&](double temperature) {
+    std::vector<double> p(static_cast<std::size_t>(vocab));
+    const double largest = *std::max_element(last, last + vocab);
+    double sum = 0;
+    for (int i = 0; i < vocab; ++i) sum += p[i] = std::exp((last[i] - largest) / temperature);
+    for (double& x : p) x /= sum;
+    return p;
+  };
+  const ChiSquare tempered = chi_square(counts, softmax(0.8), kDraws);
+  ASSERT_GE(tempered.degrees_of_freedom, 10) << "too peaked a distribution to test";
+  EXPECT_LT(tempered.statistic, chi_square_critical(tempered.degrees_of_freedom))
+      << "df " << tempered.degrees_of_freedom;
+  const ChiSquare untempered = chi_square(counts, softmax(1.0), kDraws);
+  EXPECT_GT(untempered.statistic, chi_square_critical(untempered.degrees_of_freedom))
+      << "df " << untempered.degrees_of_freedom;
+  std::printf("χ² at T 0.8: %.1f (df %d, critical %.1f); against T 1: %.1f (df %d, critical %.1f)\n",
+              tempered.statistic, tempered.degrees_of_freedom, chi_square_critical(tempered.degrees_of_freedom),
+              untempered.statistic, untempered.degrees_of_freedom, chi_square_critical(untempered.degrees_of_freedom));
+}
+
 TEST(SglangGenerate, HostileRequestsGetOne400NamingTheField) {
   LiveServer server;
   const std::vector<std::pair<json, std::string>> cases = {
@@ -171,7 +292,7 @@ TEST(SglangGenerate, HostileRequestsGetOne400NamingTheField) {
       {{{"input_ids", {1, 2}}, {"sampling_params", {{"max_new_tokens", 0}}}}, "max_new_tokens"},
       {{{"input_ids", {1, 2}}, {"sampling_params", {{"stop_token_ids", {99999}}}}}, "stop_token_ids"},
       {{{"input_ids", {1, 2}}, {"sampling_params", {{"sampling_seed", -3}}}}, "sampling_seed"},
-      {{{"input_ids", {1, 2}}, {"stream", true}}, "stream"},
+      {{{"input_ids", {1, 2}}, {"stream", "yes"}}, "stream"},
       {{{"input_ids", {1, 2}}, {"logprob_distribution", "cooked"}}, "logprob_distribution"},
       {{{"input_ids", {1, 2}}, {"sampling_params", {{"json_schema", "{not json"}}}}, "json_schema"},
   };

@@ -48,11 +48,13 @@ bool is_json_content_type(const std::string* value) {
   return ascii_lower(media_type) == "application/json";
 }
 
-const http::Headers kSseHeaders = {{"Content-Type", "text/event-stream"},
-                                   {"Cache-Control", "no-cache"},
-                                   {"X-Accel-Buffering", "no"}};  // nginx: pass each event on at once
-
 }  // namespace
+
+http::Headers sse_headers() {
+  return {{"Content-Type", "text/event-stream"},
+          {"Cache-Control", "no-cache"},
+          {"X-Accel-Buffering", "no"}};  // nginx: pass each event on at once
+}
 
 ApiServer::ApiServer(Engine& engine, const Tokenizer& tokenizer, AdapterRegistry& adapters, ApiServerOptions options)
     : engine_(engine),
@@ -392,7 +394,7 @@ void ApiServer::respond_whole(const ApiRequest& request, const std::shared_ptr<J
 void ApiServer::respond_streaming(const ApiRequest& request, const std::shared_ptr<JobStream>& stream,
                                   const http::Request& http_request, http::ResponseWriter& writer,
                                   RequestTimer& timer) {
-  http::Headers headers = kSseHeaders;
+  http::Headers headers = sse_headers();
   add_cors_headers(http_request, headers);
   const ResponseIdentity same_for_every_chunk = identity(request);
   const auto cancel = [&] {

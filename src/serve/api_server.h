@@ -39,6 +39,9 @@ struct WeightUpdateReport {
 using WeightUpdater = std::function<WeightUpdateReport(const std::string& model_path, const std::string& weight_version,
                                                        bool abort_all_requests)>;
 
+// The headers of every server-sent event stream the API answers.
+http::Headers sse_headers();
+
 struct ApiServerOptions {
   std::string api_key;      // empty: no authentication; else every /v1/* route needs "Authorization: Bearer KEY"
   std::string cors_origin;  // empty: no CORS; "*" or one origin allowed to call the API from a browser page

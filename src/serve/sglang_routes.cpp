@@ -5,6 +5,7 @@
 #include <mutex>
 
 #include "core/error.h"
+#include "core/json_text.h"
 #include "openai/sglang_generate.h"
 #include "serve/api_server.h"
 
@@ -124,34 +125,54 @@ void ApiServer::native_generate(const http::Request& http_request, http::Respons
       sequences[offset[k] + j].prompt_tokens = static_cast<int>(request.jobs[k].prompt.size());
     }
   }
+  const bool streaming = request.stream;
+  if (streaming) {
+    http::Headers headers = sse_headers();
+    add_cors_headers(http_request, headers);
+    if (!writer.begin_stream(200, headers)) return cancel_all();
+  }
+  const auto seconds_so_far = [&] {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+  };
+  auto last_sent = std::chrono::steady_clock::now();
+  // Streaming: a sequence's result so far after each of its tokens; false when the client is gone.
+  const auto send_update = [&](std::size_t index) {
+    json update = sequence_result(request, index, sequences[index], tokenizer_, seconds_so_far());
+    update["index"] = index;
+    last_sent = std::chrono::steady_clock::now();
+    return writer.write("data: " + to_json_text(update) + "\n\n");
+  };
+  const auto end_with_error = [&](int status, const std::string& message) {
+    cancel_all();
+    if (!streaming) return fail(error(status, message));
+    writer.write("data: " + error(status, message).body + "\n\n");
+    writer.end_stream();
+  };
   std::size_t finished = 0;
   JobEvent event;
   while (finished < total) {
     if (writer.cancelled()) {  // the client hung up (or the server drains): its rows leave the batch now
-      cancel_all();
-      writer.send(error(503, "the server is shutting down"));
-      return;
+      return end_with_error(503, "the server is shutting down");
     }
     bool any = false;
     for (std::size_t k = 0; k < streams.size(); ++k) {
       while (streams[k]->next(event, std::chrono::milliseconds(0))) {
         any = true;
-        if (!event.error.empty()) {
-          cancel_all();
-          return fail(error(event.error_status, event.error));
-        }
-        RolloutSequence& sequence = sequences[offset[k] + static_cast<std::size_t>(event.choice)];
+        if (!event.error.empty()) return end_with_error(event.error_status, event.error);
+        const std::size_t index = offset[k] + static_cast<std::size_t>(event.choice);
+        RolloutSequence& sequence = sequences[index];
         if (event.token >= 0) {
           if (sequence.tokens.empty()) sequence.cached_tokens = event.cached_tokens;
           sequence.text += event.text;
           sequence.tokens.push_back(event);
         }
+        sequence.weight_version = streams[k]->weight_version();
         if (event.finished) {
           sequence.finish_reason = event.finish_reason;
           sequence.abort_message = event.abort_message;
-          sequence.weight_version = streams[k]->weight_version();
           ++finished;
         }
+        if (streaming && !send_update(index)) return cancel_all();
       }
     }
     if (!any && finished < total) {
@@ -163,10 +184,19 @@ void ApiServer::native_generate(const http::Request& http_request, http::Respons
         streams[k]->wait(std::chrono::milliseconds(20));
         break;
       }
+      // Nothing to send for a while: a comment keeps proxies from timing out and finds a vanished client.
+      if (streaming && std::chrono::steady_clock::now() - last_sent > std::chrono::milliseconds(250)) {
+        last_sent = std::chrono::steady_clock::now();
+        if (!writer.write(": keep-alive\n\n")) return cancel_all();
+      }
     }
   }
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-  http::Response response = json_response(200, generate_response(request, sequences, tokenizer_, seconds));
+  if (streaming) {
+    writer.write("data: [DONE]\n\n");
+    writer.end_stream();
+    return;
+  }
+  http::Response response = json_response(200, generate_response(request, sequences, tokenizer_, seconds_so_far()));
   add_cors_headers(http_request, response.headers);
   writer.send(response);
 }

@@ -17,9 +17,9 @@ README). rollout_engine.py also imports `requests`, which compute_per_token_logp
 installed, a placeholder module stands in while the file is imported.
 
 What it writes (every directory is what SGLangRolloutEngine.update_policy leaves in its shared_ckpt_path):
-  policy_v1/, policy_v2/   a 2-layer minimind-3 model (hidden 64, 4 heads, 2 KV heads, head_dim 16, intermediate
-                           192, vocab 6400, tied embeddings, qk-norm), random weights from seed 1 and seed 2
-  policy_wrong_shape/      policy_v1 with intermediate_size 128: its MLP tensors are policy_v1's cut to 128; every
+  policy_v1/, policy_v2/   a 2-layer minimind-3 model (hidden 32, 2 heads, 1 KV head, head_dim 16, intermediate
+                           96, vocab 6400, tied embeddings, qk-norm), random weights from seed 1 and seed 2
+  policy_wrong_shape/      policy_v1 with intermediate_size 64: its MLP tensors are policy_v1's cut to 64; every
                            other tensor and every other config value is policy_v1's
   golden.json              per policy: 3 prompts; greedy continuation (16 tokens), its logprobs and top-1/top-2
                            margins; logprobs of 16 forced tokens (teacher forcing); configs and sha256 of every file
@@ -28,8 +28,10 @@ update_policy does
     state_dict = {k: v.detach().half().cpu() for k, v in unwrapped.state_dict().items()}
     unwrapped.save_pretrained(abs_path, state_dict=state_dict, safe_serialization=False)
     self.tokenizer.save_pretrained(abs_path)
-The stub has no save_pretrained, so write_checkpoint() below writes those files itself, in the layout transformers
-4.57 (MiniMind's requirements.txt pins transformers==4.57.6) gives them:
+write_checkpoint() below runs the first two lines as they are, on the stub, whose PreTrainedModel.save_pretrained
+(tools/reference/transformers_stub/transformers/saving.py; drive_minigen_as_minimind.py's update_policy calls the
+same one) writes the files in the layout transformers 4.57 (MiniMind's requirements.txt pins transformers==4.57.6)
+gives them; for the third it copies the tokenizer files:
   config.json              PretrainedConfig.to_json_string(use_diff=True): json.dumps(indent=2, sort_keys=True) + "\\n"
                            of the attributes that differ from a bare PretrainedConfig's (all of MiniMindConfig's own
                            fields are kept; tie_word_embeddings = true equals the base default and is left out),
@@ -71,10 +73,10 @@ HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 # MiniMind's code imports transformers; this stand-in (only on this script's sys.path) provides what it needs.
 sys.path.insert(0, str(ROOT / "tools" / "reference" / "transformers_stub"))
+from transformers.saving import TRANSFORMERS_VERSION  # noqa: E402  (the layout save_pretrained writes: 4.57.6)
 
 torch.set_num_threads(1)
 
-TRANSFORMERS_VERSION = "4.57.6"  # MiniMind's requirements.txt: transformers==4.57.6
 TOKENIZER_DIR = ROOT / "models" / "minigen-tiny-sft"
 VOCAB_SIZE = 6400
 # The model shape. MiniMind names the head counts num_attention_heads / num_key_value_heads; head_dim defaults to
@@ -95,10 +97,6 @@ PROMPT_LENGTHS = (5, 12, 23)
 NEW_TOKENS = 16
 MIN_MARGIN = 1e-2  # a prompt is redrawn while any greedy step of either policy has a smaller top-1/top-2 margin
 MAX_ATTEMPTS = 20
-# Base-PretrainedConfig attributes that MiniMindConfig sets, with transformers' default: to_diff_dict leaves a key
-# out when its value equals this default (and MiniMindConfig's own default). Keys MiniMindConfig adds are all kept.
-BASE_CONFIG_DEFAULTS = {"tie_word_embeddings": True, "bos_token_id": None, "eos_token_id": None,
-                        "pad_token_id": None, "architectures": None, "dtype": None}
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -208,40 +206,13 @@ def wrong_shape_policy(mm, base):
 # The files of save_pretrained (model) and tokenizer.save_pretrained
 # ---------------------------------------------------------------------------------------------------------------
 
-def config_json(model):
-    """config.json as transformers 4.57's PreTrainedModel.save_pretrained writes it (see the module docstring)."""
-    values = dict(vars(model.config))
-    # save_pretrained: config.dtype = str(get_parameter_dtype(model)).split(".")[1]; architectures = [class name]
-    values["dtype"] = str(next(model.parameters()).dtype).split(".")[1]
-    values["architectures"] = [type(model).__name__]
-    values = {key: value for key, value in values.items()
-              if not (key in BASE_CONFIG_DEFAULTS and value == BASE_CONFIG_DEFAULTS[key])}
-    values["model_type"] = type(model.config).model_type
-    values["transformers_version"] = TRANSFORMERS_VERSION
-    return json.dumps(values, indent=2, sort_keys=True) + "\n"
-
-
-def generation_config_json(model):
-    """GenerationConfig.from_model_config(config).to_json_string(use_diff=True): the config's non-None generation
-    attributes (MiniMind sets only bos/eos) and _from_model_config."""
-    values = {"_from_model_config": True, "transformers_version": TRANSFORMERS_VERSION}
-    for key in ("bos_token_id", "eos_token_id", "pad_token_id", "decoder_start_token_id"):
-        value = getattr(model.config, key, None)
-        if value is not None:
-            values[key] = value
-    return json.dumps(values, indent=2, sort_keys=True) + "\n"
-
-
 def write_checkpoint(model, out_dir):
     """What SGLangRolloutEngine.update_policy leaves in its directory (see the module docstring)."""
     if out_dir.exists():
         shutil.rmtree(out_dir)
     out_dir.mkdir(parents=True)
-    state_dict = {k: v.detach().half().cpu() for k, v in model.state_dict().items()}  # update_policy's own line
-    (out_dir / "config.json").write_text(config_json(model))
-    (out_dir / "generation_config.json").write_text(generation_config_json(model))
-    # save_pretrained(safe_serialization=False): one shard under 5 GB, tensors .contiguous(), torch.save.
-    torch.save({k: v.contiguous() for k, v in state_dict.items()}, out_dir / "pytorch_model.bin")
+    state_dict = {k: v.detach().half().cpu() for k, v in model.state_dict().items()}  # update_policy's own lines
+    model.save_pretrained(out_dir, state_dict=state_dict, safe_serialization=False)  # the stub's (saving.py)
     for name in ("tokenizer.json", "tokenizer_config.json"):
         shutil.copyfile(TOKENIZER_DIR / name, out_dir / name)
 

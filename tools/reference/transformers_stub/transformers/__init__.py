@@ -2,9 +2,10 @@
 trainer/rollout_engine.py) name.
 
 Why it exists: Debian 12 packages torch but not transformers, and minigen's reference tools use Debian packages only.
-make_lora_golden.py and tools/rollout/{make_rollout_fixtures,time_torch_rollout}.py put the directory above this
-package on sys.path so that MiniMind's OWN model code (and its model_lora.py and trainer/rollout_engine.py) can be
-imported and run unchanged from a MiniMind checkout. Only what that code uses is here; see
+make_lora_golden.py and tools/rollout/{make_rollout_fixtures,time_torch_rollout,drive_minigen_as_minimind}.py put the
+directory above this package on sys.path so that MiniMind's OWN model code (and its model_lora.py and
+trainer/rollout_engine.py) can be imported and run unchanged from a MiniMind checkout. Only what that code uses
+is here (including the save_pretrained that SGLangRolloutEngine.update_policy calls, in saving.py); see
 ../README.md.
 """
 from torch import nn
@@ -44,15 +45,28 @@ class PreTrainedModel(nn.Module):
     def dtype(self):
         return next(self.parameters()).dtype
 
+    def save_pretrained(self, save_directory, state_dict=None, safe_serialization=True, **kwargs):
+        """The files transformers 4.57 writes with safe_serialization=False (config.json, generation_config.json,
+        pytorch_model.bin), as MiniMind's SGLangRolloutEngine.update_policy calls it; see saving.py."""
+        from . import saving
+        saving.save_pretrained(self, save_directory, state_dict=state_dict, safe_serialization=safe_serialization,
+                               **kwargs)
+
 
 class GenerationMixin:
     """Empty: MiniMind's model defines its own generate()."""
 
 
 class AutoTokenizer:
-    """Only so that MiniMind's trainer/rollout_engine.py imports (its SGLang engine loads a tokenizer with it; the
-    torch engine that tools/rollout/time_torch_rollout.py times does not). There is no tokenizer here."""
+    """So that MiniMind's trainer/rollout_engine.py imports (its SGLang engine loads a tokenizer with it; the torch
+    engine that tools/rollout/time_torch_rollout.py times does not). There is no tokenizer here: from_pretrained
+    raises, unless a script has installed a factory, `AutoTokenizer.factory = callable(path, **kwargs)`, whose
+    result it returns (tools/rollout/drive_minigen_as_minimind.py installs a small stand-in that way)."""
+    factory = None
 
     @classmethod
     def from_pretrained(cls, *args, **kwargs):
-        raise NotImplementedError("transformers_stub has no tokenizer (tools/reference/transformers_stub/README.md)")
+        if cls.factory is None:
+            raise NotImplementedError("transformers_stub has no tokenizer (tools/reference/transformers_stub/README.md)"
+                                      "; set transformers.AutoTokenizer.factory to supply one")
+        return cls.factory(*args, **kwargs)
