@@ -70,12 +70,21 @@ std::string not_a_model_directory(const fs::path& directory) {
          ".safetensors or .gguf file";
 }
 
-// The weights of an HF directory: model.safetensors, else pytorch_model.bin (transformers' save_pretrained with
+// The weights of an HF directory: model.safetensors or pytorch_model.bin (transformers' save_pretrained with
 // safe_serialization=False, which MiniMind's SGLang rollout engine uses: a torch.save zip, as a .pth is).
+// With both, the newer one: save_pretrained(safe_serialization=False) into a folder that held a model.safetensors
+// leaves the old file there, and serving it would quietly undo an RL trainer's update.
 fs::path directory_weights_file(const fs::path& directory) {
-  for (const char* name : {"model.safetensors", "pytorch_model.bin"}) {
-    if (fs::exists(directory / name)) return directory / name;
+  const fs::path safetensors = directory / "model.safetensors";
+  const fs::path torch_zip = directory / "pytorch_model.bin";
+  std::error_code error;
+  const bool has_safetensors = fs::exists(safetensors, error);
+  const bool has_torch_zip = fs::exists(torch_zip, error);
+  if (has_safetensors && has_torch_zip) {
+    return fs::last_write_time(torch_zip, error) > fs::last_write_time(safetensors, error) ? torch_zip : safetensors;
   }
+  if (has_safetensors) return safetensors;
+  if (has_torch_zip) return torch_zip;
   for (const char* index : {"model.safetensors.index.json", "pytorch_model.bin.index.json"}) {
     if (fs::exists(directory / index)) {
       throw Error(directory.string() + " holds a sharded checkpoint (" + index +
@@ -266,8 +275,12 @@ std::unique_ptr<Model> load_replacement_weights(const fs::path& path, const Mode
     }
     return std::make_unique<Model>(served, std::move(weights));
   } catch (const Error& error) {
-    const std::string message = error.what();
+    std::string message = error.what();
     if (message.rfind(name, 0) == 0) throw;
+    // The shapes were checked against the model being served, not against this directory's config.json.
+    if (const std::size_t at = message.find("the config needs"); at != std::string::npos) {
+      message.replace(at, std::string("the config needs").size(), "the served model needs");
+    }
     throw Error(name + ": " + message);
   }
 }

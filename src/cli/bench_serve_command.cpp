@@ -2,6 +2,7 @@
 // --url, or one started in this process), then the checks: no errors, no leaked KV block, a real batching speed-up.
 #include <cmath>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <string>
@@ -13,6 +14,7 @@
 #include "cli/json_output.h"
 #include "core/error.h"
 #include "loadtest/load_tester.h"
+#include "loadtest/rollout_bench.h"
 #include "loadtest/soak_runner.h"
 
 namespace minigen::cli {
@@ -27,6 +29,8 @@ struct BenchServeFlags {
   load_test::LoadTestOptions load;
   double soak_minutes = 0;
   double soak_sample_seconds = 60;
+  std::string rollout;  // "BxGxN": MiniMind's rollout shape instead of the load test
+  load_test::RolloutBenchOptions rollout_options;
   bool json = false;
   bool quick = false;
 };
@@ -163,6 +167,51 @@ int run_soak(const BenchServeFlags& flags, const std::string& url, const std::st
   return report.passed() ? 0 : 1;
 }
 
+// "4x6x256" → batch, generations, new tokens.
+void parse_rollout_shape(const std::string& shape, load_test::RolloutBenchOptions& options) {
+  int values[3] = {0, 0, 0};
+  char x1 = 0, x2 = 0;
+  int consumed = 0;
+  if (std::sscanf(shape.c_str(), "%d%c%d%c%d%n", &values[0], &x1, &values[1], &x2, &values[2], &consumed) != 5 ||
+      consumed != static_cast<int>(shape.size()) || x1 != 'x' || x2 != 'x' || values[0] < 1 || values[1] < 1 ||
+      values[2] < 1 || values[0] * values[1] > 1024 || values[2] > 1 << 16) {
+    throw Error("--rollout takes BxGxN (prompts x generations x new tokens, B·G ≤ 1024), e.g. 4x6x256; got '" + shape +
+                "'");
+  }
+  options.batch = values[0];
+  options.generations = values[1];
+  options.new_tokens = values[2];
+}
+
+int run_rollout(const BenchServeFlags& flags, const std::string& url, const std::string& description) {
+  const load_test::RolloutBenchReport report = load_test::run_rollout_bench(url, flags.rollout_options);
+  if (flags.json) {
+    std::cout << to_json_text(load_test::rollout_report_json(report)) << "\n";
+  } else {
+    const load_test::RolloutBenchOptions& options = report.options;
+    std::printf("minigen bench-serve --rollout · %s\n\n", description.c_str());
+    print_line("rollout", std::to_string(options.batch) + " prompts × " + std::to_string(options.generations) +
+                              " generations × " + std::to_string(options.new_tokens) + " new tokens (prompts of " +
+                              std::to_string(options.prompt_tokens) +
+                              " ids) in one /generate, temperature 0.8, return_logprob — what "
+                              "SGLangRolloutEngine.rollout() sends");
+    for (std::size_t r = 0; r < report.rounds.size(); ++r) {
+      const load_test::RolloutRound& round = report.rounds[r];
+      if (round.update_seconds > 0) {
+        print_line("update", format("%.3f s from the client (server: load and pack %.3f s, switch %.3f s)",
+                                    round.update_seconds, round.server_load_seconds, round.server_switch_seconds));
+      }
+      print_line(("round " + std::to_string(r + 1)).c_str(),
+                 format("%.0f tokens in %.2f s · %.0f tokens/s", static_cast<double>(round.tokens), round.wall_seconds,
+                        round.tokens_per_second()) +
+                     " · " + std::to_string(round.cached_tokens) + " prompt tokens from the prefix cache");
+    }
+    print_line("result", report.passed() ? "PASS" : "FAIL");
+  }
+  for (const std::string& error : report.errors) std::cerr << "[bench-serve] error: " << error << "\n";
+  return report.passed() ? 0 : 1;
+}
+
 int run_bench_serve_command(BenchServeFlags flags, const CLI::App& command) {
   if (flags.quick) {  // the ctest-sized run; explicit flags still win
     if (command.count("--requests") == 0) flags.load.requests = 40;
@@ -171,6 +220,10 @@ int run_bench_serve_command(BenchServeFlags flags, const CLI::App& command) {
     if (command.count("--compare-sequential") == 0) flags.load.compare_requests = 8;
   }
   flags.load.progress = &std::cerr;
+  if (!flags.rollout.empty()) parse_rollout_shape(flags.rollout, flags.rollout_options);
+  if (!flags.rollout_options.update_from.empty() && flags.url.empty()) {  // the server is this process
+    flags.rollout_options.update_from = std::filesystem::absolute(flags.rollout_options.update_from).string();
+  }
 
   std::unique_ptr<LoadedModel> loaded;
   std::unique_ptr<load_test::LocalServer> server;
@@ -199,6 +252,7 @@ int run_bench_serve_command(BenchServeFlags flags, const CLI::App& command) {
   }
 
   if (flags.soak_minutes > 0) return run_soak(flags, url, description);
+  if (!flags.rollout.empty()) return run_rollout(flags, url, description);
   const load_test::LoadTestReport report = load_test::run_load_test(url, flags.load);
   if (flags.json) {
     std::cout << to_json_text(load_test::report_json(report)) << "\n";
@@ -260,6 +314,18 @@ CommandAction add_bench_serve_command(CLI::App& app) {
   command->add_option("--soak-sample", flags->soak_sample_seconds, "seconds between the soak's samples")
       ->default_val(60)
       ->check(number_in(0.5, 3600.0));
+  command->add_option("--rollout", flags->rollout,
+                      "instead of the load test: MiniMind's RL rollout shape BxGxN (B prompts x G generations x N "
+                      "new tokens, e.g. 4x6x256) through /generate with logprobs, as SGLangRolloutEngine sends it");
+  command->add_option("--rollout-rounds", flags->rollout_options.rounds, "--rollout: rollouts one after another")
+      ->default_val(2)
+      ->check(integer_in(1, 1000));
+  command->add_option("--prompt-tokens", flags->rollout_options.prompt_tokens, "--rollout: each prompt's length")
+      ->default_val(40)
+      ->check(integer_in(1, 1 << 16));
+  command->add_option("--update-from", flags->rollout_options.update_from,
+                      "--rollout: POST /update_weights_from_disk with this directory before every round but the "
+                      "first, as update_policy does (give an absolute path when --url names a server elsewhere)");
   command->add_flag("--json", flags->json, "print one JSON object with every number");
   command->add_flag("--quick", flags->quick,
                     "a run for CI: 40 requests, concurrency 8, max_tokens 24, comparison of 8 (explicit flags win)");

@@ -450,6 +450,29 @@ TEST(CliBenchServe, QuickRunThroughTheCommandLineReportsEveryRequest) {
   std::filesystem::remove_all(scratch);
 }
 
+// `minigen bench-serve --rollout`: MiniMind's RL rollout shape through /generate, with a weight update from disk (the
+// fp16 pytorch_model.bin MiniMind's update_policy writes) between the rounds; every row B·G·N tokens, each with its
+// logprob, and the update's time reported.
+TEST(CliBenchServe, RolloutShapeWithAWeightUpdateBetweenRounds) {
+  const std::filesystem::path scratch =
+      std::filesystem::temp_directory_path() / ("minigen_cli_bench_rollout_" + std::to_string(::getpid()));
+  const std::string data = std::string(MINIGEN_TEST_DATA_DIR) + "/rollout/";
+  const testing::RunResult run =
+      testing::run_minigen("bench-serve -m " + data + "policy_v1 --rollout 2x3x8 --update-from " + data +
+                               "policy_v2 --rollout-rounds 2 --json --threads 2",
+                           scratch);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  const nlohmann::json report = nlohmann::json::parse(run.out);
+  EXPECT_TRUE(report["passed"].get<bool>()) << report.dump();
+  ASSERT_EQ(report["rounds"].size(), 2u);
+  for (const nlohmann::json& round : report["rounds"]) EXPECT_EQ(round["tokens"], 2 * 3 * 8);
+  EXPECT_EQ(report["rounds"][0]["update_seconds"], 0.0);
+  EXPECT_GT(report["rounds"][1]["server_load_seconds"].get<double>(), 0.0);
+  // A shape the trainer could not send is refused before anything starts.
+  EXPECT_NE(testing::run_minigen("bench-serve --rollout 4x6", scratch).exit_code, 0);
+  std::filesystem::remove_all(scratch);
+}
+
 // The prompt token counts of the --stats lines ("[minigen] load 0.1 ms · prompt 21 tokens · …"), in order.
 std::vector<int> stats_prompt_tokens(const std::string& err) {
   std::vector<int> counts;

@@ -1,5 +1,6 @@
 #include "core/process_memory.h"
 
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <fstream>
@@ -20,6 +21,18 @@ uint64_t resident_memory_bytes() {
 void return_free_memory() {
 #if defined(__GLIBC__)
   ::malloc_trim(0);
+#endif
+}
+
+void prefer_huge_pages(void* data, std::size_t bytes) {
+#if defined(MADV_HUGEPAGE)
+  constexpr uintptr_t kHugePage = uintptr_t{2} << 20;
+  const uintptr_t begin = (reinterpret_cast<uintptr_t>(data) + kHugePage - 1) & ~(kHugePage - 1);
+  const uintptr_t end = (reinterpret_cast<uintptr_t>(data) + bytes) & ~(kHugePage - 1);
+  if (end > begin) ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_HUGEPAGE);  // advice: errors ignored
+#else
+  (void)data;
+  (void)bytes;
 #endif
 }
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <vector>
 
 #include "ops/float_formats.h"
 
@@ -51,9 +52,17 @@ void decode_to_f32(DType dtype, const std::byte* bytes, std::size_t count, float
     case DType::kF32:
       for (std::size_t i = 0; i < count; ++i) values[i] = std::bit_cast<float>(load_u32(bytes + 4 * i));
       return;
-    case DType::kF16:
-      for (std::size_t i = 0; i < count; ++i) values[i] = f16_to_float(load_u16(bytes + 2 * i));
+    case DType::kF16: {
+      // Every half value looked up (256 KB, built once from f16_to_float): a 64 M-parameter fp16 checkpoint — an RL
+      // trainer's policy update, read while the server runs — converts in a fraction of the time.
+      static const std::vector<float> half_values = [] {
+        std::vector<float> table(65536);
+        for (uint32_t bits = 0; bits < table.size(); ++bits) table[bits] = f16_to_float(static_cast<uint16_t>(bits));
+        return table;
+      }();
+      for (std::size_t i = 0; i < count; ++i) values[i] = half_values[load_u16(bytes + 2 * i)];
       return;
+    }
     case DType::kBF16:
       for (std::size_t i = 0; i < count; ++i) values[i] = bf16_to_float(load_u16(bytes + 2 * i));
       return;

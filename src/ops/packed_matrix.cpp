@@ -5,6 +5,7 @@
 #include <string>
 
 #include "core/error.h"
+#include "core/process_memory.h"
 #include "ops/block_quant.h"
 #include "ops/float_formats.h"
 
@@ -109,20 +110,24 @@ PackedMatrix PackedMatrix::stack(const std::vector<MatrixSource>& parts, int in_
     packed.bf16_ = hwy::AllocateAligned<uint16_t>(elements);
   }
   if (elements > 0 && !packed.f32_ && !packed.bf16_) throw Error("out of memory packing a weight matrix");
+  prefer_huge_pages(packed.f32_ ? static_cast<void*>(packed.f32_.get()) : static_cast<void*>(packed.bf16_.get()),
+                    elements * (type == WeightType::kF32 ? sizeof(float) : sizeof(uint16_t)));
   const int padded_in = static_cast<int>(packed.panel_elements() / kPanelWidth);  // bf16: an odd k gets a zero input
   for (int p = 0; p < packed.panels_; ++p) {
     const std::size_t panel = packed.panel_offset(p);
-    for (int k = 0; k < padded_in; ++k) {
-      for (int lane = 0; lane < kPanelWidth; ++lane) {
-        const SourceRow& source = source_rows[static_cast<std::size_t>(p) * kPanelWidth + lane];
-        const float value = source.part != nullptr && k < in_features
-                                ? source.part->values[static_cast<std::size_t>(source.row) * in_features + k]
-                                : 0.0f;
-        const std::size_t index = panel + packed.offset_in_panel(lane, k);
-        if (type == WeightType::kF32) {
-          packed.f32_[index] = value;
-        } else {
-          packed.bf16_[index] = float_to_bf16_flush_subnormal(value);
+    for (int lane = 0; lane < kPanelWidth; ++lane) {  // one source row at a time, read in order
+      const SourceRow& source = source_rows[static_cast<std::size_t>(p) * kPanelWidth + lane];
+      const float* row =
+          source.part != nullptr ? source.part->values + static_cast<std::size_t>(source.row) * in_features : nullptr;
+      if (type == WeightType::kF32) {
+        float* out = packed.f32_.get() + panel + lane;
+        for (int k = 0; k < padded_in; ++k) {
+          out[static_cast<std::size_t>(k) * kPanelWidth] = row != nullptr && k < in_features ? row[k] : 0.0f;
+        }
+      } else {
+        for (int k = 0; k < padded_in; ++k) {
+          const float value = row != nullptr && k < in_features ? row[k] : 0.0f;
+          packed.bf16_[panel + packed.offset_in_panel(lane, k)] = float_to_bf16_flush_subnormal(value);
         }
       }
     }

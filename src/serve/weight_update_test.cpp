@@ -106,7 +106,9 @@ TEST(WeightUpdate, WeightsThatDoNotFitTheServedModelAreRefusedByName) {
   };
   const std::string wrong_shape = message(kRolloutData / "policy_wrong_shape");
   EXPECT_NE(wrong_shape.find("policy_wrong_shape"), std::string::npos) << wrong_shape;
-  EXPECT_NE(wrong_shape.find("'model.layers.0.mlp.gate_proj.weight' has shape [64, 32]"), std::string::npos)
+  EXPECT_NE(wrong_shape.find("'model.layers.0.mlp.gate_proj.weight' has shape [64, 32] but the served model needs "
+                             "[96, 32]"),
+            std::string::npos)
       << wrong_shape;
   EXPECT_NE(message(kRolloutData / "missing").find("does not exist"), std::string::npos);
 
@@ -125,6 +127,30 @@ TEST(WeightUpdate, WeightsThatDoNotFitTheServedModelAreRefusedByName) {
   ASSERT_EQ(::mkfifo((copy / "pytorch_model.bin").c_str(), 0600), 0);
   EXPECT_NE(message(copy).find("not a regular file"), std::string::npos) << message(copy);
   fs::remove_all(copy);
+}
+
+// update_policy's save_pretrained(safe_serialization=False) into a folder that once held a model.safetensors leaves
+// that file beside the new pytorch_model.bin: the newer of the two is the policy.
+TEST(WeightUpdate, AStaleSafetensorsBesideANewerPytorchModelBinIsNotServed) {
+  const LoadedModel v1 = load_model(kRolloutData / "policy_v1");
+  const fs::path folder = fs::temp_directory_path() / ("minigen_weight_update_both_" + std::to_string(::getpid()));
+  fs::remove_all(folder);
+  save_model_directory(folder, v1.model->config, v1.model->weights, kRolloutData / "policy_v1");
+  fs::copy_file(kRolloutData / "policy_v2" / "pytorch_model.bin", folder / "pytorch_model.bin");
+  fs::last_write_time(folder / "model.safetensors",
+                      fs::last_write_time(folder / "pytorch_model.bin") - std::chrono::hours(1));
+  const json& prompt = golden()["policies"]["policy_v2"]["prompts"][0];
+  auto first_logprob = [&](const Model& model) {
+    return testing::completion_logprobs(model, ids(prompt["prompt_ids"]), ids(prompt["forced_ids"]))[0];
+  };
+  const double expected = prompt["forced_logprobs"][0].get<double>();
+  EXPECT_NEAR(first_logprob(*load_replacement_weights(folder, v1.model->config)), expected, 1e-4);
+  EXPECT_EQ(load_model(folder).format, "pytorch_model.bin");
+  // Touched later, the safetensors is the newer one again.
+  fs::last_write_time(folder / "model.safetensors",
+                      fs::last_write_time(folder / "pytorch_model.bin") + std::chrono::hours(1));
+  EXPECT_EQ(load_model(folder).format, "safetensors");
+  fs::remove_all(folder);
 }
 
 TEST(WeightUpdate, TheNextRolloutHasTheNewPolicysLogprobsAndABadDirectoryChangesNothing) {

@@ -20,7 +20,8 @@ What it writes (every directory is what SGLangRolloutEngine.update_policy leaves
   policy_v1/, policy_v2/   a 2-layer minimind-3 model (hidden 32, 2 heads, 1 KV head, head_dim 16, intermediate
                            96, vocab 6400, tied embeddings, qk-norm), random weights from seed 1 and seed 2
   policy_wrong_shape/      policy_v1 with intermediate_size 64: its MLP tensors are policy_v1's cut to 64; every
-                           other tensor and every other config value is policy_v1's
+                           other tensor and every other config value is policy_v1's (but moe_intermediate_size,
+                           which MiniMindConfig derives from intermediate_size)
   golden.json              per policy: 3 prompts; greedy continuation (16 tokens), its logprobs and top-1/top-2
                            margins; logprobs of 16 forced tokens (teacher forcing); configs and sha256 of every file
 
@@ -91,7 +92,7 @@ POLICIES = (("policy_v1", 1), ("policy_v2", 2))
 # Initialisation: every tensor from one torch.Generator seeded with the policy's seed, in named_parameters() order
 # (embed_tokens, which lm_head shares, comes first). Embeddings N(0, 0.4), linear weights N(0, 0.25), RMSNorm weights
 # (input/post-attention/final norm, q_norm, k_norm) 1 + N(0, 0.1). With these the greedy tokens of the prompts
-# below have probabilities of roughly 0.04 to 0.75 and do not merely repeat the last prompt token.
+# below have probabilities of roughly 0.02 to 0.23 and do not merely repeat the last prompt token.
 EMBED_STD, LINEAR_STD, NORM_STD = 0.4, 0.25, 0.1
 PROMPT_LENGTHS = (5, 12, 23)
 NEW_TOKENS = 16

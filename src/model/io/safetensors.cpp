@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/process_memory.h"
 #include "model/dtype.h"
 
 namespace minigen {
@@ -298,6 +299,8 @@ TensorMap read_safetensors(std::span<const std::byte> bytes, const std::string& 
     tensor.stored_dtype = record.dtype;
     // The byte count was checked against shape · dtype size, so the element count cannot overflow here.
     const std::size_t count = (record.end - record.begin) / dtype_size_bytes(record.dtype);
+    tensor.values.reserve(count);
+    prefer_huge_pages(tensor.values.data(), count * sizeof(float));
     tensor.values.resize(count);
     decode_to_f32(record.dtype, parsed.data + record.begin, count, tensor.values.data());
     tensors.emplace(record.name, std::move(tensor));

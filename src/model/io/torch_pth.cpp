@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/process_memory.h"
 #include "model/dtype.h"
 #include "model/io/pickle_reader.h"
 #include "model/io/zip_reader.h"
@@ -344,6 +345,8 @@ HostTensor materialize(const TensorRecord& record, std::span<const std::byte> st
   HostTensor tensor;
   tensor.shape = record.sizes;
   tensor.stored_dtype = dtype;
+  tensor.values.reserve(static_cast<std::size_t>(count));
+  prefer_huge_pages(tensor.values.data(), static_cast<std::size_t>(count) * sizeof(float));
   tensor.values.resize(static_cast<std::size_t>(count));
   if (count == 0) return tensor;
 

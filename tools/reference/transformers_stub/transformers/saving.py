@@ -28,6 +28,8 @@ import os
 import pathlib
 import re
 
+import torch
+
 TRANSFORMERS_VERSION = "4.57.6"  # the version whose file layout this writes (MiniMind's requirements.txt pin)
 WEIGHTS_NAME = "pytorch_model.bin"
 CONFIG_NAME = "config.json"
@@ -67,8 +69,6 @@ def save_pretrained(model, save_directory, state_dict=None, safe_serialization=T
     """What transformers 4.57's model.save_pretrained(save_directory, state_dict=state_dict,
     safe_serialization=False) leaves in save_directory (see the module docstring). Other keyword arguments
     (is_main_process, max_shard_size, …) are accepted and ignored."""
-    import torch  # only here: importing the stub must not need torch more than MiniMind's own imports do
-
     if safe_serialization:
         raise NotImplementedError("transformers_stub saves only with safe_serialization=False (pytorch_model.bin), "
                                   "as MiniMind's update_policy does")
