@@ -1,7 +1,8 @@
-// SGLang's /generate request parser (src/openai/sglang_generate.*: JSON body → one Job per prompt) with the shipped
+// SGLang's /generate and /update_weights_from_disk request parsers (src/openai/sglang_generate.*) with the shipped
 // tokenizer. Beyond "no crash": the only exception is ApiError with a 4xx status naming a field or none, and its error
 // body is valid JSON; an accepted request has 1 to kMaxGenerateSequences sequences, in-vocabulary prompts and stop
-// token ids, rows that do not overlap (prompt k's first row is k · n), and sampling values the library accepts.
+// token ids, rows that do not overlap (prompt k's first row is k · n), and sampling values the library accepts; an
+// accepted weight update has a non-empty, bounded model_path.
 #include <nlohmann/json.hpp>
 
 #include "core/json_text.h"
@@ -15,6 +16,14 @@ using namespace minigen;
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string body(fuzz::as_text(data, size));
+  // The same bytes as a weight-update body: a 400 naming a field, or a non-empty path of at most 4,096 bytes.
+  try {
+    const UpdateWeightsRequest update = parse_update_weights_request(body);
+    fuzz::check(!update.model_path.empty() && update.model_path.size() <= 4096, "a bounded model_path");
+    fuzz::check(update.weight_version.size() <= 128, "a bounded weight_version");
+  } catch (const ApiError& error) {
+    fuzz::check(error.status == 400, "a bad update body is a 400");
+  }
   const Tokenizer& tokenizer = fuzz::shipped_tokenizer();
   GenerateRequest request;
   try {

@@ -142,8 +142,8 @@ TEST_F(ModelLoaderTest, MiniMindsOutAndModelFoldersSayWhatToPass) {
                                    " and the checkpoint as -m, e.g. -m out/full_sft_512.pth (MiniMind's trainer "
                                    "writes them to out/)");
   EXPECT_EQ(load_error(root), "no config.json in " + root.string() +
-                                  ": a model is a directory with config.json and model.safetensors, or a .pth, "
-                                  ".safetensors or .gguf file");
+                                  ": a model is a directory with config.json and model.safetensors (or "
+                                  "pytorch_model.bin), or a .pth, .safetensors or .gguf file");
   // What the messages advise works, with --tokenizer naming either file of the pair.
   LoadOptions options;
   options.tokenizer_path = model / "tokenizer_config.json";
