@@ -270,10 +270,8 @@ json finish_reason(const RolloutSequence& sequence, const Job& job, const Tokeni
   return {{"type", "stop"}, {"matched", matched}};
 }
 
-}  // namespace
-
-GenerateRequest parse_generate_request(const std::string& body_text, const Tokenizer& tokenizer,
-                                       const std::shared_ptr<const TokenVocabulary>& vocabulary) {
+// A request body: a JSON object, or an ApiError 400.
+json body_object(const std::string& body_text) {
   json body;
   try {
     body = parse_untrusted_json<json>(body_text);
@@ -281,6 +279,14 @@ GenerateRequest parse_generate_request(const std::string& body_text, const Token
     throw ApiError(400, std::string("the request body ") + error.what());
   }
   if (!body.is_object()) throw ApiError(400, "the request body must be a JSON object");
+  return body;
+}
+
+}  // namespace
+
+GenerateRequest parse_generate_request(const std::string& body_text, const Tokenizer& tokenizer,
+                                       const std::shared_ptr<const TokenVocabulary>& vocabulary) {
+  const json body = body_object(body_text);
   reject_unknown(body, kRequestFields, "the request");
   GenerateRequest request;
   const std::vector<std::vector<int>> prompt_list = prompts(body, tokenizer, request.list_form);
@@ -406,13 +412,7 @@ json generate_response(const GenerateRequest& request, const std::vector<Rollout
 }
 
 UpdateWeightsRequest parse_update_weights_request(const std::string& body_text) {
-  json body;
-  try {
-    body = parse_untrusted_json<json>(body_text);
-  } catch (const Error& error) {
-    throw ApiError(400, std::string("the request body ") + error.what());
-  }
-  if (!body.is_object()) throw ApiError(400, "the request body must be a JSON object");
+  const json body = body_object(body_text);
   reject_unknown(body, {"model_path", "weight_version", "abort_all_requests", "load_format", "flush_cache"},
                  "the request");
   UpdateWeightsRequest request;

@@ -6,10 +6,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstdio>
 #include <set>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "checkpoint/prompt_logits_test_util.h"
@@ -318,6 +320,39 @@ TEST(SglangGenerate, HostileRequestsGetOne400NamingTheField) {
       post(server, "/generate", {{"input_ids", {1, 2}}, {"sampling_params", {{"max_new_tokens", 1 << 20}}}}, 400);
   EXPECT_NE(long_request["error"]["message"].get<std::string>().find("context"), std::string::npos)
       << long_request.dump();
+  EXPECT_EQ(server.settled().kv_blocks_used, 0);
+}
+
+// A hostile request is refused without waiting for the work in flight, and the rollout it met runs on untouched.
+TEST(SglangGenerate, AHostileRequestIsRefusedWhileARolloutRuns) {
+  LiveServer server;
+  const std::vector<int> prompt = encode_base_prompt(*server.loaded.tokenizer, "The");
+  std::atomic<bool> rollout_done{false};
+  json rollout;
+  std::thread roller([&] {
+    json body = rollout_body({prompt}, 4, 0.8, 400, 3);
+    body["sampling_params"]["ignore_eos"] = true;
+    rollout = post(server, "/generate", body, 200);
+    rollout_done = true;
+  });
+  while (server.stack.engine().status().running == 0 && !rollout_done) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  std::string many = "{\"input_ids\": [";
+  for (int i = 0; i < 100000; ++i) many += i == 0 ? "[1]" : ",[1]";
+  many += "]}";
+  auto refused = server.client().Post("/generate", many, "application/json");
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->status, 400);
+  EXPECT_FALSE(rollout_done) << "the 400 waited for the rollout";
+  auto nan = server.client().Post("/generate", R"({"input_ids": [1], "sampling_params": {"temperature": NaN}})",
+                                  "application/json");
+  ASSERT_TRUE(nan);
+  EXPECT_EQ(nan->status, 400);
+  EXPECT_FALSE(rollout_done) << "the 400 waited for the rollout";
+  roller.join();
+  ASSERT_EQ(rollout.size(), 4u);
+  for (const json& result : rollout) EXPECT_EQ(result["output_ids"].size(), 400u);
   EXPECT_EQ(server.settled().kv_blocks_used, 0);
 }
 

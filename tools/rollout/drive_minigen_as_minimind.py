@@ -10,10 +10,10 @@ the numbers.
 
 Run from any directory with Debian's torch and requests (`/usr/bin/python3`; python3-torch, python3-requests).
 MiniMind's model/model_minimind.py and trainer/rollout_engine.py are imported from the --minimind checkout at run
-time and run unmodified; nothing of MiniMind's is copied here. Their `transformers` imports come from
-tools/reference/transformers_stub (Debian 12 has no transformers), whose PreTrainedModel.save_pretrained writes what
-transformers 4.57 writes with safe_serialization=False and whose AutoTokenizer returns the tokenizer stand-in below
-once this script installs it as AutoTokenizer.factory.
+time (minimind_checkout.py) and run unmodified; nothing of MiniMind's is copied here. Their `transformers` imports
+come from tools/reference/transformers_stub (Debian 12 has no transformers), whose PreTrainedModel.save_pretrained
+writes what transformers 4.57 writes with safe_serialization=False and whose AutoTokenizer returns the tokenizer
+stand-in below once this script installs it as AutoTokenizer.factory.
 
 The engine is built with MiniMind's factory, create_rollout_engine("sglang", sglang_base_url=..., sglang_model_path=
 --model-dir, sglang_shared_path=--shared-path), as train_grpo.py builds it. Then, in order:
@@ -68,7 +68,6 @@ os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")
 os.environ.setdefault("OMP_WAIT_POLICY", "PASSIVE")
 
 import copy  # noqa: E402
-import importlib.util  # noqa: E402
 import json  # noqa: E402
 import pathlib  # noqa: E402
 import shutil  # noqa: E402
@@ -83,11 +82,13 @@ except ImportError:
     sys.exit("error: this script talks HTTP with MiniMind's own client code, which needs requests "
              "(apt-get install python3-requests)")
 
+import minimind_checkout  # noqa: E402  (tools/rollout/minimind_checkout.py: MiniMind's code from a checkout)
+
 HERE = pathlib.Path(__file__).resolve().parent
 REPO = HERE.parent.parent
-sys.path.insert(0, str(REPO / "tools" / "reference"))
-# MiniMind's model code and rollout_engine.py import transformers; this stand-in provides what they touch.
-sys.path.insert(0, str(REPO / "tools" / "reference" / "transformers_stub"))
+# tools/reference (safetensors_io) and, before it, the transformers stand-in: MiniMind's model code and
+# rollout_engine.py import transformers; the stub provides what they touch.
+minimind_checkout.use_transformers_stub(with_reference=True)
 import transformers  # noqa: E402  (the stub)
 from safetensors_io import read_safetensors  # noqa: E402
 
@@ -126,22 +127,11 @@ class Failures:
 # MiniMind's code, imported from a checkout
 # ---------------------------------------------------------------------------------------------------------------
 
-def load_module(name, path):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
 def import_minimind(checkout):
-    checkout = pathlib.Path(checkout).resolve()
-    model_file = checkout / "model" / "model_minimind.py"
-    engine_file = checkout / "trainer" / "rollout_engine.py"
-    for path in (model_file, engine_file):
-        if not path.is_file():
-            sys.exit(f"error: {path} not found (--minimind must be a MiniMind checkout with model/ and trainer/)")
-    model_code = load_module("minimind_model_minimind", model_file)
-    engine_code = load_module("minimind_rollout_engine", engine_file)
+    """minimind_checkout.import_minimind (requests is installed: this script exits without it, so the engine gets
+    the real module), and the names of rollout_engine.py this script uses."""
+    model_code, engine_code, _ = minimind_checkout.import_minimind(checkout)
+    engine_file = pathlib.Path(checkout).resolve() / minimind_checkout.ENGINE_FILE
     for name in ("create_rollout_engine", "SGLangRolloutEngine", "compute_per_token_logps", "RolloutResult"):
         if not hasattr(engine_code, name):
             sys.exit(f"error: {engine_file} has no {name}; this script follows MiniMind's rollout_engine.py API")

@@ -8,7 +8,8 @@
         --minimind-commit "$(git --git-dir=/work/.mirror/jingyaogong+minimind/repo rev-parse HEAD)"
 
 Run from the repository root with Debian's torch (`/usr/bin/python3`); CI never runs it, its outputs are committed.
-MiniMind's code is imported from the checkout at run time and runs unmodified; none of it is copied here:
+MiniMind's code is imported from the checkout at run time (minimind_checkout.py) and runs unmodified; none of it
+is copied here:
   model/model_minimind.py      MiniMindConfig, MiniMindForCausalLM (forward, generate, weight tying)
   trainer/rollout_engine.py    compute_per_token_logps: the logprobs of MiniMind's torch rollout engine and of its
                                GRPO loss (log_softmax of the raw logits at each completion position)
@@ -59,21 +60,19 @@ Python's repr of the float32 values (exact).
 """
 import argparse
 import hashlib
-import importlib.util
 import json
 import math
 import pathlib
 import shutil
-import subprocess
-import sys
-import types
 
 import torch
+
+import minimind_checkout  # tools/rollout/minimind_checkout.py: MiniMind's code from a checkout
 
 HERE = pathlib.Path(__file__).resolve().parent
 ROOT = HERE.parent.parent
 # MiniMind's code imports transformers; this stand-in (only on this script's sys.path) provides what it needs.
-sys.path.insert(0, str(ROOT / "tools" / "reference" / "transformers_stub"))
+minimind_checkout.use_transformers_stub()
 from transformers.saving import TRANSFORMERS_VERSION  # noqa: E402  (the layout save_pretrained writes: 4.57.6)
 
 torch.set_num_threads(1)
@@ -104,45 +103,13 @@ MAX_ATTEMPTS = 20
 # MiniMind's code, imported from a checkout
 # ---------------------------------------------------------------------------------------------------------------
 
-def load_module(name, path):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def load_rollout_engine(path):
-    """trainer/rollout_engine.py as a module. Its `requests` import is for the SGLang HTTP client, which is not used
-    here: a placeholder module stands in when requests is not installed (and only while the file is imported)."""
-    placeholder = None
-    if importlib.util.find_spec("requests") is None:
-        placeholder = types.ModuleType("requests")
-        placeholder.__doc__ = "placeholder: make_rollout_fixtures.py does no HTTP"
-        sys.modules["requests"] = placeholder
-    try:
-        return load_module("minimind_rollout_engine", path)
-    finally:
-        if placeholder is not None:
-            del sys.modules["requests"]
-
-
-def git_commit(checkout):
-    try:
-        return subprocess.run(["git", "-C", str(checkout), "rev-parse", "HEAD"], check=True, capture_output=True,
-                              text=True).stdout.strip()
-    except (subprocess.CalledProcessError, FileNotFoundError):
-        return None
-
-
 class MiniMind:
     def __init__(self, checkout, commit):
         checkout = pathlib.Path(checkout)
-        for relative in ("model/model_minimind.py", "trainer/rollout_engine.py"):
-            if not (checkout / relative).is_file():
-                sys.exit(f"{checkout}: no {relative} (--minimind must be a MiniMind checkout)")
-        self.commit = commit or git_commit(checkout) or "unknown (not a git checkout; pass --minimind-commit)"
-        self.model = load_module("minimind_model_minimind", checkout / "model" / "model_minimind.py")
-        self.rollout = load_rollout_engine(checkout / "trainer" / "rollout_engine.py")
+        # compute_per_token_logps does no HTTP: rollout_engine.py's requests may be a placeholder (see the docstring)
+        self.model, self.rollout, _ = minimind_checkout.import_minimind(checkout)
+        self.commit = (commit or minimind_checkout.git_commit(checkout)
+                       or "unknown (not a git checkout; pass --minimind-commit)")
         requirements = checkout / "requirements.txt"
         self.transformers_pin = None
         if requirements.is_file():

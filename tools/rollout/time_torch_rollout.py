@@ -12,8 +12,9 @@ attention_mask, num_generations=G, max_new_tokens=N, temperature=T)`: MiniMind's
 loop with its own KV cache, MiniMindForCausalLM.generate, not Hugging Face's GenerationMixin) on the B prompts each
 repeated G times, then compute_per_token_logps (a second full forward over prompt + completion for the per-token
 logprobs GRPO needs), then tokenizer.batch_decode. model/model_minimind.py and trainer/rollout_engine.py are imported
-from the --minimind checkout at run time and run unmodified; nothing of MiniMind's is copied here. The `transformers`
-names they import come from tools/reference/transformers_stub (Debian 12 has no transformers; see its README).
+from the --minimind checkout at run time (minimind_checkout.py) and run unmodified; nothing of MiniMind's is copied
+here. The `transformers` names they import come from tools/reference/transformers_stub (Debian 12 has no
+transformers; see its README).
 
 What is NOT MiniMind's here:
   * the tokenizer: a stand-in carrying pad/eos ids (read from the model's tokenizer_config.json) whose batch_decode
@@ -58,7 +59,6 @@ if _EARLY.omp_wait_policy.lower() != "unset":
     os.environ.setdefault("OMP_WAIT_POLICY", _EARLY.omp_wait_policy)
 
 import datetime  # noqa: E402
-import importlib.util  # noqa: E402
 import inspect  # noqa: E402
 import json  # noqa: E402
 import pathlib  # noqa: E402
@@ -67,17 +67,17 @@ import resource  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
-import types  # noqa: E402
 from contextlib import nullcontext  # noqa: E402
 
 import torch  # noqa: E402
 
+import minimind_checkout  # noqa: E402  (tools/rollout/minimind_checkout.py: MiniMind's code from a checkout)
+
 HERE = pathlib.Path(__file__).resolve().parent
 REPO = HERE.parent.parent
-REFERENCE = REPO / "tools" / "reference"
-sys.path.insert(0, str(REFERENCE))
-# MiniMind's model code and rollout_engine.py import transformers; this stand-in provides what they touch.
-sys.path.insert(0, str(REFERENCE / "transformers_stub"))
+# tools/reference (safetensors_io) and, before it, the transformers stand-in: MiniMind's model code and
+# rollout_engine.py import transformers; the stub provides what they touch.
+minimind_checkout.use_transformers_stub(with_reference=True)
 from safetensors_io import read_safetensors  # noqa: E402
 
 MODELS = {"tiny-sft": REPO / "models" / "minigen-tiny-sft"}
@@ -97,42 +97,6 @@ def log(message):
 # ---------------------------------------------------------------------------------------------------------------
 # MiniMind's code, imported from a checkout
 # ---------------------------------------------------------------------------------------------------------------
-
-def load_module(name, path):
-    spec = importlib.util.spec_from_file_location(name, path)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-def minimind_revision(checkout, given):
-    if given:
-        return given
-    try:
-        return subprocess.run(["git", "-C", str(checkout), "rev-parse", "HEAD"], check=True, capture_output=True,
-                              text=True).stdout.strip()
-    except (subprocess.CalledProcessError, FileNotFoundError):
-        return "unknown (not a git checkout; pass --minimind-rev)"
-
-
-def import_minimind(checkout):
-    checkout = pathlib.Path(checkout).resolve()
-    model_file = checkout / "model" / "model_minimind.py"
-    engine_file = checkout / "trainer" / "rollout_engine.py"
-    for path in (model_file, engine_file):
-        if not path.is_file():
-            sys.exit(f"error: {path} not found (--minimind must be a MiniMind checkout with model/ and trainer/)")
-    model_code = load_module("minimind_model_minimind", model_file)
-    stubbed_requests = False
-    try:
-        import requests  # noqa: F401  (rollout_engine.py imports it for its SGLang engine only)
-    except ImportError:
-        # Only SGLangRolloutEngine uses requests; an empty module lets the file import. (Debian: python3-requests.)
-        sys.modules["requests"] = types.ModuleType("requests")
-        stubbed_requests = True
-    engine_code = load_module("minimind_rollout_engine", engine_file)
-    return model_code, engine_code, stubbed_requests
-
 
 def check_own_generate(model_code):
     """TorchRolloutEngine.rollout calls policy_model.generate(input_ids=, attention_mask=, max_new_tokens=,
@@ -348,7 +312,7 @@ def main():
     torch.set_num_threads(args.threads)
     blas, blas_error = check_blas()
     checkout = pathlib.Path(args.minimind)
-    model_code, engine_code, stubbed_requests = import_minimind(checkout)
+    model_code, engine_code, stubbed_requests = minimind_checkout.import_minimind(checkout)
     generate_defaults = check_own_generate(model_code)
 
     model_dir = args.model_dir or MODELS.get(args.model)
@@ -441,7 +405,8 @@ def main():
         "omp_wait_policy_from_environment": _OMP_WAIT_WAS_SET,
         "blas": blas,
         "minimind": str(checkout.resolve()),
-        "minimind_rev": minimind_revision(checkout, args.minimind_rev),
+        "minimind_rev": (args.minimind_rev or minimind_checkout.git_commit(checkout)
+                         or "unknown (not a git checkout; pass --minimind-rev)"),
         "requests_stubbed": stubbed_requests,
         "sdpa_prefill": bool(getattr(config, "flash_attn", False)
                              and hasattr(torch.nn.functional, "scaled_dot_product_attention")),
