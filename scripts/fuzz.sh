@@ -42,7 +42,7 @@ if ! CC=clang-14 CXX=clang++-14 cmake -S . -B "$build_dir" -G Ninja -DMINIGEN_FU
   echo "scripts/fuzz.sh: configuring the fuzz build failed (is libclang-rt-14-dev installed?)" >&2
   exit 2
 fi
-# Only the fuzz targets and the libraries they link: the engine's upper layers (serve, generate, lab...) are not fuzzed.
+# Only the fuzz targets and the libraries they link (fuzz_api_server links the serving stack; the lab is never built).
 cmake --build "$build_dir" -j "$jobs" --target "${targets[@]}" >&2
 artifacts="$build_dir/fuzz-artifacts"
 mkdir -p "$artifacts"
