@@ -57,6 +57,12 @@ std::string check_answer(const json& results, const RolloutBenchOptions& options
   return "";
 }
 
+// A failed call's status and the start of its body, or the transport error.
+std::string what_came_back(const httplib::Result& answer) {
+  return answer ? std::to_string(answer->status) + " " + answer->body.substr(0, 300)
+                : httplib::to_string(answer.error());
+}
+
 }  // namespace
 
 RolloutBenchReport run_rollout_bench(const std::string& url, const RolloutBenchOptions& options) {
@@ -81,9 +87,7 @@ RolloutBenchReport run_rollout_bench(const std::string& url, const RolloutBenchO
                                 "application/json");
       round.update_seconds = seconds_since(started);
       if (!answer || answer->status != 200) {
-        report.errors.push_back("the weight update failed: " +
-                                (answer ? std::to_string(answer->status) + " " + answer->body.substr(0, 300)
-                                        : httplib::to_string(answer.error())));
+        report.errors.push_back("the weight update failed: " + what_came_back(answer));
         break;
       }
       const json update = json::parse(answer->body, nullptr, false);
@@ -94,9 +98,7 @@ RolloutBenchReport run_rollout_bench(const std::string& url, const RolloutBenchO
     auto answer = client.Post("/generate", body, "application/json");
     round.wall_seconds = seconds_since(started);
     if (!answer || answer->status != 200) {
-      report.errors.push_back("/generate failed: " +
-                              (answer ? std::to_string(answer->status) + " " + answer->body.substr(0, 300)
-                                      : httplib::to_string(answer.error())));
+      report.errors.push_back("/generate failed: " + what_came_back(answer));
       break;
     }
     const std::string problem = check_answer(json::parse(answer->body, nullptr, false), options, round);

@@ -161,12 +161,12 @@ void ApiServer::native_generate(const http::Request& http_request, http::Respons
         if (!event.error.empty()) return end_with_error(event.error_status, event.error);
         const std::size_t index = offset[k] + static_cast<std::size_t>(event.choice);
         RolloutSequence& sequence = sequences[index];
+        if (sequence.tokens.empty()) sequence.weight_version = streams[k]->weight_version();  // one per job
         if (event.token >= 0) {
           if (sequence.tokens.empty()) sequence.cached_tokens = event.cached_tokens;
           sequence.text += event.text;
           sequence.tokens.push_back(event);
         }
-        sequence.weight_version = streams[k]->weight_version();
         if (event.finished) {
           sequence.finish_reason = event.finish_reason;
           sequence.abort_message = event.abort_message;
