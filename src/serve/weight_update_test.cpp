@@ -181,6 +181,34 @@ TEST(WeightUpdate, TheNextRolloutHasTheNewPolicysLogprobsAndABadDirectoryChanges
   EXPECT_EQ(server.settled().kv_blocks_used, 0);
 }
 
+// The route opens a path the client names: with a key it needs the key; listening beyond loopback without one, never.
+TEST(WeightUpdate, TheRouteNeedsTheKeyOrALoopbackServer) {
+  const LoadedModel loaded = load_model(kRolloutData / "policy_v1");
+  const json body = {{"model_path", (kRolloutData / "policy_v2").string()}};
+  for (const bool with_key : {false, true}) {
+    ServeOptions options = LiveServer::options(*loaded.model, 8, 64, {}, KvDType::kF32);
+    if (with_key) options.api.api_key = "secret";
+    ServerStack stack(*loaded.model, *loaded.tokenizer, "policy_v1", options);
+    const int port = stack.bind(with_key ? "127.0.0.1" : "0.0.0.0", 0);
+    std::thread serving([&] { stack.serve(); });
+    httplib::Client client("127.0.0.1", port);
+    auto refused = client.Post("/update_weights_from_disk", body.dump(), "application/json");
+    ASSERT_TRUE(refused);
+    EXPECT_EQ(refused->status, with_key ? 401 : 403) << refused->body;
+    if (!with_key) {
+      EXPECT_NE(refused->body.find("needs an API key"), std::string::npos) << refused->body;
+    } else {
+      client.set_bearer_token_auth("secret");
+      auto accepted = client.Post("/update_weights_from_disk", body.dump(), "application/json");
+      ASSERT_TRUE(accepted);
+      EXPECT_EQ(accepted->status, 200) << accepted->body;
+    }
+    EXPECT_EQ(stack.engine().weight_version(), with_key ? "1" : "default");
+    stack.stop();
+    serving.join();
+  }
+}
+
 // A completion streaming when the update arrives: without abort_all_requests it runs to its end on the old weights
 // (the update waits for it); with it, it ends at once with finish_reason "abort".
 TEST(WeightUpdate, AStreamInFlightFinishesOnTheOldWeightsOrIsAborted) {
