@@ -68,7 +68,8 @@ constexpr MatrixShape kMatrixShapes[] = {
 constexpr int kPrefillRows[] = {128, 512};
 constexpr int kDecodeRows[] = {1, 8, 32};
 constexpr int kThreadCounts[] = {1, 2};
-constexpr WeightType kWeightTypes[] = {WeightType::kF32, WeightType::kBF16, WeightType::kQ8, WeightType::kQ4};
+constexpr WeightType kWeightTypes[] = {WeightType::kF32, WeightType::kF16, WeightType::kBF16, WeightType::kQ8,
+                                       WeightType::kQ4};
 
 std::vector<float> random_floats(std::size_t count, uint32_t seed) {
   std::mt19937 generator(seed);

@@ -189,7 +189,7 @@ void expect_one_error_line(const std::string& arguments, const std::string& need
 TEST(BenchCli, BadFlagsGiveOneErrorLine) {
   expect_one_error_line("bench --quick -b 1,x", "-b/--batch");
   expect_one_error_line("bench --quick --threads 0", "--threads");
-  expect_one_error_line("bench --quick --weights f32,f16", "--weights");
+  expect_one_error_line("bench --quick --weights f32,f8", "--weights");
   expect_one_error_line("bench --quick -r 1.5", "--repetitions");
   expect_one_error_line("bench --quick -p 32000 -n 1000", "context");
   expect_one_error_line("bench --quick -m random:huge", "huge");

@@ -24,6 +24,7 @@ TEST(BenchOptions, ParsesPositiveNumbersAndLists) {
   EXPECT_EQ(parse_positive_int_list("-b", "1,8,32", 4096), (std::vector<int>{1, 8, 32}));
   EXPECT_EQ(parse_positive_int_list("--threads", "2", 1024), (std::vector<int>{2}));
   EXPECT_EQ(parse_weight_type_list("f32,bf16,f32"), (std::vector<WeightType>{WeightType::kF32, WeightType::kBF16}));
+  EXPECT_EQ(parse_weight_type_list("f16,f32"), (std::vector<WeightType>{WeightType::kF16, WeightType::kF32}));
 }
 
 TEST(BenchOptions, RejectsEveryBadValueNamingTheFlag) {
@@ -33,7 +34,7 @@ TEST(BenchOptions, RejectsEveryBadValueNamingTheFlag) {
   for (const char* bad : {"1,,2", "1,", ",1", "1,0", "1;2", "1,x"}) {
     expect_error_naming([&] { parse_positive_int_list("--threads", bad, 1024); }, "--threads");
   }
-  expect_error_naming([] { parse_weight_type_list("f32,f16"); }, "--weights");
+  expect_error_naming([] { parse_weight_type_list("f32,f8"); }, "--weights");
   expect_error_naming([] { parse_weight_type_list(""); }, "--weights");
 }
 

@@ -161,7 +161,7 @@ PeakKernel peak_kernel(WeightType type) {
     return {dpbf16_chains, 32, "vdpbf16ps bf16 pairs, 512-bit (AVX512_BF16)"};
   }
 #endif
-  if (type == WeightType::kF32 || type == WeightType::kBF16) {
+  if (type == WeightType::kF32 || type == WeightType::kF16 || type == WeightType::kBF16) {
     const int lanes = HWY_DYNAMIC_DISPATCH(fp32_lanes_simd)();
     return {fp32_chains, static_cast<double>(lanes),
             "fp32 FMA, " + std::to_string(lanes) + " lanes (" + hwy::TargetName(target) + ")"};

@@ -75,7 +75,11 @@ std::optional<std::filesystem::path> ModelSettings::tokenizer_option() const {
 
 WeightType ModelSettings::weight_type(const Model& model) const {
   const WeightType stored = model.weights.stored_quantization();
-  if (weights.empty()) return stored;
+  if (weights.empty()) {
+    // An fp16 checkpoint runs as f16 by default: the same logits as f32, bit for bit, from half the bytes.
+    if (stored == WeightType::kF32 && model.weights.matrices_stored_in_f16()) return WeightType::kF16;
+    return stored;
+  }
   const WeightType wanted = parse_weight_type(weights);
   if (stored != WeightType::kF32 && wanted != stored) {
     const std::string name(weight_type_name(stored));

@@ -20,7 +20,7 @@ struct ModelSettings {
   int num_q_heads = 8;
   bool yarn = false;
   int threads = 0;      // 0: one per core
-  std::string weights;  // empty: f32, or the type a quantized model was saved in
+  std::string weights;  // empty: f32 (f16 for a checkpoint stored in fp16), or the type a quantized model was saved in
   std::string kv_dtype = "f32";
   std::string lora_path;  // a LoRA adapter to run with (checkpoint/lora_loader.h); empty: none
 

@@ -33,6 +33,7 @@ class TensorTaker {
     matrix.rows = rows;
     matrix.cols = cols;
     matrix.values = std::move(tensor.values);
+    matrix.stored = tensor.stored_dtype;
     return matrix;
   }
 
@@ -151,6 +152,29 @@ FeedForwardWeights random_feed_forward(NormalGenerator& generator, int hidden, i
 }
 
 }  // namespace
+
+bool ModelWeights::matrices_stored_in_f16() const {
+  bool all = true;
+  const auto check = [&](const Matrix& matrix) {
+    if (!matrix.empty()) all = all && matrix.coded == WeightType::kF32 && matrix.stored == DType::kF16;
+  };
+  const auto check_feed_forward = [&](const FeedForwardWeights& weights) {
+    check(weights.gate);
+    check(weights.up);
+    check(weights.down);
+  };
+  check(embed_tokens);
+  check(lm_head);
+  for (const LayerWeights& layer : layers) {
+    for (const Matrix* matrix : {&layer.q_proj, &layer.k_proj, &layer.v_proj, &layer.o_proj, &layer.router}) {
+      check(*matrix);
+    }
+    check_feed_forward(layer.mlp);
+    for (const FeedForwardWeights& expert : layer.experts) check_feed_forward(expert);
+    for (const FeedForwardWeights& shared : layer.shared_experts) check_feed_forward(shared);
+  }
+  return all && !embed_tokens.empty();
+}
 
 ModelWeights weights_from_tensors(const ModelConfig& config, TensorMap&& tensors) {
   config.validate();

@@ -14,6 +14,7 @@ struct Matrix {
   int rows = 0;
   int cols = 0;
   std::vector<float> values;  // rows · cols, row-major; empty when the file stored codes
+  DType stored = DType::kF32;  // the element type the file held the values in (widened exactly to fp32 here)
   // A matrix a q8/q4 model file stored quantized (model/quantized_tensors.h): one code per weight, row-major, and
   // one fp16 scale per block of 32 of each row. It packs only into its own type, without rounding anything again.
   WeightType coded = WeightType::kF32;
@@ -51,6 +52,9 @@ struct ModelWeights {
   const Matrix& output_projection() const { return lm_head.empty() ? embed_tokens : lm_head; }
   // q8 or q4 when the file stored the layers' matrices quantized; f32 for float files.
   WeightType stored_quantization() const { return layers.empty() ? WeightType::kF32 : layers.front().q_proj.coded; }
+  // True when every matrix the products read was stored in fp16 (a MiniMind .pth, an update_policy directory): the
+  // f16 weight type then holds them exactly.
+  bool matrices_stored_in_f16() const;
 };
 
 // Takes the tensors a file held and checks every name and shape against the config; a missing, extra or

@@ -16,6 +16,7 @@
 #include "ops/float_formats.h"
 #include "ops/matmul_bf16.h"
 #include "ops/matmul_bf16_avx512.h"
+#include "ops/matmul_f16.h"
 #include "ops/matmul_quantized.h"
 
 // foreach_target.h must come before the other Highway headers, so their order is not clang-format's to sort.
@@ -25,6 +26,7 @@
 #include "hwy/foreach_target.h"  // IWYU pragma: keep — re-includes this file once per SIMD target
 #include "hwy/highway.h"
 #include "ops/fused_mul_add-inl.h"
+#include "ops/matmul_tiles-inl.h"
 // clang-format on
 
 HWY_BEFORE_NAMESPACE();
@@ -32,74 +34,10 @@ namespace minigen {
 namespace HWY_NAMESPACE {
 namespace hn = hwy::HWY_NAMESPACE;
 
-// One panel of 16 output features as vectors: one 512-bit vector on AVX-512, two on AVX2, four on SSE4.
-using PanelTag = hn::CappedTag<float, PackedMatrix::kPanelWidth>;
-constexpr int kLanes = static_cast<int>(hn::MaxLanes(PanelTag()));
-constexpr int kVectorsPerPanel = PackedMatrix::kPanelWidth / kLanes;
-// A register tile of kTileRows rows × kTilePanels panels of accumulators: 6 × 4 = 24 of AVX-512's 32 registers
-// (each k step: 4 weight loads and 6 broadcasts feed 24 independent fma chains); smaller on narrower targets.
-constexpr int kTilePanels = std::max(1, 4 / kVectorsPerPanel);
-constexpr int kAccumulatorBudget = kLanes >= 16 ? 24 : 12;
-constexpr int kTileRows = std::max(1, kAccumulatorBudget / (kTilePanels * kVectorsPerPanel));
 // bf16 keeps two widened halves of a weight vector and two broadcasts per row live (tile_bf16): fewer rows. On
 // AVX2, 2 rows × 2 panels measured best (BM_Matmul, BM_Decode M32) against 3 × 1, 4 × 1 and 1 × 2.
 constexpr int kBf16TileRows = kLanes >= 16 ? 4 : (kLanes >= 8 ? 2 : 1);
 constexpr int kBf16TilePanels = kTilePanels;
-// Rows handled per pass over a panel group: the group's weights stay in L2 while this many rows stream past.
-constexpr int kRowBlock = kTileRows * 8;
-
-// Writes (or adds) a tile's accumulators: out[r][v · kLanes + lane], only the first out_valid output features.
-template <int kRows, int kVectors>
-HWY_INLINE void store_tile(const hn::Vec<PanelTag> (&acc)[kRows][kVectors], float* out, int out_stride, int out_valid,
-                           MatmulOutput mode) {
-  const PanelTag d;
-  for (int r = 0; r < kRows; ++r) {
-    float* out_row = out + static_cast<std::size_t>(r) * out_stride;
-    for (int v = 0; v < kVectors; ++v) {
-      const int first = v * kLanes;
-      if (first >= out_valid) break;
-      if (first + kLanes <= out_valid) {
-        auto result = acc[r][v];
-        if (mode == MatmulOutput::kAddTo) result = hn::Add(hn::LoadU(d, out_row + first), result);
-        hn::StoreU(result, d, out_row + first);
-      } else {  // the zero-padded end of the last panel: store only the real output features
-        HWY_ALIGN float lanes[kLanes];
-        hn::Store(acc[r][v], d, lanes);
-        for (int i = 0; first + i < out_valid; ++i) {
-          out_row[first + i] = mode == MatmulOutput::kAddTo ? out_row[first + i] + lanes[i] : lanes[i];
-        }
-      }
-    }
-  }
-}
-
-// f32: out[r][16p + lane] for kRows rows and kPanels panels, each element one fma chain over k = 0 … in_features − 1.
-template <int kRows, int kPanels>
-HWY_NOINLINE void tile_f32(const float* x, int in_features, const float* panels, std::size_t panel_stride, float* out,
-                           int out_stride, int out_valid, MatmulOutput mode) {
-  const PanelTag d;
-  using V = hn::Vec<PanelTag>;
-  constexpr int kVectors = kPanels * kVectorsPerPanel;
-  V acc[kRows][kVectors];
-  for (int r = 0; r < kRows; ++r) {
-    for (int v = 0; v < kVectors; ++v) acc[r][v] = hn::Zero(d);
-  }
-  for (int k = 0; k < in_features; ++k) {
-    V w[kVectors];
-    for (int p = 0; p < kPanels; ++p) {
-      for (int v = 0; v < kVectorsPerPanel; ++v) {
-        w[p * kVectorsPerPanel + v] = hn::Load(
-            d, panels + p * panel_stride + static_cast<std::size_t>(k) * PackedMatrix::kPanelWidth + v * kLanes);
-      }
-    }
-    for (int r = 0; r < kRows; ++r) {
-      const V xk = hn::Set(d, x[static_cast<std::size_t>(r) * in_features + k]);
-      for (int v = 0; v < kVectors; ++v) acc[r][v] = fused_mul_add(xk, w[v], acc[r][v]);
-    }
-  }
-  store_tile<kRows, kVectors>(acc, out, out_stride, out_valid, mode);
-}
-
 // bf16 (ops/matmul_bf16.h): per pair of inputs, the odd one's fma then the even one's. A 32-bit word of a panel
 // row holds one lane's pair; masking the low half off gives the odd weight as an fp32, shifting left by 16 the even
 // one — exact. The activations come widened (Bf16Rows::kWidened), so each is one broadcast from memory. The loop
@@ -141,33 +79,6 @@ HWY_NOINLINE void tile_bf16(const Bf16Rows& x, int row0, const uint16_t* panels,
     }
   }
   store_tile<kRows, kVectors>(acc, out, out_stride, out_valid, mode);
-}
-
-struct NoGroupSetup {
-  void operator()(int /*first_panel*/, int /*panels*/) const {}
-};
-
-// Output panels [panel_begin, panel_end): rows in blocks of kBlockRows, so a group of kMaxPanels panels stays in L2
-// while the block's rows pass; group_setup(first_panel, panels) once per block and group, then tile(rows, panels,
-// first_row, first_panel, out_valid) per register tile.
-template <int kMaxRows, int kMaxPanels, int kBlockRows = kRowBlock, class Tile, class GroupSetup = NoGroupSetup>
-void walk_tiles(int rows, int out_features, int panel_begin, int panel_end, Tile&& tile, GroupSetup group_setup = {}) {
-  MINIGEN_ASSERT(0 <= panel_begin && panel_begin <= panel_end &&
-                     (panel_end - 1) * PackedMatrix::kPanelWidth < std::max(out_features, 1),
-                 "matmul: panels [", panel_begin, ", ", panel_end, ") of a matrix with ", out_features, " outputs");
-  for (int row_block = 0; row_block < rows; row_block += kBlockRows) {
-    const int block_end = std::min(rows, row_block + kBlockRows);
-    for (int p = panel_begin; p < panel_end; p += kMaxPanels) {
-      const int group = std::min(kMaxPanels, panel_end - p);
-      const int out_valid = std::min(group * PackedMatrix::kPanelWidth, out_features - p * PackedMatrix::kPanelWidth);
-      group_setup(p, group);
-      for (int r = row_block; r < block_end; r += kMaxRows) {
-        dispatch_count<kMaxRows>(block_end - r, [&](auto tile_rows) {
-          dispatch_count<kMaxPanels>(group, [&](auto tile_panels) { tile(tile_rows, tile_panels, r, p, out_valid); });
-        });
-      }
-    }
-  }
 }
 
 void matmul_panels_f32(float* out, const float* x, int rows, int in_features, int out_features, const float* weights,
@@ -216,26 +127,13 @@ void widen_bf16_panels(const PackedMatrix& weight, int pairs, int first_panel, i
 
 void bf16_panels_widened(float* out, const Bf16Rows& x, const PackedMatrix& weight, int panel_begin, int panel_end,
                          MatmulOutput mode) {
-  const int in_features = 2 * x.pairs;  // the widened rows, pad input included
-  const std::size_t stride = static_cast<std::size_t>(in_features) * PackedMatrix::kPanelWidth;
-  thread_local hwy::AlignedFreeUniquePtr<float[]> scratch;  // per pool thread: each widens its own panels
-  thread_local std::size_t capacity = 0;
-  if (kTilePanels * stride > capacity) {
-    scratch = hwy::AllocateAligned<float>(kTilePanels * stride);
-    if (!scratch) throw Error("out of memory widening bf16 weights");
-    capacity = kTilePanels * stride;
-  }
-  float* widened = scratch.get();
-  const int out_features = weight.out_features();
-  walk_tiles<kTileRows, kTilePanels, kBf16WidenedBlockRows>(
-      x.rows, out_features, panel_begin, panel_end,
-      [&](auto tile_rows, auto tile_panels, int r, int p, int valid) {
-        tile_f32<decltype(tile_rows)::value, decltype(tile_panels)::value>(
-            x.widened_row(r), in_features, widened, stride,
-            out + static_cast<std::size_t>(r) * out_features + p * PackedMatrix::kPanelWidth, out_features, valid,
-            mode);
+  walk_widened_panels<kBf16WidenedBlockRows>(
+      out, x.rows, 2 * x.pairs, weight.out_features(), panel_begin, panel_end,  // the widened rows, pad input included
+      [&](int r) { return x.widened_row(r); },
+      [&](int first_panel, int panels, float* widened, std::size_t stride) {
+        widen_bf16_panels(weight, x.pairs, first_panel, panels, widened, stride);
       },
-      [&](int first_panel, int panels) { widen_bf16_panels(weight, x.pairs, first_panel, panels, widened, stride); });
+      mode);
 }
 
 // Which kernel runs is decided once per product, by the form bf16_rows_form_simd gave the activations (and on AVX2
@@ -333,6 +231,10 @@ void matmul(float* out, const float* x, const PackedMatrix& weight, int rows, Th
   }
   if (weight.type() == WeightType::kBF16) {
     matmul_bf16(out, x, weight, rows, pool, mode);
+    return;
+  }
+  if (weight.type() == WeightType::kF16) {
+    matmul_f16(out, x, weight, rows, pool, mode);
     return;
   }
   // Threads take contiguous ranges of panels: each streams its own share of the weights, and an output element

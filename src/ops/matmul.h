@@ -6,8 +6,9 @@
 // — never split, never reordered. The SIMD kernel runs 16 (or 64) such chains side by side, one per output
 // feature, which is why it matches the scalar reference bit for bit, and why a row's result cannot depend on how
 // many rows share the call, how they are tiled, or how many threads split the output features.
-// bf16 weights keep the same guarantees with their own order, over pairs of inputs (ops/matmul_bf16.h); q8 and q4
-// sum integers per block (ops/matmul_quantized.h).
+// f16 weights are widened exactly into this very order (ops/matmul_f16.h); bf16 weights keep the same guarantees
+// with their own order, over pairs of inputs (ops/matmul_bf16.h); q8 and q4 sum integers per block
+// (ops/matmul_quantized.h).
 #include "ops/matmul_output.h"
 #include "ops/packed_matrix.h"
 #include "ops/thread_pool.h"

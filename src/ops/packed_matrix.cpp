@@ -1,6 +1,7 @@
 #include "ops/packed_matrix.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <string>
 
@@ -17,6 +18,10 @@ std::size_t q8_code_offset(int lane, int k) {
   return (static_cast<std::size_t>(k / 2) * PackedMatrix::kPanelWidth + lane) * 2 + k % 2;
 }
 std::size_t q4_code_offset(int lane, int k) { return static_cast<std::size_t>(k / 4) * 32 + (lane % 8) * 4 + k % 4; }
+
+// fp16's largest finite value. A weight rounded past it would become infinity, and the SSE4 and scalar kernels
+// widen fp16 without F16C, whose infinities and NaNs would then differ from the other targets'.
+constexpr float kF16Max = 65504.0f;
 
 }  // namespace
 
@@ -107,10 +112,10 @@ PackedMatrix PackedMatrix::stack(const std::vector<MatrixSource>& parts, int in_
   if (type == WeightType::kF32) {
     packed.f32_ = hwy::AllocateAligned<float>(elements);
   } else {
-    packed.bf16_ = hwy::AllocateAligned<uint16_t>(elements);
+    packed.halves_ = hwy::AllocateAligned<uint16_t>(elements);
   }
-  if (elements > 0 && !packed.f32_ && !packed.bf16_) throw Error("out of memory packing a weight matrix");
-  prefer_huge_pages(packed.f32_ ? static_cast<void*>(packed.f32_.get()) : static_cast<void*>(packed.bf16_.get()),
+  if (elements > 0 && !packed.f32_ && !packed.halves_) throw Error("out of memory packing a weight matrix");
+  prefer_huge_pages(packed.f32_ ? static_cast<void*>(packed.f32_.get()) : static_cast<void*>(packed.halves_.get()),
                     elements * (type == WeightType::kF32 ? sizeof(float) : sizeof(uint16_t)));
   const int padded_in = static_cast<int>(packed.panel_elements() / kPanelWidth);  // bf16: an odd k gets a zero input
   for (int p = 0; p < packed.panels_; ++p) {
@@ -124,10 +129,20 @@ PackedMatrix PackedMatrix::stack(const std::vector<MatrixSource>& parts, int in_
         for (int k = 0; k < padded_in; ++k) {
           out[static_cast<std::size_t>(k) * kPanelWidth] = row != nullptr && k < in_features ? row[k] : 0.0f;
         }
+      } else if (type == WeightType::kF16) {
+        uint16_t* out = packed.halves_.get() + panel + lane;
+        for (int k = 0; k < padded_in; ++k) {
+          const float value = row != nullptr && k < in_features ? row[k] : 0.0f;
+          if (!(std::fabs(value) <= kF16Max)) {
+            throw Error("a weight (" + std::to_string(value) + ") does not fit fp16, whose largest value is 65504: "
+                        "run this model as f32 or bf16");
+          }
+          out[static_cast<std::size_t>(k) * kPanelWidth] = float_to_f16(value);
+        }
       } else {
         for (int k = 0; k < padded_in; ++k) {
           const float value = row != nullptr && k < in_features ? row[k] : 0.0f;
-          packed.bf16_[panel + packed.offset_in_panel(lane, k)] = float_to_bf16_flush_subnormal(value);
+          packed.halves_[panel + packed.offset_in_panel(lane, k)] = float_to_bf16_flush_subnormal(value);
         }
       }
     }
@@ -176,7 +191,8 @@ float PackedMatrix::at(int out, int in) const {
   check_index(out, in);
   if (is_block_quantized(type_)) return block_scale(out, in / kQuantBlock) * static_cast<float>(code(out, in));
   const std::size_t index = element_index(out, in);
-  return type_ == WeightType::kF32 ? f32_[index] : bf16_to_float(bf16_[index]);
+  if (type_ == WeightType::kF32) return f32_[index];
+  return type_ == WeightType::kF16 ? f16_to_float(halves_[index]) : bf16_to_float(halves_[index]);
 }
 
 // The embedding lookup of every prompt and generated token comes here: walk the row once, one scale per block.
@@ -197,6 +213,11 @@ void PackedMatrix::row(int out, float* destination) const {
   if (type_ == WeightType::kF32) {
     const float* column = f32_panel(out / kPanelWidth) + lane;
     for (int k = 0; k < in_features_; ++k) destination[k] = column[static_cast<std::size_t>(k) * kPanelWidth];
+    return;
+  }
+  if (type_ == WeightType::kF16) {
+    const uint16_t* column = f16_panel(out / kPanelWidth) + lane;
+    for (int k = 0; k < in_features_; ++k) destination[k] = f16_to_float(column[static_cast<std::size_t>(k) * kPanelWidth]);
     return;
   }
   const uint16_t* pairs = bf16_panel(out / kPanelWidth) + 2 * lane;

@@ -5,6 +5,7 @@
 // weights of one input feature k side by side, so one vector load feeds 16 outputs and x[k] is broadcast to all of
 // them. So W is cut into panels of 16 output features; panel p holds W[16p + lane][k] at [k][lane], k-major.
 // The last panel is padded with zero rows. The same panel order serves one row (decode) or hundreds (prefill).
+// f16 keeps exactly this layout with 16-bit elements, so a widened f16 panel is an f32 panel.
 //
 // bf16 keeps pairs of inputs together instead, as vdpbf16ps (AVX512_BF16) reads them: panel p holds
 // W[16p + lane][k] at [k/2][lane][k mod 2], so the 32-bit lane l of a 64-byte row holds lane l's weights for inputs
@@ -43,8 +44,9 @@ class PackedMatrix {
   static constexpr int kPanelWidth = 16;
 
   PackedMatrix() = default;
-  // Packs a row-major [out_features][in_features] matrix. bf16 rounds every weight to nearest-even; q8 and q4
-  // quantize blocks of 32 (throws minigen::Error for a weight that is not finite).
+  // Packs a row-major [out_features][in_features] matrix. f16 and bf16 round every weight to nearest-even (f16
+  // throws minigen::Error for a weight beyond its range, ±65504); q8 and q4 quantize blocks of 32 (throws for a
+  // weight that is not finite).
   PackedMatrix(const float* row_major, int out_features, int in_features, WeightType type);
   // Stacks several matrices with the same in_features along the output axis (e.g. q, k and v into one product).
   static PackedMatrix stack(const std::vector<const float*>& parts, const std::vector<int>& part_out_features,
@@ -60,7 +62,8 @@ class PackedMatrix {
 
   // Panel p, [in_features][16] (bf16: [in_pairs][16][2]); only the pointer of the stored type is non-null.
   const float* f32_panel(int p) const { return f32_.get() + panel_offset(p); }
-  const uint16_t* bf16_panel(int p) const { return bf16_.get() + panel_offset(p); }
+  const uint16_t* f16_panel(int p) const { return halves_.get() + panel_offset(p); }
+  const uint16_t* bf16_panel(int p) const { return halves_.get() + panel_offset(p); }
   int in_pairs() const { return (in_features_ + 1) / 2; }  // bf16: input pairs per panel row, padding included
   const uint8_t* quant_panel(int p) const { return quant_.get() + static_cast<std::size_t>(p) * quant_panel_bytes(); }
 
@@ -78,12 +81,12 @@ class PackedMatrix {
   std::size_t bytes() const;
 
  private:
-  // Elements of one f32 or bf16 panel: bf16 rounds in_features up to whole pairs.
+  // Elements of one f32, f16 or bf16 panel: bf16 rounds in_features up to whole pairs.
   std::size_t panel_elements() const {
     return static_cast<std::size_t>(type_ == WeightType::kBF16 ? 2 * in_pairs() : in_features_) * kPanelWidth;
   }
   std::size_t panel_offset(int p) const { return static_cast<std::size_t>(p) * panel_elements(); }
-  // Where weight (lane, in) of an f32 or bf16 panel sits inside the panel.
+  // Where weight (lane, in) of an f32, f16 or bf16 panel sits inside the panel.
   std::size_t offset_in_panel(int lane, int in) const {
     if (type_ == WeightType::kBF16) return (static_cast<std::size_t>(in / 2) * kPanelWidth + lane) * 2 + in % 2;
     return static_cast<std::size_t>(in) * kPanelWidth + lane;
@@ -100,7 +103,7 @@ class PackedMatrix {
   int blocks_ = 0;
   WeightType type_ = WeightType::kF32;
   hwy::AlignedFreeUniquePtr<float[]> f32_;
-  hwy::AlignedFreeUniquePtr<uint16_t[]> bf16_;
+  hwy::AlignedFreeUniquePtr<uint16_t[]> halves_;  // f16 or bf16 bits
   hwy::AlignedFreeUniquePtr<uint8_t[]> quant_;
 };
 

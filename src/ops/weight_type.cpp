@@ -9,6 +9,7 @@ std::string_view weight_type_name(WeightType type) { return name_in(kWeightTypeN
 WeightType parse_weight_type(std::string_view name) {
   // PyTorch's spellings are accepted too: they appear in config.json's torch_dtype.
   if (name == "fp32" || name == "float32") return WeightType::kF32;
+  if (name == "fp16" || name == "float16") return WeightType::kF16;
   if (name == "bfloat16") return WeightType::kBF16;
   if (const auto type = value_named(kWeightTypeNames, name)) return *type;
   throw Error("unknown weight type '" + std::string(name) + "' (expected " + names_listed(kWeightTypeNames) + ")");
@@ -16,10 +17,13 @@ WeightType parse_weight_type(std::string_view name) {
 
 bool is_block_quantized(WeightType type) { return type == WeightType::kQ8 || type == WeightType::kQ4; }
 
+bool is_half_float(WeightType type) { return type == WeightType::kF16 || type == WeightType::kBF16; }
+
 double weight_type_bits(WeightType type) {
   switch (type) {
     case WeightType::kF32:
       return 32;
+    case WeightType::kF16:
     case WeightType::kBF16:
       return 16;
     case WeightType::kQ8:

@@ -2,6 +2,9 @@
 // The element type the matrix products read their weights in.
 //
 //   f32   exact: bit-identical to the reference.
+//   f16   IEEE fp16 storage, fp32 compute: each weight widened exactly (F16C's vcvtph2ps) into the f32 kernel's fma
+//         order, so on a checkpoint stored in fp16 (every MiniMind .pth) it is bit-identical to f32 at half the
+//         bytes. An f32 checkpoint is rounded to nearest-even once, at packing.
 //   bf16  each weight rounded to 8 mantissa bits; half the bytes. Accumulation stays fp32.
 //   q8    symmetric int8 in blocks of 32 weights along the input dimension, one fp16 scale per block
 //         (8.5 bits per weight, llama.cpp's Q8_0 size). The product quantizes each activation row to int16 with a
@@ -20,14 +23,17 @@
 
 namespace minigen {
 
-enum class WeightType { kF32, kBF16, kQ8, kQ4 };
+enum class WeightType { kF32, kF16, kBF16, kQ8, kQ4 };
 inline constexpr EnumName<WeightType> kWeightTypeNames[] = {
-    {WeightType::kF32, "f32"}, {WeightType::kBF16, "bf16"}, {WeightType::kQ8, "q8"}, {WeightType::kQ4, "q4"}};
+    {WeightType::kF32, "f32"}, {WeightType::kF16, "f16"}, {WeightType::kBF16, "bf16"}, {WeightType::kQ8, "q8"},
+    {WeightType::kQ4, "q4"}};
 
-std::string_view weight_type_name(WeightType type);   // "f32", "bf16", "q8", "q4"
+std::string_view weight_type_name(WeightType type);   // "f32", "f16", "bf16", "q8", "q4"
 WeightType parse_weight_type(std::string_view name);  // throws minigen::Error for anything else
 bool is_block_quantized(WeightType type);             // q8 or q4
-// Stored bits per weight, scales included: 32, 16, 8.5, 4.5.
+// Stored bits per weight, scales included: 32, 16, 16, 8.5, 4.5.
 double weight_type_bits(WeightType type);
+// f16 or bf16: 16-bit floats in the panels.
+bool is_half_float(WeightType type);
 
 }  // namespace minigen

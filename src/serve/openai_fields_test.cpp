@@ -30,7 +30,7 @@ std::string text_of(LiveServer& server, const std::vector<int>& ids) {
   return server.loaded.tokenizer->decode(ids, true);
 }
 
-std::string completion_text(LiveServer& server, json body) {
+std::string completion_answer(LiveServer& server, json body) {
   return testing::completion_text(server, kCompletionPrompt, body);
 }
 
@@ -38,7 +38,7 @@ TEST(OpenAiFields, PenaltiesAndLogitBiasChangeTheAnswerAsTheSamplerChainDoes) {
   LiveServer server;
   const SamplingParams greedy{.temperature = 0.0f, .greedy = true};
   const std::vector<int> plain = engine_ids(server, greedy, 24);
-  ASSERT_EQ(completion_text(server, {{"temperature", 0}, {"max_tokens", 24}}), text_of(server, plain));
+  ASSERT_EQ(completion_answer(server, {{"temperature", 0}, {"max_tokens", 24}}), text_of(server, plain));
 
   SamplingParams penalised = greedy;
   penalised.frequency_penalty = 1.5f;
@@ -46,7 +46,7 @@ TEST(OpenAiFields, PenaltiesAndLogitBiasChangeTheAnswerAsTheSamplerChainDoes) {
   const std::vector<int> with_penalties = engine_ids(server, penalised, 24);
   EXPECT_NE(with_penalties, plain);
   EXPECT_EQ(
-      completion_text(server,
+      completion_answer(server,
                       {{"temperature", 0}, {"frequency_penalty", 1.5}, {"presence_penalty", 0.5}, {"max_tokens", 24}}),
       text_of(server, with_penalties));
 
@@ -57,7 +57,7 @@ TEST(OpenAiFields, PenaltiesAndLogitBiasChangeTheAnswerAsTheSamplerChainDoes) {
   banned.logit_bias = {{first, -100.0f}};
   const std::vector<int> without_first = engine_ids(server, banned, 24);
   EXPECT_EQ(std::count(without_first.begin(), without_first.end(), first), 0);
-  EXPECT_EQ(completion_text(server,
+  EXPECT_EQ(completion_answer(server,
                             {{"temperature", 0}, {"logit_bias", {{std::to_string(first), -100}}}, {"max_tokens", 24}}),
             text_of(server, without_first));
   const int forced = plain.back();
