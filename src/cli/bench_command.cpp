@@ -126,7 +126,7 @@ CommandAction add_bench_command(CLI::App& app) {
                       "rows of the batch decode tests, comma-separated [default: 1,8,32; quick 1,4]");
   command->add_option("--threads", flags->values.threads, "thread counts, comma-separated [default: one per core]");
   command->add_option("--weights", flags->values.weights,
-                      "weight types f32, bf16, q8, q4, comma-separated [default: f32]");
+                      "weight types f32, f16, bf16, q8, q4, comma-separated [default: f32]");
   command->add_option("--kv-dtype", flags->values.kv_dtypes,
                       "KV cache types f32, bf16, f16, int8, comma-separated: the first for every test, each for "
                       "--long-context [default: f32]");

@@ -13,7 +13,7 @@ namespace minigen {
 struct Matrix {
   int rows = 0;
   int cols = 0;
-  std::vector<float> values;  // rows · cols, row-major; empty when the file stored codes
+  std::vector<float> values;   // rows · cols, row-major; empty when the file stored codes
   DType stored = DType::kF32;  // the element type the file held the values in (widened exactly to fp32 here)
   // A matrix a q8/q4 model file stored quantized (model/quantized_tensors.h): one code per weight, row-major, and
   // one fp16 scale per block of 32 of each row. It packs only into its own type, without rounding anything again.

@@ -9,8 +9,8 @@
 #include <vector>
 
 #include "core/assert.h"
+#include "core/lane_sum.h"
 #include "ops/count_dispatch.h"
-#include "ops/lane_sum.h"
 #include "ops/weight_type.h"
 
 // foreach_target.h must come before the other Highway headers, so their order is not clang-format's to sort.

@@ -44,7 +44,8 @@ HWY_NOINLINE void tile_f16(const float* x, int in_features, const uint16_t* pane
   for (int k = 0; k < in_features; ++k) {
     V w[kVectors];
     for (int p = 0; p < kPanels; ++p) {
-      for (int v = 0; v < kVectorsPerPanel; ++v) w[p * kVectorsPerPanel + v] = load_widened(panels + p * panel_stride, k, v);
+      for (int v = 0; v < kVectorsPerPanel; ++v)
+        w[p * kVectorsPerPanel + v] = load_widened(panels + p * panel_stride, k, v);
     }
     for (int r = 0; r < kRows; ++r) {
       const V xk = hn::Set(d, x[static_cast<std::size_t>(r) * in_features + k]);
@@ -76,8 +77,8 @@ void widen_f16_panels(const PackedMatrix& weight, int first_panel, int panels, f
 constexpr int kF16WidenRows = HWY_TARGET == HWY_AVX2 ? 2 : 1 << 30;
 constexpr int kF16WidenedBlockRows = 16 * kTileRows;
 
-void matmul_panels_f16(float* out, const float* x, int rows, const PackedMatrix& weight, int panel_begin,
-                       int panel_end, MatmulOutput mode) {
+void matmul_panels_f16(float* out, const float* x, int rows, const PackedMatrix& weight, int panel_begin, int panel_end,
+                       MatmulOutput mode) {
   const int in_features = weight.in_features();
   const int out_features = weight.out_features();
   if (rows >= kF16WidenRows) {
@@ -109,8 +110,7 @@ namespace minigen {
 
 HWY_EXPORT(matmul_panels_f16);
 
-void matmul_f16(float* out, const float* x, const PackedMatrix& weight, int rows, ThreadPool& pool,
-                MatmulOutput mode) {
+void matmul_f16(float* out, const float* x, const PackedMatrix& weight, int rows, ThreadPool& pool, MatmulOutput mode) {
   MINIGEN_ASSERT(weight.type() == WeightType::kF16, "matmul_f16: a ", weight_type_name(weight.type()), " matrix");
   // As the f32 product: threads take contiguous ranges of panels, each output element computed whole by one.
   pool.parallel_for(weight.panels(), [&](int64_t begin, int64_t end) {

@@ -73,9 +73,8 @@ TEST_P(MatmulF16Simd, EqualsTheF32ProductOfTheSameValuesBitForBit) {
     int rows, in, out;
   };
   ThreadPool one(1), two(2);
-  for (const Shape shape : {Shape{1, 64, 48}, Shape{3, 33, 17}, Shape{6, 768, 96}, Shape{7, 32, 200},
-                            Shape{15, 96, 64}, Shape{16, 96, 64}, Shape{24, 768, 160}, Shape{40, 17, 65},
-                            Shape{100, 64, 80}}) {
+  for (const Shape shape : {Shape{1, 64, 48}, Shape{3, 33, 17}, Shape{6, 768, 96}, Shape{7, 32, 200}, Shape{15, 96, 64},
+                            Shape{16, 96, 64}, Shape{24, 768, 160}, Shape{40, 17, 65}, Shape{100, 64, 80}}) {
     const std::vector<float> weights = fp16_values(shape.out * shape.in, 7 + shape.rows);
     const std::vector<float> x = pseudo_random_vector(shape.rows * shape.in, 8 + shape.in);
     const PackedMatrix f16(weights.data(), shape.out, shape.in, WeightType::kF16);

@@ -134,7 +134,8 @@ PackedMatrix PackedMatrix::stack(const std::vector<MatrixSource>& parts, int in_
         for (int k = 0; k < padded_in; ++k) {
           const float value = row != nullptr && k < in_features ? row[k] : 0.0f;
           if (!(std::fabs(value) <= kF16Max)) {
-            throw Error("a weight (" + std::to_string(value) + ") does not fit fp16, whose largest value is 65504: "
+            throw Error("a weight (" + std::to_string(value) +
+                        ") does not fit fp16, whose largest value is 65504: "
                         "run this model as f32 or bf16");
           }
           out[static_cast<std::size_t>(k) * kPanelWidth] = float_to_f16(value);
@@ -217,7 +218,8 @@ void PackedMatrix::row(int out, float* destination) const {
   }
   if (type_ == WeightType::kF16) {
     const uint16_t* column = f16_panel(out / kPanelWidth) + lane;
-    for (int k = 0; k < in_features_; ++k) destination[k] = f16_to_float(column[static_cast<std::size_t>(k) * kPanelWidth]);
+    for (int k = 0; k < in_features_; ++k)
+      destination[k] = f16_to_float(column[static_cast<std::size_t>(k) * kPanelWidth]);
     return;
   }
   const uint16_t* pairs = bf16_panel(out / kPanelWidth) + 2 * lane;

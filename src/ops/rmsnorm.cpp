@@ -2,7 +2,7 @@
 
 #include <cmath>
 
-#include "ops/lane_sum.h"
+#include "core/lane_sum.h"
 
 // foreach_target.h must come before the other Highway headers, so their order is not clang-format's to sort.
 // clang-format off

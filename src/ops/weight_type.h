@@ -24,9 +24,11 @@
 namespace minigen {
 
 enum class WeightType { kF32, kF16, kBF16, kQ8, kQ4 };
-inline constexpr EnumName<WeightType> kWeightTypeNames[] = {
-    {WeightType::kF32, "f32"}, {WeightType::kF16, "f16"}, {WeightType::kBF16, "bf16"}, {WeightType::kQ8, "q8"},
-    {WeightType::kQ4, "q4"}};
+inline constexpr EnumName<WeightType> kWeightTypeNames[] = {{WeightType::kF32, "f32"},
+                                                            {WeightType::kF16, "f16"},
+                                                            {WeightType::kBF16, "bf16"},
+                                                            {WeightType::kQ8, "q8"},
+                                                            {WeightType::kQ4, "q4"}};
 
 std::string_view weight_type_name(WeightType type);   // "f32", "f16", "bf16", "q8", "q4"
 WeightType parse_weight_type(std::string_view name);  // throws minigen::Error for anything else

@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "core/format.h"
+#include "sampling/softmax_scan.h"
 
 namespace minigen {
 
@@ -23,19 +24,9 @@ void softmax_probabilities(std::span<const float> logits, std::vector<float>& pr
                 shortest_decimal(max_logit));
   }
   probabilities.resize(logits.size());  // every entry is written below, so stale values from a reuse never leak
-  double sum = 0.0;
-  for (size_t id = 0; id < logits.size(); ++id) {
-    // exp(−inf) is exactly 0 and adding 0 leaves the sum unchanged, so removed tokens skip the exp: after top-k that
-    // is nearly the whole vocabulary, and the exp is most of this function's cost.
-    if (logits[id] == -std::numeric_limits<float>::infinity()) {
-      probabilities[id] = 0.0f;
-      continue;
-    }
-    // Subtracting the max keeps every exp in (0, 1], so nothing overflows.
-    probabilities[id] = std::exp(logits[id] - max_logit);
-    sum += probabilities[id];
-  }
-  for (float& probability : probabilities) probability = static_cast<float>(probability / sum);
+  // Subtracting the max keeps every exp in (0, 1], so nothing overflows; a removed token (−inf) gets exactly 0.
+  const double sum = shifted_exp(logits.data(), max_logit, probabilities.data(), logits.size());
+  divide_as_double(probabilities.data(), sum, probabilities.data(), probabilities.size());
 }
 
 }  // namespace minigen

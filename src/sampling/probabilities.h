@@ -1,11 +1,11 @@
 #pragma once
 // softmax for the samplers: the probabilities that top-p, min-p and the final draw look at.
 //
-// Precision, on purpose: each exp is taken in float on (logit − max logit), as torch does in float32; the sum of the
-// exps is accumulated in double so that it does not depend on the vocabulary's order or size, and each probability
-// is exp / sum rounded once to float. torch's CPU softmax uses a vectorised exp and a float sum, so individual
-// probabilities may differ from MiniMind's by an ulp or two; only a cumulative sum that lands exactly on top_p can
-// be decided differently.
+// Precision, on purpose: each exp is taken in float on (logit − max logit), as torch does in float32, with a
+// vectorised exp as torch's (softmax_scan.h: within an ulp); the sum of the exps is accumulated in double so that
+// it hardly depends on the vocabulary's order or size, and each probability is exp / sum rounded once to float.
+// torch's CPU softmax sums in float, so individual probabilities may differ from MiniMind's by an ulp or two; only a
+// cumulative sum that lands exactly on top_p can be decided differently.
 #include <span>
 #include <vector>
 

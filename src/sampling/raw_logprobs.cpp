@@ -6,6 +6,7 @@
 #include <string>
 
 #include "core/error.h"
+#include "sampling/softmax_scan.h"
 
 namespace minigen {
 
@@ -15,11 +16,10 @@ RawLogprobs raw_logprobs(std::span<const float> raw_logits, int chosen, int coun
     throw Error("raw_logprobs: token " + std::to_string(chosen) + " is outside the row of " +
                 std::to_string(raw_logits.size()));
   }
-  const float largest = *std::max_element(raw_logits.begin(), raw_logits.end());
+  const float largest = largest_value(raw_logits.data(), raw_logits.size());
   // fp32 exponentials (each within an ulp) summed in fp64: the logprob is off by ~1e-7 at most, far inside the 1e-4
   // a rollout's logprobs are held to, and the fp64 exp was a tenth of a small model's rollout.
-  double sum = 0.0;
-  for (const float logit : raw_logits) sum += static_cast<double>(std::exp(logit - largest));
+  const double sum = shifted_exp(raw_logits.data(), largest, nullptr, raw_logits.size());
   const double log_total = static_cast<double>(largest) + std::log(sum);
   RawLogprobs out;
   out.chosen = static_cast<float>(raw_logits[chosen] - log_total);

@@ -8,6 +8,7 @@
 #include "core/assert.h"
 #include "core/error.h"
 #include "sampling/probabilities.h"
+#include "sampling/softmax_scan.h"
 #include "sampling/vocab_scan.h"
 
 namespace minigen {
@@ -26,31 +27,35 @@ int draw_from_softmax(std::span<const float> logits, double uniform) {
   }
   // Removed tokens (−inf) have probability exactly 0: they add nothing to either sum below and are never returned.
   // So the draw runs over the survivors alone, kept in increasing id order, which gives the same sums and the same
-  // token as walking the whole row, while after top-k 50 it touches 50 entries instead of 151,665. The buffers are
-  // reused per thread, for the reason given in probabilities.h.
+  // token as walking the whole row, while after top-k 50 it touches 50 entries instead of 151,665. When every token
+  // survives (no filter, as in an RL rollout) the row itself is the survivors. The buffers are reused per thread,
+  // for the reason given in probabilities.h.
   thread_local std::vector<int> survivor_ids;
   thread_local std::vector<float> survivor_logits;
   thread_local std::vector<float> probabilities;
-  survivor_ids.clear();
-  survivor_logits.clear();
-  for (size_t id = 0; id < logits.size(); ++id) {
-    if (logits[id] == -std::numeric_limits<float>::infinity()) continue;
-    survivor_ids.push_back(static_cast<int>(id));
-    survivor_logits.push_back(logits[id]);
+  const bool all_survive = count_candidates(logits) == static_cast<int>(logits.size());
+  if (!all_survive) {
+    survivor_ids.clear();
+    survivor_logits.clear();
+    for (size_t id = 0; id < logits.size(); ++id) {
+      if (logits[id] == -std::numeric_limits<float>::infinity()) continue;
+      survivor_ids.push_back(static_cast<int>(id));
+      survivor_logits.push_back(logits[id]);
+    }
   }
   // With no survivor the row is empty or all −inf, and the softmax of the whole row throws the error that says so.
-  softmax_probabilities(survivor_logits.empty() ? logits : std::span<const float>(survivor_logits), probabilities);
+  softmax_probabilities(all_survive || survivor_logits.empty() ? logits : std::span<const float>(survivor_logits),
+                        probabilities);
+  const auto id_of = [&](size_t index) { return all_survive ? static_cast<int>(index) : survivor_ids[index]; };
 
-  double total = 0.0;
-  for (const float probability : probabilities) total += probability;
-  const double target = uniform * total;
+  const double target = uniform * sum_as_double(probabilities.data(), probabilities.size());
 
   double cumulative = 0.0;
   int last_possible_id = -1;
   for (size_t index = 0; index < probabilities.size(); ++index) {
     if (probabilities[index] == 0.0f) continue;  // an exp that underflowed: as impossible as a removed token
     cumulative += probabilities[index];
-    last_possible_id = survivor_ids[index];
+    last_possible_id = id_of(index);
     if (cumulative > target) return last_possible_id;
   }
   // Reached only when uniform · total rounds up to the total itself (uniform a hair below 1). The most likely

@@ -46,8 +46,8 @@ TEST(OpenAiFields, PenaltiesAndLogitBiasChangeTheAnswerAsTheSamplerChainDoes) {
   const std::vector<int> with_penalties = engine_ids(server, penalised, 24);
   EXPECT_NE(with_penalties, plain);
   EXPECT_EQ(
-      completion_answer(server,
-                      {{"temperature", 0}, {"frequency_penalty", 1.5}, {"presence_penalty", 0.5}, {"max_tokens", 24}}),
+      completion_answer(
+          server, {{"temperature", 0}, {"frequency_penalty", 1.5}, {"presence_penalty", 0.5}, {"max_tokens", 24}}),
       text_of(server, with_penalties));
 
   // −100 bans the greedy answer's first token: it appears nowhere in the new answer. +100 on one token makes every
@@ -57,8 +57,8 @@ TEST(OpenAiFields, PenaltiesAndLogitBiasChangeTheAnswerAsTheSamplerChainDoes) {
   banned.logit_bias = {{first, -100.0f}};
   const std::vector<int> without_first = engine_ids(server, banned, 24);
   EXPECT_EQ(std::count(without_first.begin(), without_first.end(), first), 0);
-  EXPECT_EQ(completion_answer(server,
-                            {{"temperature", 0}, {"logit_bias", {{std::to_string(first), -100}}}, {"max_tokens", 24}}),
+  EXPECT_EQ(completion_answer(
+                server, {{"temperature", 0}, {"logit_bias", {{std::to_string(first), -100}}}, {"max_tokens", 24}}),
             text_of(server, without_first));
   const int forced = plain.back();
   const json always = post(server, "/v1/completions",
