@@ -202,6 +202,22 @@ TEST_F(Cli, TokenizeDetokenizeAndInfo) {
   EXPECT_EQ(json["family"], "tiny");
   EXPECT_EQ(json["kv_bytes_per_token"], 2048);
   EXPECT_EQ(json["kv_bytes_per_1000_tokens"], 2048000);
+  EXPECT_EQ(json["stored_dtype"], "F32");
+  EXPECT_EQ(json["weight_type"], "f32");
+}
+
+// An fp16 checkpoint (MiniMind's update_policy layout) runs as f16 unless told otherwise, and info says so.
+TEST_F(Cli, InfoNamesTheWeightTypeAnFp16CheckpointRunsAs) {
+  const std::string policy = std::string(MINIGEN_TEST_DATA_DIR) + "/rollout/policy_v1";
+  const RunResult json_run = run("info " + policy + " --json");
+  ASSERT_EQ(json_run.exit_code, 0) << json_run.err;
+  const auto json = nlohmann::json::parse(json_run.out);
+  EXPECT_EQ(json["stored_dtype"], "F16");
+  EXPECT_EQ(json["weight_type"], "f16");
+  EXPECT_EQ(nlohmann::json::parse(run("info " + policy + " --json --weights f32").out)["weight_type"], "f32");
+  const RunResult text = run("info " + policy);
+  EXPECT_NE(text.out.find("weights      f16 (the default for a checkpoint stored in fp16"), std::string::npos)
+      << text.out;
 }
 
 // What each --kv-dtype costs the tiny model (4 layers, 2 kv heads, head_dim 32) per token, as info reports it,

@@ -24,8 +24,11 @@ int run_info(InfoFlags flags) {
   const ModelConfig& c = loaded.model->config;
   const KvDType kv_dtype = flags.model.kv_dtype_value();
   const std::size_t per_token = c.kv_bytes_per_token(kv_dtype);
+  const WeightType weights = flags.model.weight_type(*loaded.model);
   if (flags.json) {
-    std::cout << to_json_text(model_description(loaded, kv_dtype)) << "\n";
+    nlohmann::json description = model_description(loaded, kv_dtype);
+    description["weight_type"] = weight_type_name(weights);  // what generate, serve, … run it as
+    std::cout << to_json_text(description) << "\n";
     return 0;
   }
   std::printf("model        %s (%s, %s)\n", loaded.path.string().c_str(), loaded.format.c_str(),
@@ -39,7 +42,11 @@ int run_info(InfoFlags flags) {
     std::printf("experts      %d routed, top-%d, %d shared\n", c.num_experts, c.num_experts_per_token,
                 c.num_shared_experts);
   }
-  for (const std::string& line : dequantized_tensor_lines(loaded, flags.model.weight_type(*loaded.model))) {
+  std::printf("weights      %s%s\n", std::string(weight_type_name(weights)).c_str(),
+              flags.model.weights.empty() && weights == WeightType::kF16
+                  ? " (the default for a checkpoint stored in fp16: the f32 type's logits from half the bytes)"
+                  : "");
+  for (const std::string& line : dequantized_tensor_lines(loaded, weights)) {
     std::printf("dequantized  %s\n", line.c_str());
   }
   std::printf("vocab        %d (tokenizer %d) · context %d · rope theta %g\n", c.vocab_size,
