@@ -245,7 +245,8 @@ std::string numerics_difference(const ModelConfig& served, const ModelConfig& st
 
 }  // namespace
 
-std::unique_ptr<Model> load_replacement_weights(const fs::path& path, const ModelConfig& served) {
+std::unique_ptr<Model> load_replacement_weights(const fs::path& path, const ModelConfig& served,
+                                                const TensorReadOptions& read) {
   const std::string name = path.string();
   if (!fs::exists(path)) throw Error("model_path " + name + " does not exist");
   TensorMap tensors;
@@ -254,14 +255,15 @@ std::unique_ptr<Model> load_replacement_weights(const fs::path& path, const Mode
     if (fs::is_directory(path) || path.extension() == ".safetensors") {
       const fs::path directory = fs::is_directory(path) ? path : path.parent_path();
       const fs::path weights_file = fs::is_directory(path) ? directory_weights_file(directory) : path;
-      tensors = weights_file.extension() == ".bin" ? read_torch_pth(weights_file) : read_safetensors(weights_file);
+      tensors = weights_file.extension() == ".bin" ? read_torch_pth(weights_file, read)
+                                                   : read_safetensors(weights_file, read);
       if (fs::exists(directory / "config.json")) {
         stated = config_from_json(read_json_file(directory / "config.json"), has_qk_norm_tensors(tensors));
       } else if (fs::is_directory(path)) {
         throw Error("no config.json in " + name);
       }
     } else if (path.extension() == ".pth" || path.extension() == ".pt") {
-      tensors = read_torch_pth(path);
+      tensors = read_torch_pth(path, read);
     } else {
       throw Error(name + " is neither a model directory nor a .safetensors or .pth file");
     }

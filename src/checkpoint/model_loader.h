@@ -39,8 +39,9 @@ LoadedModel load_model(const std::filesystem::path& path, const LoadOptions& opt
 // .pth file, read against the served model's configuration. Throws minigen::Error starting with the path for a
 // tensor of another shape (naming it), a missing or extra tensor, or a config.json field that changes the numbers
 // although every shape fits (heads, RoPE, eps, eos); nothing of the served model is touched. No tokenizer is read:
-// the served one stays.
-std::unique_ptr<Model> load_replacement_weights(const std::filesystem::path& path, const ModelConfig& served);
+// the served one stays. `read` is passed to the tensor reader (keep_fp16_matrices for a model served as f16).
+std::unique_ptr<Model> load_replacement_weights(const std::filesystem::path& path, const ModelConfig& served,
+                                                const TensorReadOptions& read = {});
 
 // A tokenizer.json, or the directory holding it (with tokenizer_config.json beside it when present).
 std::unique_ptr<const Tokenizer> load_tokenizer(const std::filesystem::path& path);

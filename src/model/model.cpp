@@ -22,6 +22,7 @@ namespace {
 
 void release(Matrix& matrix) {
   std::vector<float>().swap(matrix.values);
+  std::vector<uint16_t>().swap(matrix.f16_bits);
   std::vector<int8_t>().swap(matrix.codes);
   std::vector<uint16_t>().swap(matrix.scales);
 }

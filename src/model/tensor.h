@@ -1,6 +1,7 @@
 #pragma once
-// Named tensors as read from (or written to) a model file. Values are always held as fp32 in memory;
-// `stored_dtype` remembers what the file held, so `minigen info` can report it.
+// Named tensors as read from (or written to) a model file. Values are held as fp32 in memory (unless a reader was
+// asked to keep fp16 matrices as they are); `stored_dtype` remembers what the file held, so `minigen info` can
+// report it.
 #include <cstddef>
 #include <cstdint>
 #include <filesystem>
@@ -25,8 +26,16 @@ struct HostTensor {
   std::vector<int64_t> shape;
   std::vector<float> values;  // row-major, product(shape) elements
   DType stored_dtype = DType::kF32;
+  // Instead of `values`, when TensorReadOptions::keep_fp16_matrices kept a 2-D fp16 tensor's bits (row-major).
+  std::vector<uint16_t> f16_bits{};
 
   int64_t element_count() const;
+};
+
+struct TensorReadOptions {
+  // 2-D fp16 tensors (the matrices of a MiniMind checkpoint) keep their fp16 bits in f16_bits and leave `values`
+  // empty: a model that runs as f16 packs them straight from those bits, without a fp32 copy twice their size.
+  bool keep_fp16_matrices = false;
 };
 
 // Ordered by name so that files are written in a stable order.

@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "model/quantized_tensors.h"
+#include "ops/float_formats.h"
 
 namespace minigen {
 namespace {
@@ -33,6 +34,7 @@ class TensorTaker {
     matrix.rows = rows;
     matrix.cols = cols;
     matrix.values = std::move(tensor.values);
+    matrix.f16_bits = std::move(tensor.f16_bits);
     matrix.stored = tensor.stored_dtype;
     return matrix;
   }
@@ -176,6 +178,22 @@ bool ModelWeights::matrices_stored_in_f16() const {
   return all && !embed_tokens.empty();
 }
 
+namespace {
+
+// Whether two float matrices hold the same values, whether each keeps them as fp32 or as fp16 bits.
+bool same_values(const Matrix& a, const Matrix& b) {
+  if (a.f16_bits.empty() == b.f16_bits.empty()) return a.values == b.values && a.f16_bits == b.f16_bits;
+  const Matrix& bits = a.f16_bits.empty() ? b : a;
+  const Matrix& floats = a.f16_bits.empty() ? a : b;
+  if (bits.f16_bits.size() != floats.values.size()) return false;
+  for (std::size_t i = 0; i < floats.values.size(); ++i) {
+    if (f16_to_float(bits.f16_bits[i]) != floats.values[i]) return false;
+  }
+  return true;
+}
+
+}  // namespace
+
 ModelWeights weights_from_tensors(const ModelConfig& config, TensorMap&& tensors) {
   config.validate();
   TensorTaker taker(tensors);
@@ -187,7 +205,7 @@ ModelWeights weights_from_tensors(const ModelConfig& config, TensorMap&& tensors
     // MiniMind's state dicts store the tied matrix twice; keep a separate copy only if the model is untied.
     if (!config.tie_word_embeddings) {
       weights.lm_head = std::move(lm_head);
-    } else if (lm_head.values != weights.embed_tokens.values) {
+    } else if (!same_values(lm_head, weights.embed_tokens)) {
       throw Error("the config ties lm_head to embed_tokens but 'lm_head.weight' holds different values");
     }
   } else if (!config.tie_word_embeddings) {

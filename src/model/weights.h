@@ -13,8 +13,11 @@ namespace minigen {
 struct Matrix {
   int rows = 0;
   int cols = 0;
-  std::vector<float> values;   // rows · cols, row-major; empty when the file stored codes
+  std::vector<float> values;   // rows · cols, row-major; empty when the file stored codes or f16_bits holds them
   DType stored = DType::kF32;  // the element type the file held the values in (widened exactly to fp32 here)
+  // The file's fp16 bits instead of `values`, when it was read with TensorReadOptions::keep_fp16_matrices (a weight
+  // update of a model served as f16): they pack into f16 panels as they are.
+  std::vector<uint16_t> f16_bits;
   // A matrix a q8/q4 model file stored quantized (model/quantized_tensors.h): one code per weight, row-major, and
   // one fp16 scale per block of 32 of each row. It packs only into its own type, without rounding anything again.
   WeightType coded = WeightType::kF32;
@@ -22,8 +25,10 @@ struct Matrix {
   std::vector<uint16_t> scales;
 
   const float* data() const { return values.data(); }
-  bool empty() const { return values.empty() && codes.empty(); }
-  MatrixSource source() const { return {rows, values.data(), codes.data(), scales.data(), coded}; }
+  bool empty() const { return values.empty() && codes.empty() && f16_bits.empty(); }
+  MatrixSource source() const {
+    return {rows, values.data(), codes.data(), scales.data(), coded, f16_bits.empty() ? nullptr : f16_bits.data()};
+  }
 };
 
 struct FeedForwardWeights {  // down(silu(gate(x)) * up(x))

@@ -64,6 +64,28 @@ TEST(MatmulF16, AWeightBeyondFp16IsAnErrorNotAnInfinity) {
   EXPECT_EQ(PackedMatrix(largest.data(), 1, 16, WeightType::kF16).at(0, 15), 65504.0f);
 }
 
+// A source of fp16 bits (a checkpoint read with keep_fp16_matrices) packs as its widened values do, in every type.
+TEST(MatmulF16, Fp16BitsPackLikeTheirValues) {
+  const std::vector<float> values = fp16_values(40 * 70, 5);
+  std::vector<uint16_t> bits;
+  for (const float value : values) bits.push_back(float_to_f16(value));
+  MatrixSource from_bits;
+  from_bits.rows = 40;
+  from_bits.f16 = bits.data();
+  for (const WeightType type :
+       {WeightType::kF32, WeightType::kF16, WeightType::kBF16, WeightType::kQ8, WeightType::kQ4}) {
+    const PackedMatrix packed = PackedMatrix::stack({from_bits}, 70, type);
+    const PackedMatrix expected(values.data(), 40, 70, type);
+    for (int o = 0; o < 40; ++o) {
+      for (int k = 0; k < 70; ++k) {
+        ASSERT_EQ(packed.at(o, k), expected.at(o, k)) << weight_type_name(type) << " (" << o << ", " << k << ")";
+      }
+    }
+  }
+  bits[123] = 0x7c00;  // +inf in the file
+  EXPECT_THROW(PackedMatrix::stack({from_bits}, 70, WeightType::kF16), Error);
+}
+
 class MatmulF16Simd : public testing::EverySimdTarget {};
 
 // On fp16 values the f16 product is the f32 product, bit for bit: every row count on both sides of the widening

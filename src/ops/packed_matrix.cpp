@@ -19,6 +19,18 @@ std::size_t q8_code_offset(int lane, int k) {
 }
 std::size_t q4_code_offset(int lane, int k) { return static_cast<std::size_t>(k / 4) * 32 + (lane % 8) * 4 + k % 4; }
 
+// An fp16 row's bits into an f16 panel's lane (stride kPanelWidth). An infinity or NaN in the file is refused, as
+// the same weight given as an fp32 value would be.
+void copy_f16_row(const uint16_t* bits, int in_features, uint16_t* lane) {
+  for (int k = 0; k < in_features; ++k) {
+    if ((bits[k] & 0x7c00u) == 0x7c00u) {
+      throw Error("a weight (" + std::to_string(f16_to_float(bits[k])) +
+                  ") is not a finite fp16 value: the model's weights must be finite");
+    }
+    lane[static_cast<std::size_t>(k) * PackedMatrix::kPanelWidth] = bits[k];
+  }
+}
+
 // fp16's largest finite value. A weight rounded past it would become infinity, and the SSE4 and scalar kernels
 // widen fp16 without F16C, whose infinities and NaNs would then differ from the other targets'.
 constexpr float kF16Max = 65504.0f;
@@ -60,6 +72,20 @@ PackedMatrix PackedMatrix::stack(const std::vector<MatrixSource>& parts, int in_
     const MatrixSource* part = nullptr;
     int row = 0;
   };
+  // A source row as fp32 values: in place, or fp16 bits widened into `widened`; null for padding.
+  std::vector<float> widened;
+  SourceRow widened_row;  // the row `widened` holds (the q8/q4 loop asks for a row once per block)
+  const auto row_values = [&](const SourceRow& source) -> const float* {
+    if (source.part == nullptr) return nullptr;
+    const std::size_t start = static_cast<std::size_t>(source.row) * in_features;
+    if (source.part->f16 == nullptr) return source.part->values + start;
+    if (widened_row.part != source.part || widened_row.row != source.row || widened.empty()) {
+      widened.resize(static_cast<std::size_t>(in_features));
+      for (int k = 0; k < in_features; ++k) widened[k] = f16_to_float(source.part->f16[start + k]);
+      widened_row = source;
+    }
+    return widened.data();
+  };
   std::vector<SourceRow> source_rows(static_cast<std::size_t>(packed.panels_) * kPanelWidth);
   int out = 0;
   for (const MatrixSource& part : parts) {
@@ -88,7 +114,7 @@ PackedMatrix PackedMatrix::stack(const std::vector<MatrixSource>& parts, int in_
             for (int k = 0; k < kQuantBlock; ++k) codes[k] = k < count ? source.part->codes[row_start + first + k] : 0;
             scale = source.part->scales[static_cast<std::size_t>(source.row) * packed.blocks_ + b];
           } else {
-            const float* row = source.part->values + static_cast<std::size_t>(source.row) * in_features;
+            const float* row = row_values(source);
             scale = type == WeightType::kQ8 ? quantize_q8_block(row + first, count, codes)
                                             : quantize_q4_block(row + first, count, codes);
           }
@@ -122,8 +148,12 @@ PackedMatrix PackedMatrix::stack(const std::vector<MatrixSource>& parts, int in_
     const std::size_t panel = packed.panel_offset(p);
     for (int lane = 0; lane < kPanelWidth; ++lane) {  // one source row at a time, read in order
       const SourceRow& source = source_rows[static_cast<std::size_t>(p) * kPanelWidth + lane];
-      const float* row =
-          source.part != nullptr ? source.part->values + static_cast<std::size_t>(source.row) * in_features : nullptr;
+      if (type == WeightType::kF16 && source.part != nullptr && source.part->f16 != nullptr) {
+        copy_f16_row(source.part->f16 + static_cast<std::size_t>(source.row) * in_features, in_features,
+                     packed.halves_.get() + panel + lane);
+        continue;
+      }
+      const float* row = row_values(source);
       if (type == WeightType::kF32) {
         float* out = packed.f32_.get() + panel + lane;
         for (int k = 0; k < padded_in; ++k) {

@@ -27,14 +27,16 @@
 
 namespace minigen {
 
-// Rows to pack: row-major fp32 values, or rows already quantized (codes row-major, one fp16 scale per block of 32
-// of each row) in type `coded`, which are copied as they are.
+// Rows to pack: row-major fp32 values, or row-major fp16 bits (copied as they are into f16 panels, widened
+// exactly for the other types), or rows already quantized (codes row-major, one fp16 scale per block of 32 of each
+// row) in type `coded`, which are copied as they are.
 struct MatrixSource {
   int rows = 0;
   const float* values = nullptr;
   const int8_t* codes = nullptr;
   const uint16_t* scales = nullptr;
   WeightType coded = WeightType::kF32;
+  const uint16_t* f16 = nullptr;  // instead of values
 
   bool is_coded() const { return coded != WeightType::kF32; }
 };

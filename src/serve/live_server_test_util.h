@@ -26,10 +26,10 @@ struct LiveServer {
       : LiveServer(minigen_home() / "models" / "minigen-tiny-sft", max_queue, blocks, std::move(api), kv_dtype) {}
   // Another model directory (its folder name serves as the model's name).
   LiveServer(const std::filesystem::path& model, int max_queue, int blocks, ApiServerOptions api = {},
-             KvDType kv_dtype = KvDType::kF32)
+             KvDType kv_dtype = KvDType::kF32, WeightType weights = WeightType::kF32)
       : loaded(load_model(model)),
         stack(*loaded.model, *loaded.tokenizer, model.filename().string(),
-              options(*loaded.model, max_queue, blocks, api, kv_dtype)) {
+              options(*loaded.model, max_queue, blocks, api, kv_dtype, weights)) {
     port = stack.bind("127.0.0.1", 0);
     thread = std::thread([this] { stack.serve(); });
   }
@@ -37,9 +37,11 @@ struct LiveServer {
     stack.stop();
     thread.join();
   }
-  static ServeOptions options(const Model& model, int max_queue, int blocks, ApiServerOptions api, KvDType kv_dtype) {
+  static ServeOptions options(const Model& model, int max_queue, int blocks, ApiServerOptions api, KvDType kv_dtype,
+                              WeightType weights = WeightType::kF32) {
     ServeOptions options;
     options.threads = 2;
+    options.weight_type = weights;
     options.kv_dtype = kv_dtype;
     options.kv_budget_bytes =
         static_cast<std::size_t>(blocks) * BlockPool::bytes_per_block(model.config.kv_layout(kv_dtype));

@@ -53,7 +53,9 @@ WeightUpdateReport ServerStack::update_weights(const std::string& model_path, co
   using Clock = std::chrono::steady_clock;
   std::lock_guard lock(update_mutex_);
   const auto started = Clock::now();
-  std::unique_ptr<Model> model = load_replacement_weights(model_path, engine_.config());
+  // Served as f16, the file's fp16 matrices pack as they are: no fp32 copy of the whole model to fault in and fill.
+  const TensorReadOptions read{.keep_fp16_matrices = options_.weight_type == WeightType::kF16};
+  std::unique_ptr<Model> model = load_replacement_weights(model_path, engine_.config(), read);
   auto next = std::make_unique<Transformer>(*model, threads_, options_.weight_type);
   model->release_matrices();  // the packed copy is the one that runs
   const auto loaded = Clock::now();

@@ -153,6 +153,26 @@ TEST(WeightUpdate, AStaleSafetensorsBesideANewerPytorchModelBinIsNotServed) {
   fs::remove_all(folder);
 }
 
+// Served as f16 (fp16 storage, f32 arithmetic; the default for these fp16 checkpoints) the update packs the file's
+// fp16 bits without an fp32 copy, and the rollouts are the f32 server's, logprob for logprob.
+TEST(WeightUpdate, ServedAsF16TheUpdatedPolicysRolloutIsTheF32ServersBitForBit) {
+  LiveServer f32(kRolloutData / "policy_v1", 64, 256);
+  LiveServer f16(kRolloutData / "policy_v1", 64, 256, {}, KvDType::kF32, WeightType::kF16);
+  // Everything but the request's id, its latency and the seed each unseeded request draws.
+  const auto numbers = [](json results) {
+    for (json& result : results) {
+      for (const char* field : {"e2e_latency", "id", "sampling_seed"}) result["meta_info"].erase(field);
+    }
+    return results;
+  };
+  EXPECT_EQ(numbers(greedy_rollout(f16)), numbers(greedy_rollout(f32)));
+  for (LiveServer* server : {&f32, &f16}) EXPECT_EQ(update(*server, kRolloutData / "policy_v2", 200)["success"], true);
+  const json from_f16 = greedy_rollout(f16);
+  expect_policy(from_f16, "policy_v2", "1");
+  EXPECT_EQ(numbers(from_f16), numbers(greedy_rollout(f32)));
+  EXPECT_EQ(f16.stack.transformer().weight_type(), WeightType::kF16);
+}
+
 TEST(WeightUpdate, TheNextRolloutHasTheNewPolicysLogprobsAndABadDirectoryChangesNothing) {
   LiveServer server(kRolloutData / "policy_v1", 64, 256);
   expect_policy(greedy_rollout(server), "policy_v1", "default");

@@ -290,7 +290,8 @@ std::string header_bytes_for(const TensorMap& tensors, std::optional<DType> dtyp
 
 }  // namespace
 
-TensorMap read_safetensors(std::span<const std::byte> bytes, const std::string& name) {
+TensorMap read_safetensors(std::span<const std::byte> bytes, const std::string& name,
+                           const TensorReadOptions& options) {
   const ParsedFile parsed = parse_file(bytes, name);
   TensorMap tensors;
   for (const TensorRecord& record : parsed.tensors) {
@@ -299,6 +300,13 @@ TensorMap read_safetensors(std::span<const std::byte> bytes, const std::string& 
     tensor.stored_dtype = record.dtype;
     // The byte count was checked against shape · dtype size, so the element count cannot overflow here.
     const std::size_t count = (record.end - record.begin) / dtype_size_bytes(record.dtype);
+    if (options.keep_fp16_matrices && record.dtype == DType::kF16 && record.shape.size() == 2) {
+      const std::byte* data = parsed.data + record.begin;
+      tensor.f16_bits.resize(count);
+      std::memcpy(tensor.f16_bits.data(), data, count * sizeof(uint16_t));  // little-endian, as the file
+      tensors.emplace(record.name, std::move(tensor));
+      continue;
+    }
     tensor.values.reserve(count);
     prefer_huge_pages(tensor.values.data(), count * sizeof(float));
     tensor.values.resize(count);
@@ -308,9 +316,9 @@ TensorMap read_safetensors(std::span<const std::byte> bytes, const std::string& 
   return tensors;
 }
 
-TensorMap read_safetensors(const std::filesystem::path& path) {
+TensorMap read_safetensors(const std::filesystem::path& path, const TensorReadOptions& options) {
   const MappedFile file(path);
-  return read_safetensors(file.bytes(), path.string());
+  return read_safetensors(file.bytes(), path.string(), options);
 }
 
 std::map<std::string, std::string> read_safetensors_metadata(std::span<const std::byte> bytes,

@@ -13,9 +13,10 @@ namespace minigen {
 
 // Reads every tensor, converting F32, F16 and BF16 to fp32 (stored_dtype records which one the file held).
 // Throws minigen::Error naming the file and the problem for a malformed file or an unsupported dtype.
-TensorMap read_safetensors(const std::filesystem::path& path);
+TensorMap read_safetensors(const std::filesystem::path& path, const TensorReadOptions& options = {});
 // The same for a file's bytes in memory; `name` starts error messages.
-TensorMap read_safetensors(std::span<const std::byte> bytes, const std::string& name);
+TensorMap read_safetensors(std::span<const std::byte> bytes, const std::string& name,
+                           const TensorReadOptions& options = {});
 // The "__metadata__" strings of a safetensors file (empty if it has none); validates the header like
 // read_safetensors but converts no tensor data.
 std::map<std::string, std::string> read_safetensors_metadata(const std::filesystem::path& path);

@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "model/dtype.h"
 #include "model/io/torch_pth_test_writer.h"  // scratch files
+#include "ops/float_formats.h"
 
 namespace minigen {
 namespace {
@@ -143,6 +144,24 @@ TEST_F(SafetensorsTest, ConvertsValuesWhenWritingHalfPrecision) {
   const TensorMap read = read_safetensors(path);
   EXPECT_EQ(read.at("x").values[0], 1.0f);  // tie to even
   EXPECT_TRUE(std::isinf(read.at("x").values[1]));
+}
+
+// keep_fp16_matrices (a weight update of a model served as f16): 2-D fp16 tensors keep the file's bits and no fp32
+// values; vectors, and tensors of other dtypes, are read as always.
+TEST_F(SafetensorsTest, KeepsTheBitsOfFp16MatricesWhenAsked) {
+  const fs::path path = safetensors_path("fp16_matrices.safetensors");
+  write_safetensors(path, sample_tensors(), DType::kF16);
+  const TensorMap plain = read_safetensors(path);
+  const TensorMap kept = read_safetensors(path, TensorReadOptions{.keep_fp16_matrices = true});
+  const HostTensor& matrix = kept.at("model.embed_tokens.weight");
+  EXPECT_TRUE(matrix.values.empty());
+  EXPECT_EQ(matrix.stored_dtype, DType::kF16);
+  ASSERT_EQ(matrix.f16_bits.size(), 6u);
+  EXPECT_EQ(matrix.f16_bits[1], 0xc000);  // −2.0
+  for (std::size_t i = 0; i < 6; ++i)
+    EXPECT_EQ(f16_to_float(matrix.f16_bits[i]), plain.at("model.embed_tokens.weight").values[i]);
+  EXPECT_EQ(kept.at("model.norm.weight").values, (std::vector<float>{1.5f, 3.0f}));
+  EXPECT_TRUE(kept.at("model.norm.weight").f16_bits.empty());
 }
 
 TEST_F(SafetensorsTest, ReadsAHandWrittenFile) {

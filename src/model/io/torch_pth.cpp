@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <cstring>
 #include <optional>
 #include <string_view>
 #include <unordered_map>
@@ -308,10 +309,30 @@ void check_supported_dtype(const TensorRecord& record, const std::string& where)
   }
 }
 
+// A 2-D fp16 view's bits, row-major (TensorReadOptions::keep_fp16_matrices); materialize has checked its reach.
+void keep_fp16_bits(const TensorRecord& record, std::span<const std::byte> storage, std::size_t count,
+                    HostTensor& tensor) {
+  tensor.f16_bits.resize(count);
+  if (count == 0) return;
+  const std::byte* base = storage.data() + static_cast<uint64_t>(record.offset) * sizeof(uint16_t);
+  const int64_t rows = record.sizes[0], cols = record.sizes[1];
+  for (int64_t r = 0; r < rows; ++r) {
+    uint16_t* out = tensor.f16_bits.data() + r * cols;
+    const std::byte* row = base + static_cast<uint64_t>(r * record.strides[0]) * sizeof(uint16_t);
+    if (record.strides[1] == 1 || cols == 1) {
+      std::memcpy(out, row, static_cast<std::size_t>(cols) * sizeof(uint16_t));
+      continue;
+    }
+    for (int64_t c = 0; c < cols; ++c) {
+      std::memcpy(out + c, row + static_cast<uint64_t>(c * record.strides[1]) * sizeof(uint16_t), sizeof(uint16_t));
+    }
+  }
+}
+
 // Copies a (possibly strided) view out of its storage, after checking that every element it reaches lies inside.
 // `max_count` is how many more values the caller may still hold; a larger tensor is refused before it is allocated.
 HostTensor materialize(const TensorRecord& record, std::span<const std::byte> storage, const std::string& where,
-                       uint64_t max_count) {
+                       uint64_t max_count, const TensorReadOptions& options) {
   check_supported_dtype(record, where);
   const DType dtype = *record.element.dtype;
   const uint64_t element_bytes = record.element.size_bytes;
@@ -345,6 +366,10 @@ HostTensor materialize(const TensorRecord& record, std::span<const std::byte> st
   HostTensor tensor;
   tensor.shape = record.sizes;
   tensor.stored_dtype = dtype;
+  if (options.keep_fp16_matrices && dtype == DType::kF16 && record.sizes.size() == 2) {
+    keep_fp16_bits(record, storage, static_cast<std::size_t>(count), tensor);
+    return tensor;
+  }
   tensor.values.reserve(static_cast<std::size_t>(count));
   prefer_huge_pages(tensor.values.data(), static_cast<std::size_t>(count) * sizeof(float));
   tensor.values.resize(static_cast<std::size_t>(count));
@@ -406,7 +431,7 @@ void check_byte_order(const ZipReader& archive, const std::string& prefix) {
 
 }  // namespace
 
-TensorMap read_torch_pth(std::span<const std::byte> bytes, const std::string& name) {
+TensorMap read_torch_pth(std::span<const std::byte> bytes, const std::string& name, const TensorReadOptions& options) {
   std::optional<ZipReader> opened;
   try {
     opened.emplace(bytes, name);
@@ -447,16 +472,16 @@ TensorMap read_torch_pth(std::span<const std::byte> bytes, const std::string& na
     const TensorRecord& record = host.tensors()[static_cast<std::size_t>(value->int_value)];
     check_supported_dtype(record, where);
     HostTensor tensor =
-        materialize(record, storages.get(record.storage, where), where, max_total_elements - total_elements);
-    total_elements += tensor.values.size();
+        materialize(record, storages.get(record.storage, where), where, max_total_elements - total_elements, options);
+    total_elements += static_cast<uint64_t>(tensor.element_count());
     tensors[key->text] = std::move(tensor);
   }
   return tensors;
 }
 
-TensorMap read_torch_pth(const std::filesystem::path& path) {
+TensorMap read_torch_pth(const std::filesystem::path& path, const TensorReadOptions& options) {
   const MappedFile file(path);
-  return read_torch_pth(file.bytes(), path.string());
+  return read_torch_pth(file.bytes(), path.string(), options);
 }
 
 }  // namespace minigen

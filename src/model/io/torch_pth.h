@@ -15,8 +15,9 @@ namespace minigen {
 // or sit under a key "model", "state_dict", "model_state_dict" or "module" of it. Throws minigen::Error naming the
 // file and the problem for anything else: a damaged archive or pickle, a global other than those that rebuild
 // tensors and ordered dicts, another dtype, or a tensor that reaches outside its storage.
-TensorMap read_torch_pth(const std::filesystem::path& path);
+TensorMap read_torch_pth(const std::filesystem::path& path, const TensorReadOptions& options = {});
 // The same for an archive in memory; `name` starts error messages.
-TensorMap read_torch_pth(std::span<const std::byte> bytes, const std::string& name);
+TensorMap read_torch_pth(std::span<const std::byte> bytes, const std::string& name,
+                         const TensorReadOptions& options = {});
 
 }  // namespace minigen
