@@ -52,6 +52,10 @@ def test_counters_obey_the_formulas(base, use_cache):
     assert r.forward_calls == n
     if use_cache:  # the cache holds every fed position: P + N − 1 per row
         assert r.kv_cache_bytes == 3 * (p + n - 1) * base.kv_bytes_per_token
+        assert r.recompute_buffer_bytes == 0
+    else:  # no cache to report; the last step recomputed K and V of those positions
+        assert r.kv_cache_bytes == 0
+        assert r.recompute_buffer_bytes == 3 * (p + n - 1) * base.kv_bytes_per_token
     assert r.ttft_ms > 0 and r.itl_ms > 0
 
 

@@ -72,6 +72,10 @@ TEST_F(Cli, GreedyWithAndWithoutCacheGiveIdenticalTokensAnd246Versus13728Forward
   EXPECT_EQ(with_cache["forward_tokens"], 246);
   EXPECT_EQ(without_cache["forward_tokens"], 13728);
   EXPECT_EQ(with_cache["kv_cache_bytes"], 2 * 4 * 246 * 2 * 32 * 4);
+  EXPECT_EQ(with_cache["recompute_buffer_bytes"], 0);
+  // --no-cache reports no cache; the buffer its last step filled is named for what it is.
+  EXPECT_EQ(without_cache["kv_cache_bytes"], 0);
+  EXPECT_EQ(without_cache["recompute_buffer_bytes"], 2 * 4 * 246 * 2 * 32 * 4);
   ASSERT_EQ(with_cache["sequences"][0]["token_ids"].size(), 64u);
   EXPECT_EQ(with_cache["sequences"][0]["token_ids"], without_cache["sequences"][0]["token_ids"]);
   EXPECT_EQ(with_cache["sequences"][0]["finish_reason"], "length");

@@ -10,14 +10,23 @@ std::string run_summary_line(const GenerateResult& result, const RunMemory& memo
   for (const GeneratedSequence& sequence : result.sequences) new_tokens += sequence.token_ids.size();
   char load[48] = "";
   if (stats.load_ms > 0) std::snprintf(load, sizeof load, "load %.1f ms · ", stats.load_ms);
-  char line[560];
+  // Without the cache there is none to report: name the buffer the recomputation fills instead, so that its bytes
+  // are not taken for a cache the flag failed to turn off.
+  char cache[160];
+  if (stats.recompute_buffer_bytes > 0) {
+    std::snprintf(cache, sizeof cache, "no KV cache (%zu B of K and V recomputed by the last step)",
+                  stats.recompute_buffer_bytes);
+  } else {
+    std::snprintf(cache, sizeof cache, "KV cache %zu B used (%zu B allocated)", stats.kv_bytes_used,
+                  stats.kv_bytes_allocated);
+  }
+  char line[640];
   std::snprintf(line, sizeof line,
-                "[minigen] %sprompt %d tokens · %zu new · %d forward calls · %lld tokens fed · KV cache %zu B used "
-                "(%zu B allocated) · TTFT %.1f ms · %.2f ms/token after · total %.1f ms · %s weights %.1f MB · "
-                "resident %.1f MB",
+                "[minigen] %sprompt %d tokens · %zu new · %d forward calls · %lld tokens fed · %s · TTFT %.1f ms · "
+                "%.2f ms/token after · total %.1f ms · %s weights %.1f MB · resident %.1f MB",
                 load, result.sequences.empty() ? 0 : result.sequences.front().prompt_tokens, new_tokens,
-                stats.forward_calls, static_cast<long long>(stats.forward_tokens), stats.kv_bytes_used,
-                stats.kv_bytes_allocated, stats.ttft_ms, stats.itl_ms, stats.total_ms,
+                stats.forward_calls, static_cast<long long>(stats.forward_tokens), cache, stats.ttft_ms, stats.itl_ms,
+                stats.total_ms,
                 std::string(weight_type_name(memory.weights)).c_str(), static_cast<double>(memory.weight_bytes) / 1e6,
                 static_cast<double>(memory.resident_bytes) / 1e6);
   return line;

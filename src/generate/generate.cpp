@@ -138,7 +138,7 @@ GenerateResult generate(Transformer& transformer, std::span<const std::vector<in
     result.sequences[r].finish_reason = states[r].finish_reason();
     stats.forward_tokens += result.sequences[r].forward_tokens;
     stats.kv_bytes_allocated += caches[r]->bytes_allocated();
-    stats.kv_bytes_used += caches[r]->bytes_used();
+    (options.use_cache ? stats.kv_bytes_used : stats.recompute_buffer_bytes) += caches[r]->bytes_used();
   }
   stats.load_ms = milliseconds_between(setup_start, start);
   stats.ttft_ms = milliseconds_between(start, first_token_time);

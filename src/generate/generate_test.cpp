@@ -68,6 +68,9 @@ TEST(Generate, ForwardTokenCountsMatchTheFormulasAndCacheChangesNothing) {
     expect_same_logits(cached.sequences[0], uncached.sequences[0]);
     // K and V of every position but the last new token: 2 · 4 layers · (P + N − 1) · 2 kv heads · 32 · 4 bytes.
     EXPECT_EQ(cached.stats.kv_bytes_used, static_cast<std::size_t>(2 * 4 * (p + n - 1) * 2 * 32 * 4));
+    EXPECT_EQ(cached.stats.recompute_buffer_bytes, 0u);
+    EXPECT_EQ(uncached.stats.kv_bytes_used, 0u);  // no cache: nothing is reused between steps
+    EXPECT_EQ(uncached.stats.recompute_buffer_bytes, cached.stats.kv_bytes_used);
     EXPECT_EQ(cached.sequences[0].finish_reason, "length");
   }
 }

@@ -43,6 +43,7 @@ nlohmann::json run_summary_json(const GenerateResult& result, const Tokenizer& t
       {"forward_calls", stats.forward_calls},
       {"forward_tokens", stats.forward_tokens},
       {"kv_cache_bytes", stats.kv_bytes_used},
+      {"recompute_buffer_bytes", stats.recompute_buffer_bytes},
       {"kv_cache_bytes_allocated", stats.kv_bytes_allocated},
       {"weights", weight_type_name(memory.weights)},
       {"weight_bytes", memory.weight_bytes},
