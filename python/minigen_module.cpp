@@ -288,9 +288,9 @@ PYBIND11_MODULE(minigen, module) {
       .def_property_readonly("token_ids", [](const Result& r) { return per_sequence(r, "token_ids"); })
       .def_property_readonly("finish_reasons", [](const Result& r) { return per_sequence(r, "finish_reason"); })
       .def("__repr__", [](const Result& r) { return "minigen.GenerateResult(" + to_json_text(r.summary) + ")"; });
-  for (const char* field :
-       {"model", "prompt_tokens", "forward_calls", "forward_tokens", "kv_cache_bytes", "kv_cache_bytes_allocated", "recompute_buffer_bytes",
-        "weights", "weight_bytes", "resident_bytes", "ttft_ms", "itl_ms", "total_ms", "settings"}) {
+  for (const char* field : {"model", "prompt_tokens", "forward_calls", "forward_tokens", "kv_cache_bytes",
+                            "kv_cache_bytes_allocated", "recompute_buffer_bytes", "weights", "weight_bytes",
+                            "resident_bytes", "ttft_ms", "itl_ms", "total_ms", "settings"}) {
     result.def_property_readonly(field, [field](const Result& r) { return to_python(r.summary[field]); });
   }
 
