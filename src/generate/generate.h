@@ -46,12 +46,13 @@ struct GenerateStats {
   int forward_calls = 0;       // = steps: one forward per new token
   int64_t forward_tokens = 0;  // over all rows
   std::size_t kv_bytes_allocated = 0;
-  std::size_t kv_bytes_used = 0;  // length · kv_bytes_per_token in the run's KV dtype, summed over rows; 0 without cache
+  std::size_t kv_bytes_used =
+      0;  // length · kv_bytes_per_token in the run's KV dtype, summed over rows; 0 without cache
   // Without the cache: the bytes of K and V that the last step recomputed for every position (the buffer is
   // emptied before each step, so nothing in it is ever reused — it is not a cache). 0 with the cache.
   std::size_t recompute_buffer_bytes = 0;
-  double ttft_ms = 0;             // start → first token of every row chosen (prefill + one sampling)
-  double itl_ms = 0;              // mean time between later tokens
+  double ttft_ms = 0;  // start → first token of every row chosen (prefill + one sampling)
+  double itl_ms = 0;   // mean time between later tokens
   double total_ms = 0;
   // Before the clock started: generate() allocates the KV caches and sizes the forward pass's buffers for the
   // prompt here, and a frontend that loaded the model adds reading the files, packing the weights and starting the
