@@ -51,7 +51,9 @@ bool is_json_content_type(const std::string* value) {
 }  // namespace
 
 http::Headers sse_headers() {
-  return {{"Content-Type", "text/event-stream"},
+  // The charset is named: without it Python's requests decodes the events as ISO-8859-1, so iter_lines(
+  // decode_unicode=True) turns every Chinese character into mojibake.
+  return {{"Content-Type", "text/event-stream; charset=utf-8"},
           {"Cache-Control", "no-cache"},
           {"X-Accel-Buffering", "no"}};  // nginx: pass each event on at once
 }

@@ -104,6 +104,7 @@ TEST(ApiServer, StreamEndsWithDoneAndLogprobsCarryTheKeptCandidates) {
   });
   ASSERT_TRUE(result);
   EXPECT_EQ(result->status, 200);
+  EXPECT_EQ(result->get_header_value("Content-Type"), "text/event-stream; charset=utf-8");  // requests decodes UTF-8
   EXPECT_EQ(received.substr(received.size() - 14), "data: [DONE]\n\n");
   int chunks = 0, finished = 0;
   std::size_t at = 0;
