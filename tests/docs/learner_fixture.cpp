@@ -18,7 +18,7 @@ int main(int argc, char** argv) {
   const fs::path out = argv[2];
   try {
     fs::create_directories(out / "out");
-    fs::create_directories(out / "minimind" / "model");
+    fs::create_directories(out / "model");
     // MiniMind names its checkpoints after the stage and the hidden size (pretrain_768.pth, full_sft_768.pth).
     const std::pair<const char*, const char*> checkpoints[] = {{"minigen-tiny-base", "pretrain_768.pth"},
                                                                {"minigen-tiny-sft", "full_sft_768.pth"}};
@@ -28,7 +28,7 @@ int main(int argc, char** argv) {
           minigen::testing::pth_from_safetensors(models / model / "model.safetensors", minigen::DType::kF16));
     }
     for (const char* file : {"tokenizer.json", "tokenizer_config.json"})
-      fs::copy_file(models / "minigen-tiny-sft" / file, out / "minimind" / "model" / file,
+      fs::copy_file(models / "minigen-tiny-sft" / file, out / "model" / file,
                     fs::copy_options::overwrite_existing);
   } catch (const std::exception& error) {
     std::cerr << "minigen_learner_fixture: " << error.what() << "\n";

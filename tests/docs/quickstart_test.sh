@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The doc test: every command of the quick starts of README.md and README.zh-CN.md (the first ```bash block under
 # "## Quick start" / "## 快速上手") runs, in a scratch folder laid out as a MiniMind learner's (out/*.pth,
-# minimind/model/, a file of questions, a .jsonl of text), with `minigen` on the PATH:
+# model/, a file of questions, a .jsonl of text), with `minigen` on the PATH:
 #   minigen ...      exits 0 and prints something; a `--out DIR` it names holds report.md (in Chinese with --lang zh)
 #   minigen serve &  answers /health within 60 s (its port is replaced by a free one, in the curl commands too)
 #   curl ...         exits 0 and prints a completion ("choices")
