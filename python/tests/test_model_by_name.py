@@ -16,6 +16,12 @@ def test_a_shipped_model_loads_by_name_from_any_folder(monkeypatch):
     assert model.vocab_size == 6400
 
 
+def test_the_docs_path_of_a_shipped_model_loads_from_any_folder(monkeypatch):
+    monkeypatch.chdir("/")  # docs/python.md writes Model("models/minigen-tiny-sft"), the path in the checkout
+    model = minigen.Model("models/minigen-tiny-sft", threads=2)
+    assert pathlib.Path(model.path).resolve() == pathlib.Path(SFT).resolve()
+
+
 def test_a_mistyped_name_suggests_the_shipped_model(monkeypatch):
     monkeypatch.chdir("/")
     with pytest.raises(minigen.Error, match=r"^model not found: minigen-tiny-sfft \(did you mean the shipped model "

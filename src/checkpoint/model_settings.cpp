@@ -41,6 +41,7 @@ std::filesystem::path resolve_model_path(const std::string& given) {
   const fs::path path(given);
   std::error_code error;
   if (fs::exists(path, error)) return path;
+  if (const fs::path shipped_tree = resolve_user_file(given); shipped_tree != path) return shipped_tree;
   const std::vector<std::string> shipped = shipped_model_names();
   const bool bare_name = given.find('/') == std::string::npos;
   if (bare_name && std::find(shipped.begin(), shipped.end(), given) != shipped.end()) {
@@ -57,6 +58,21 @@ std::filesystem::path resolve_model_path(const std::string& given) {
   throw Error(message);
 }
 
+std::filesystem::path resolve_user_file(const std::string& given) {
+  namespace fs = std::filesystem;
+  const fs::path path(given);
+  std::error_code error;
+  if (given.empty() || path.is_absolute() || fs::exists(path, error)) return path;
+  fs::path home;
+  try {
+    home = minigen_home();
+  } catch (const Error&) {
+    return path;  // no shipped files to look in
+  }
+  const fs::path shipped = home / path;
+  return fs::exists(shipped, error) ? shipped : path;
+}
+
 LoadedModel ModelSettings::load() const {
   const std::filesystem::path path = resolve_model_path(model_path);
   LoadOptions options;
@@ -70,7 +86,7 @@ LoadedModel ModelSettings::load() const {
 
 std::optional<std::filesystem::path> ModelSettings::tokenizer_option() const {
   if (tokenizer_path.empty()) return std::nullopt;
-  return std::filesystem::path(tokenizer_path);
+  return resolve_user_file(tokenizer_path);
 }
 
 WeightType ModelSettings::weight_type(const Model& model) const {

@@ -38,9 +38,16 @@ std::filesystem::path default_model_path();
 
 // The model a -m value (or Python's Model(path)) means: the path itself when it exists; else, for a bare name
 // ("minigen-tiny-sft"), the shipped model of that name in minigen_home()/models, so that shipped models load by name
-// from any folder; empty means default_model_path(). Throws Error when it is neither, naming the shipped models (and
-// the nearest one when the name looks like a typo of one).
+// from any folder, and for a relative path of the shipped tree ("models/minigen-tiny-sft") that shipped folder;
+// empty means default_model_path(). Throws Error when it is neither, naming the shipped models (and the nearest one
+// when the name looks like a typo of one).
 std::filesystem::path resolve_model_path(const std::string& given);
+
+// A file the user named (-f, --jsonl, the lab's --chat-prompts and --eval, …): the path itself when it exists here;
+// else a relative path that names one of minigen's shipped files ("examples/genesis-183.txt",
+// "examples/zh/poems.txt") is that shipped file, so the commands in the docs work from any folder; else the path
+// unchanged, for the reader's own "cannot open" error.
+std::filesystem::path resolve_user_file(const std::string& given);
 
 // The names of the shipped models (the folders of minigen_home()/models that hold a config.json), sorted; empty when
 // minigen's shipped files cannot be found.

@@ -210,6 +210,32 @@ TEST_F(Cli, TokenizeDetokenizeAndInfo) {
   EXPECT_EQ(json["weight_type"], "f32");
 }
 
+// The docs' commands name shipped files by their place in the tree (models/minigen-tiny-base,
+// examples/genesis-183.txt): from a folder outside the checkout they find the shipped ones,
+// and a file that exists neither here nor there is still the reader's own error.
+TEST_F(Cli, ShippedExamplesAndModelsResolveFromAnyFolder) {
+  const fs::path elsewhere = fs::temp_directory_path() / ("minigen_cli_elsewhere_" + std::to_string(::getpid()));
+  fs::create_directories(elsewhere);
+  testing::RunOptions options;
+  options.working_directory = elsewhere.string();
+  const std::string scratch = (elsewhere / "run").string();
+  const RunResult generated = testing::run_minigen(
+      "generate -m models/minigen-tiny-base -f examples/genesis-183.txt --greedy --ignore-eos -n 4 --json", scratch,
+      options);
+  ASSERT_EQ(generated.exit_code, 0) << generated.err;
+  EXPECT_EQ(nlohmann::json::parse(generated.out)["prompt_tokens"], 183);
+  const RunResult scored = testing::run_minigen(
+      "perplexity -m minigen-tiny-base -f examples/genesis-183.txt --ctx 64 --json", scratch, options);
+  ASSERT_EQ(scored.exit_code, 0) << scored.err;
+  const RunResult ids =
+      testing::run_minigen("tokenize --tokenizer models/minigen-tiny-sft 'In the beginning'", scratch, options);
+  EXPECT_EQ(ids.exit_code, 0) << ids.err;
+  const RunResult missing = testing::run_minigen("generate -f examples/no-such-file.txt -n 2", scratch, options);
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.err.find("examples/no-such-file.txt: cannot open"), std::string::npos) << missing.err;
+  fs::remove_all(elsewhere);
+}
+
 // An fp16 checkpoint (MiniMind's update_policy layout) runs as f16 unless told otherwise, and info says so.
 TEST_F(Cli, InfoNamesTheWeightTypeAnFp16CheckpointRunsAs) {
   const std::string policy = std::string(MINIGEN_TEST_DATA_DIR) + "/rollout/policy_v1";

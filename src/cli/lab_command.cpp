@@ -47,9 +47,10 @@ int run_lab_command(const LabFlags& flags) {
   // Neither model given: the shipped tiny pair; one given: it plays both parts (the report says so).
   if (!flags.base_model.empty()) options.base_model = resolve_model_flag("--base", flags.base_model);
   if (!flags.sft_model.empty()) options.sft_model = resolve_model_flag("--sft", flags.sft_model);
-  if (!flags.prompt_text.empty()) options.material.prompt_text = flags.prompt_text;
-  if (!flags.chat_prompts.empty()) options.material.chat_prompts = flags.chat_prompts;
-  if (!flags.eval.empty()) options.material.eval = flags.eval;
+  // A relative path of the shipped tree (examples/zh/poems.txt) is found from any folder.
+  if (!flags.prompt_text.empty()) options.material.prompt_text = resolve_user_file(flags.prompt_text);
+  if (!flags.chat_prompts.empty()) options.material.chat_prompts = resolve_user_file(flags.chat_prompts);
+  if (!flags.eval.empty()) options.material.eval = resolve_user_file(flags.eval);
   if (!flags.lora.empty()) options.lora = flags.lora;
   options.out_dir = flags.out_dir;
   options.pth_options.num_q_heads = flags.num_q_heads;

@@ -5,6 +5,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "checkpoint/model_settings.h"
 #include "cli/command_context.h"
 #include "cli/commands.h"
 #include "cli/flag_checks.h"
@@ -50,7 +51,7 @@ ScoredInput read_input(const PerplexityFlags& flags, const Tokenizer& tokenizer)
   if (!flags.jsonl_file.empty()) {
     // MiniMind's pretraining documents: bos + text + eos, every token after bos a target (the eos counted as one
     // byte, as minigen's trainer counts it).
-    for_each_jsonl_text(flags.jsonl_file, [&](const std::string& text) {
+    for_each_jsonl_text(resolve_user_file(flags.jsonl_file), [&](const std::string& text) {
       std::vector<int> document{tokenizer.bos_id()};
       const std::vector<int> ids = tokenizer.encode(text);
       document.insert(document.end(), ids.begin(), ids.end());
@@ -59,7 +60,7 @@ ScoredInput read_input(const PerplexityFlags& flags, const Tokenizer& tokenizer)
       input.text_bytes += text.size() + 1;
     });
   } else {
-    const std::string text = read_whole_file(flags.text_file, kMaxTextFileBytes, "text file");
+    const std::string text = read_whole_file(resolve_user_file(flags.text_file), kMaxTextFileBytes, "text file");
     input.text_tokens = tokenizer.encode(text);
     input.text_bytes = text.size();
   }

@@ -1,5 +1,6 @@
 #include "cli/prompt_flags.h"
 
+#include "checkpoint/model_settings.h"
 #include "core/error.h"
 #include "core/file_io.h"
 #include "core/json_parse.h"
@@ -70,7 +71,7 @@ std::vector<int> PromptFlags::encode(const Tokenizer& tokenizer) const {
   std::string raw = text;
   if (!file.empty()) {
     try {
-      raw = read_whole_file(file, kMaxPromptFileBytes, "prompt file");
+      raw = read_whole_file(resolve_user_file(file), kMaxPromptFileBytes, "prompt file");
     } catch (const Error& error) {
       throw Error(std::string("-f/--file: ") + error.what());
     }

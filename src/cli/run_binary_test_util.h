@@ -30,8 +30,9 @@ struct RunOptions {
   // When set, the process may map at most this many KiB (ulimit -v): shows that hostile input is refused before it
   // is allocated for. Not usable under AddressSanitizer, which maps terabytes of shadow memory.
   long address_space_kib = 0;
-  int timeout_seconds = 0;  // when set, a run that takes longer is killed (exit code 124): a hang fails the test
-  std::string environment;  // "NAME=value …" set for this run only
+  int timeout_seconds = 0;        // when set, a run that takes longer is killed (exit code 124): a hang fails the test
+  std::string environment;        // "NAME=value …" set for this run only
+  std::string working_directory;  // when set, the run starts there (a folder outside the checkout, say)
 };
 
 // Runs `minigen ARGUMENTS` (shell syntax); its output goes through files in `scratch_dir`.
@@ -41,6 +42,7 @@ inline RunResult run_minigen(const std::string& arguments, const std::filesystem
   const std::filesystem::path out = scratch_dir / "stdout.txt";
   const std::filesystem::path err = scratch_dir / "stderr.txt";
   std::string command;
+  if (!options.working_directory.empty()) command += "cd '" + options.working_directory + "' && ";
   if (options.address_space_kib > 0) command += "ulimit -v " + std::to_string(options.address_space_kib) + " && ";
   if (options.timeout_seconds > 0) command += "timeout " + std::to_string(options.timeout_seconds) + " ";
   if (!options.environment.empty()) command += "env " + options.environment + " ";

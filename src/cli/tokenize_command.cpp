@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "checkpoint/model_loader.h"
+#include "checkpoint/model_settings.h"
 #include "cli/command_context.h"
 #include "cli/commands.h"
 #include "cli/json_output.h"
@@ -26,7 +27,7 @@ struct TokenizerFlags {
   }
 
   std::unique_ptr<const Tokenizer> load() const {
-    if (!tokenizer_path.empty()) return load_tokenizer(tokenizer_path);
+    if (!tokenizer_path.empty()) return load_tokenizer(resolve_user_file(tokenizer_path));
     return load_model_tokenizer(resolve_model_path(model_path));
   }
 };
@@ -40,7 +41,7 @@ struct TokenizeFlags {
 };
 
 int run_tokenize_jsonl(const Tokenizer& tokenizer, const TokenizeFlags& flags) {
-  for_each_jsonl_text(flags.jsonl, [&](const std::string& text) {
+  for_each_jsonl_text(resolve_user_file(flags.jsonl), [&](const std::string& text) {
     std::vector<int> ids = tokenizer.encode(text);
     if (flags.bos) ids.insert(ids.begin(), tokenizer.bos_id());
     std::cout << nlohmann::json(ids).dump() << "\n";

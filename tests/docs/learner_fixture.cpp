@@ -28,8 +28,7 @@ int main(int argc, char** argv) {
           minigen::testing::pth_from_safetensors(models / model / "model.safetensors", minigen::DType::kF16));
     }
     for (const char* file : {"tokenizer.json", "tokenizer_config.json"})
-      fs::copy_file(models / "minigen-tiny-sft" / file, out / "model" / file,
-                    fs::copy_options::overwrite_existing);
+      fs::copy_file(models / "minigen-tiny-sft" / file, out / "model" / file, fs::copy_options::overwrite_existing);
   } catch (const std::exception& error) {
     std::cerr << "minigen_learner_fixture: " << error.what() << "\n";
     return 1;
