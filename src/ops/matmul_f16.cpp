@@ -30,29 +30,12 @@ HWY_INLINE hn::Vec<PanelTag> load_widened(const uint16_t* panel, int k, int v) {
   return hn::PromoteTo(PanelTag(), hn::LoadU(HalfTag(), halves));
 }
 
-// tile_f32 with each weight vector widened as it is loaded: the same fmas in the same order.
+// The f32 tile with each weight vector widened as it is loaded.
 template <int kRows, int kPanels>
 HWY_NOINLINE void tile_f16(const float* x, int in_features, const uint16_t* panels, std::size_t panel_stride,
                            float* out, int out_stride, int out_valid, MatmulOutput mode) {
-  const PanelTag d;
-  using V = hn::Vec<PanelTag>;
-  constexpr int kVectors = kPanels * kVectorsPerPanel;
-  V acc[kRows][kVectors];
-  for (int r = 0; r < kRows; ++r) {
-    for (int v = 0; v < kVectors; ++v) acc[r][v] = hn::Zero(d);
-  }
-  for (int k = 0; k < in_features; ++k) {
-    V w[kVectors];
-    for (int p = 0; p < kPanels; ++p) {
-      for (int v = 0; v < kVectorsPerPanel; ++v)
-        w[p * kVectorsPerPanel + v] = load_widened(panels + p * panel_stride, k, v);
-    }
-    for (int r = 0; r < kRows; ++r) {
-      const V xk = hn::Set(d, x[static_cast<std::size_t>(r) * in_features + k]);
-      for (int v = 0; v < kVectors; ++v) acc[r][v] = fused_mul_add(xk, w[v], acc[r][v]);
-    }
-  }
-  store_tile<kRows, kVectors>(acc, out, out_stride, out_valid, mode);
+  const auto weight = [&](int p, int k, int v) { return load_widened(panels + p * panel_stride, k, v); };
+  fma_tile<kRows, kPanels>(x, in_features, weight, out, out_stride, out_valid, mode);
 }
 
 // f16 panels [first_panel, first_panel + panels) as fp32 panels, `stride` floats apart.

@@ -63,10 +63,12 @@ HWY_INLINE void store_tile(const hn::Vec<PanelTag> (&acc)[kRows][kVectors], floa
   }
 }
 
-// f32: out[r][16p + lane] for kRows rows and kPanels panels, each element one fma chain over k = 0 … in_features − 1.
-template <int kRows, int kPanels>
-HWY_NOINLINE void tile_f32(const float* x, int in_features, const float* panels, std::size_t panel_stride, float* out,
-                           int out_stride, int out_valid, MatmulOutput mode) {
+// The register tile: out[r][16p + lane] for kRows rows and kPanels panels, each element one fma chain over
+// k = 0 … in_features − 1. weight(panel, k, v) gives vector v of a panel's weights for input k — loaded (f32) or
+// widened as it is loaded (f16): the same fmas in the same order either way.
+template <int kRows, int kPanels, class Weight>
+HWY_INLINE void fma_tile(const float* x, int in_features, const Weight& weight, float* out, int out_stride,
+                         int out_valid, MatmulOutput mode) {
   const PanelTag d;
   using V = hn::Vec<PanelTag>;
   constexpr int kVectors = kPanels * kVectorsPerPanel;
@@ -77,10 +79,7 @@ HWY_NOINLINE void tile_f32(const float* x, int in_features, const float* panels,
   for (int k = 0; k < in_features; ++k) {
     V w[kVectors];
     for (int p = 0; p < kPanels; ++p) {
-      for (int v = 0; v < kVectorsPerPanel; ++v) {
-        w[p * kVectorsPerPanel + v] = hn::Load(
-            d, panels + p * panel_stride + static_cast<std::size_t>(k) * PackedMatrix::kPanelWidth + v * kLanes);
-      }
+      for (int v = 0; v < kVectorsPerPanel; ++v) w[p * kVectorsPerPanel + v] = weight(p, k, v);
     }
     for (int r = 0; r < kRows; ++r) {
       const V xk = hn::Set(d, x[static_cast<std::size_t>(r) * in_features + k]);
@@ -88,6 +87,17 @@ HWY_NOINLINE void tile_f32(const float* x, int in_features, const float* panels,
     }
   }
   store_tile<kRows, kVectors>(acc, out, out_stride, out_valid, mode);
+}
+
+// f32 panels, `panel_stride` floats apart.
+template <int kRows, int kPanels>
+HWY_NOINLINE void tile_f32(const float* x, int in_features, const float* panels, std::size_t panel_stride, float* out,
+                           int out_stride, int out_valid, MatmulOutput mode) {
+  const auto weight = [&](int p, int k, int v) {
+    return hn::Load(PanelTag(),
+                    panels + p * panel_stride + static_cast<std::size_t>(k) * PackedMatrix::kPanelWidth + v * kLanes);
+  };
+  fma_tile<kRows, kPanels>(x, in_features, weight, out, out_stride, out_valid, mode);
 }
 
 struct NoGroupSetup {

@@ -303,7 +303,7 @@ TensorMap read_safetensors(std::span<const std::byte> bytes, const std::string& 
     if (options.keep_fp16_matrices && record.dtype == DType::kF16 && record.shape.size() == 2) {
       const std::byte* data = parsed.data + record.begin;
       tensor.f16_bits.resize(count);
-      std::memcpy(tensor.f16_bits.data(), data, count * sizeof(uint16_t));  // little-endian, as the file
+      if (count > 0) std::memcpy(tensor.f16_bits.data(), data, count * sizeof(uint16_t));  // little-endian, as the file
       tensors.emplace(record.name, std::move(tensor));
       continue;
     }

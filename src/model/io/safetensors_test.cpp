@@ -161,6 +161,7 @@ TEST_F(SafetensorsTest, KeepsTheBitsOfFp16MatricesWhenAsked) {
   for (std::size_t i = 0; i < 6; ++i)
     EXPECT_EQ(f16_to_float(matrix.f16_bits[i]), plain.at("model.embed_tokens.weight").values[i]);
   EXPECT_EQ(kept.at("model.norm.weight").values, (std::vector<float>{1.5f, 3.0f}));
+  EXPECT_TRUE(kept.at("empty").f16_bits.empty());  // [0, 4]: a matrix of no values
   EXPECT_TRUE(kept.at("model.norm.weight").f16_bits.empty());
 }
 
