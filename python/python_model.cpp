@@ -31,7 +31,9 @@ nlohmann::json PythonModel::config_fields() const {
   // Where both name a field, config.json's meaning wins: its intermediate_size is the dense MLP's width (an MoE
   // model's expert width is moe_intermediate_size), where `minigen info` shows the width that runs.
   fields.update(names_of_config_json);
-  fields["weights"] = weight_type_name(transformer_->weight_type());
+  // `minigen info --json` names it weight_type; Model(weights=...) and Model.weights name it weights.
+  fields["weight_type"] = weight_type_name(transformer_->weight_type());
+  fields["weights"] = fields["weight_type"];
   return fields;
 }
 

@@ -19,7 +19,7 @@ def test_config_equals_minigen_info_and_has_config_json_names(sft):
     assert (config.hidden_size, config.num_hidden_layers, config.num_attention_heads, config.num_key_value_heads) == (256, 4, 8, 2)
     assert (config.head_dim, config.intermediate_size, config.vocab_size, config.max_position_embeddings) == (32, 832, 6400, 32768)
     assert (config.rope_theta, config.qk_norm, config.use_moe, config.moe, config.family) == (1e6, True, False, None, "tiny")
-    assert (config.layers, config.q_heads, config.kv_heads, config.context, config.weights) == (4, 8, 2, 32768, "f32")
+    assert (config.layers, config.q_heads, config.kv_heads, config.context, config.weights, config.weight_type) == (4, 8, 2, 32768, "f32", "f32")
     assert config.kv_bytes_per_token == 2048 == sft.kv_bytes_per_token
     assert dict(config) == config.to_dict() and dict(config)["hidden_size"] == 256
     assert "hidden_size" in config and "hidden_size" in dir(config)
@@ -67,7 +67,7 @@ def test_a_list_of_prompts_or_a_bad_prompt_is_one_clear_error(sft):
     (lambda m: m.new_cache(size=8), "Model.new_cache(): unknown keyword 'size'; the keywords are capacity"),
     (lambda m: m.new_cache().truncate(lenght=1), "Cache.truncate(): unknown keyword 'lenght'; did you mean 'length'?"),
     (lambda m: m.chat_prompt([], tool=[]), "Model.chat_prompt(): unknown keyword 'tool'; did you mean 'tools'?"),
-    (lambda m: minigen.Model(SFT, torch_dtype="float32"), "Model(): unknown keyword 'torch_dtype'; minigen uses weights='f32', 'bf16', 'q8' or 'q4'"),
+    (lambda m: minigen.Model(SFT, torch_dtype="float32"), "Model(): unknown keyword 'torch_dtype'; minigen uses weights='f32', 'f16', 'bf16', 'q8' or 'q4'"),
     (lambda m: minigen.Model(SFT, device="cuda"), "Model(): unknown keyword 'device'; minigen runs on the CPU: threads=N sets how many cores (0: one per core)"),
 ])
 def test_an_unknown_keyword_is_one_error_naming_the_nearest(sft, call, message):

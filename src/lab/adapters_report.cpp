@@ -84,7 +84,7 @@ std::string zero_b_paragraph(const AdaptersData& data, const Words& say) {
                    " answer positions equal bit for bit (max |Δ| = 0). B (A x) adds exact zeros, so training starts "
                    "from the base model's behaviour exactly, and only what training writes into B moves it.",
                "B = 0 时——也就是 MiniMind 初始化时的适配器——什么都没有改变：" + rows + " 个回答相同，全部 " + logits +
-                   " 个回答位置上的 logits 逐位相等（最大 |Δ| = 0）。B (A x) 加上的是精确的零，所以训练从基座模型的行为"
+                   " 个回答位置上的 logits 逐位相等（最大 |Δ| = 0）。B (A x) 加上的是精确的零，所以训练从基础模型的行为"
                    "精确地开始，只有训练写进 B 的东西才会改变它。");
   }
   return say("With B = 0 the output **changed** (" + rows + " answers identical, max |Δ logit| = " +
@@ -105,27 +105,28 @@ std::string trained_paragraph(const AdaptersData& data, const Words& say) {
               ", by a mean KL of " + exact_or_scientific(effect.mean_kl_nats) +
               " nats per position, and its greedy choice was the base's at " + agreeing + " positions (" +
               percent(effect.top1_share()) + "). ",
-          "在基座模型对 " + std::to_string(effect.rows) + " 个问题自己的贪心回答上（每个回答到它的 eos 为止，最多 " +
-              std::to_string(data.new_tokens) + " 个令牌：共 " + positions + " 个位置），适配器使 logits 最多移动了 " +
-              exact_or_scientific(effect.max_abs_logit_delta) + "，每个位置的平均 KL 为 " +
-              exact_or_scientific(effect.mean_kl_nats) + " nats，它的贪心选择在 " + agreeing + " 个位置上与基座相同（" +
-              percent(effect.top1_share()) + "）。");
+          "在基础模型对 " + std::to_string(effect.rows) + " 个问题自己的贪心回答上（每个回答到它的 eos 为止，最多 " +
+              std::to_string(data.new_tokens) + " 个 token：共 " + positions +
+              " 个位置），适配器使 logits 最多移动了 " + exact_or_scientific(effect.max_abs_logit_delta) +
+              "，每个位置的平均 KL 为 " + exact_or_scientific(effect.mean_kl_nats) + " nats，它的贪心选择在 " +
+              agreeing + " 个位置上与基础模型相同（" + percent(effect.top1_share()) + "）。");
   const std::string rows = std::to_string(effect.rows_identical) + say(" of ", " / ") + std::to_string(effect.rows);
   if (effect.top1_agreeing == effect.positions && effect.rows_identical == effect.rows) {
     text += say("It changed no greedy choice on this text: its effect stays in the probabilities, and all " + rows +
                     " answers are the base's.",
-                "在这段文本上它没有改变任何贪心选择：它的作用停留在概率里，" + rows + " 个回答都与基座相同。");
+                "在这段文本上它没有改变任何贪心选择：它的作用停留在概率里，" + rows + " 个回答都与基础模型相同。");
   } else if (effect.rows_identical == effect.rows) {
-    text += say("Answered freely, all " + rows +
-                    " answers are still the base's: the choices it changes on the base's text never come up on its "
-                    "own path.",
-                "自由回答时，" + rows + " 个回答仍与基座相同：它在基座文本上改变的选择没有出现在它自己的路径上。");
+    text +=
+        say("Answered freely, all " + rows +
+                " answers are still the base's: the choices it changes on the base's text never come up on its "
+                "own path.",
+            "自由回答时，" + rows + " 个回答仍与基础模型相同：它在基础模型文本上改变的选择没有出现在它自己的路径上。");
   } else {
     text += say("Answered freely, " + rows + " answers stayed the base's; the others part at token" +
                     (effect.rows - effect.rows_identical > 1 ? "s " : " ") + first_steps(effect, say) +
                     ", and from there each continues a text of its own.",
-                "自由回答时，" + rows + " 个回答与基座相同；其余的在第 " + first_steps(effect, say) +
-                    " 个令牌处分开，从那里起各自续写自己的文本。");
+                "自由回答时，" + rows + " 个回答与基础模型相同；其余的在第 " + first_steps(effect, say) +
+                    " 个 token 处分开，从那里起各自续写自己的文本。");
   }
   return text;
 }
@@ -162,8 +163,8 @@ std::string merged_paragraph(const AdaptersData& data, const Words& say) {
                     "continues differently from there (token" +
                     (merged.rows - merged.rows_identical > 1 ? "s " : " ") + first_steps(merged, say) + ").",
                 rows + " 个回答相同，尽管 logits 只差舍入误差（最大 |Δ| = " + delta + " ≤ " + tolerance +
-                    "）：两个令牌几乎并列时，单是舍入就可能选中另一个，回答从那里开始不同（第 " +
-                    first_steps(merged, say) + " 个令牌）。");
+                    "）：两个 token 几乎并列时，单是舍入就可能选中另一个，回答从那里开始不同（第 " +
+                    first_steps(merged, say) + " 个 token）。");
   } else {
     text += say("they **differ**: " + rows + " answers identical and logits apart by up to " + delta + " (> " +
                     tolerance + ") — merged and unmerged must compute the same function; this is a bug.",
@@ -190,12 +191,13 @@ std::string timing_paragraph(const AdaptersData& data, const Words& say) {
           std::to_string(t.base_ms_per_step.size()) + " 次运行交替进行，取中位数）：");
   switch (compare_ratio(ratio)) {
     case Comparison::kAboutSame:
-      return setup + say("a step takes about the same time (mixed ÷ alone = " + ratio_text +
-                             ", within ±10 %). The base projections run once for all rows; each adapter adds two thin "
-                             "products per wrapped matrix (A x, then B (A x)) for its own rows only.",
-                         "每一步的时间大致相同（混合 ÷ 单独 = " + ratio_text +
-                             "，在 ±10 % 以内）。基座投影对所有行只运行一次；每个适配器只为自己的行在每个被包装的矩阵上"
-                             "增加两个很窄的乘积（A x，然后 B (A x)）。");
+      return setup +
+             say("a step takes about the same time (mixed ÷ alone = " + ratio_text +
+                     ", within ±10 %). The base projections run once for all rows; each adapter adds two thin "
+                     "products per wrapped matrix (A x, then B (A x)) for its own rows only.",
+                 "每一步的时间大致相同（混合 ÷ 单独 = " + ratio_text +
+                     "，在 ±10 % 以内）。基础模型的投影对所有行只运行一次；每个适配器只为自己的行在每个被包装的矩阵上"
+                     "增加两个很窄的乘积（A x，然后 B (A x)）。");
     case Comparison::kLarger:
       return setup + say("a step takes " + ratio_text +
                              "× as long (beyond ±10 %): on this model the adapters' thin products (A x, then B (A x), "
@@ -274,7 +276,8 @@ ReportSection adapters_report(const AdaptersData& data, Language language) {
       "LoRA 在不改变模型权重的情况下微调模型：对某些矩阵 W，它学习一对低秩矩阵 A [rank × in] 和 B [out × "
       "rank]，投影变成 "
       "y = W x + scale · B (A x)。MiniMind 的 model_lora.py 以秩 16、scale 1 包装每个方阵投影——在它的形状里就是 q_proj "
-      "和 o_proj——初始时 A ~ N(0, 0.02²)，B = 0。minigen 以不合并的方式运行适配器：基座投影对批次中的所有行只运行一次，"
+      "和 o_proj——初始时 A ~ N(0, 0.02²)，B = 0。minigen "
+      "以不合并的方式运行适配器：基础模型的投影对批次中的所有行只运行一次，"
       "每一行再加上自己适配器的项，所以一份权重服务所有适配器，使用不同适配器的行也能共享一步。");
   intro +=
       data.learners_adapter
@@ -327,8 +330,8 @@ ReportSection adapters_report(const AdaptersData& data, Language language) {
                        say("logits bit-identical", "logits 逐位相等"), say("mean KL (nats)", "平均 KL (nats)"),
                        say("same greedy choice", "相同的贪心选择"), say("answers identical", "回答相同")},
                       {}};
-  effects.rows.push_back(effect_row("B = 0", say("base", "基座"), data.zero_b, say));
-  effects.rows.push_back(effect_row(say("the adapter", "适配器"), say("base", "基座"), data.trained, say));
+  effects.rows.push_back(effect_row("B = 0", say("base", "基础模型"), data.zero_b, say));
+  effects.rows.push_back(effect_row(say("the adapter", "适配器"), say("base", "基础模型"), data.trained, say));
   if (data.merged) {
     effects.rows.push_back(
         effect_row(say("merged (fp32)", "合并 (fp32)"), say("unmerged (fp32)", "未合并 (fp32)"), *data.merged, say));
@@ -341,7 +344,7 @@ ReportSection adapters_report(const AdaptersData& data, Language language) {
     section.paragraph(
         (changed ? say("The first question whose answer the adapter changed, \"", "适配器改变了回答的第一个问题“")
                  : say("The first question, \"", "第一个问题“")) +
-        data.prompts[data.example_prompt] + say("\", answered greedily by the base model:", "”，基座模型的贪心回答："));
+        data.prompts[data.example_prompt] + say("\", answered greedily by the base model:", "”，基础模型的贪心回答："));
     section.paragraph(blockquote(printable_text(data.base_answer)));
     section.paragraph(say("and with the adapter:", "以及使用适配器的回答："));
     section.paragraph(blockquote(printable_text(data.adapter_answer)));
@@ -352,7 +355,7 @@ ReportSection adapters_report(const AdaptersData& data, Language language) {
   const double base_ms = median(t.base_ms_per_step);
   const double mixed_ms = median(t.mixed_ms_per_step);
   ReportTable timing{{say("batch", "批次"), say("rows", "行数"), say("ms per step (median)", "每步毫秒（中位数）"),
-                      say("tokens/s", "令牌/秒")},
+                      say("tokens/s", "token/秒")},
                      {}};
   timing.rows.push_back({say("the weights alone", "只用权重"), std::to_string(t.rows), fixed(base_ms, 2),
                          grouped(t.rows * 1000.0 / base_ms, 0)});

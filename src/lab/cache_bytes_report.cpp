@@ -77,7 +77,7 @@ std::string same_cost_note(const std::vector<GqaSaving>& rows, const Words& say)
       return say(rows[i].shape.name + " and " + rows[j].shape.name + " need the same " + bytes +
                      " B per token by different routes: " + shape(rows[i].shape) + " against " + shape(rows[j].shape) +
                      ".",
-                 rows[i].shape.name + " 和 " + rows[j].shape.name + " 每个令牌需要同样的 " + bytes +
+                 rows[i].shape.name + " 和 " + rows[j].shape.name + " 每个 token 需要同样的 " + bytes +
                      " B，但途径不同：" + shape(rows[i].shape) + " 对比 " + shape(rows[j].shape) + "。");
     }
   }
@@ -86,7 +86,7 @@ std::string same_cost_note(const std::vector<GqaSaving>& rows, const Words& say)
 
 void add_dtypes(ReportSection& section, const CacheBytesData& data, const Words& say) {
   ReportTable table{{"--kv-dtype", say("bytes per element", "每个元素的字节数"),
-                     say("bytes per token", "每个令牌的字节数"), say("1,000 tokens", "1,000 个令牌")},
+                     say("bytes per token", "每个 token 的字节数"), say("1,000 tokens", "1,000 个 token")},
                     {}};
   nlohmann::json rows = nlohmann::json::array();
   for (const KvDTypeCost& cost : data.dtypes) {
@@ -139,21 +139,21 @@ void add_growth(ReportSection& section, const CacheBytesData& data, const Words&
                 "一个缓存逐个位置增长到 " + max_length +
                     " 个位置：已用字节**并非**在每个长度上都等于公式——缓存的计数有"
                     "错误。两次翻倍之间实际预留的内存更大。"));
-  section.plot(
-      PlotSpec{"cache_bytes.svg",
-               say("KV cache bytes of the " + data.model.name + " model against length",
-                   data.model.name + " 模型的 KV 缓存字节数随长度的变化"),
-               say("cached length (tokens)", "缓存长度（令牌）"),
-               say("KV cache (MiB)", "KV 缓存 (MiB)"),
-               false,
-               false,
-               {},
-               {allocated_series, used_series},
-               std::nullopt,
-               "top left"},
-      say("Used bytes grow by exactly " + bytes_text(data.formula_bytes_per_token) +
-              " B per token; a cache that grows on demand reserves up to twice that.",
-          "已用字节每个令牌恰好增加 " + bytes_text(data.formula_bytes_per_token) + " B；按需增长的缓存最多预留两倍。"));
+  section.plot(PlotSpec{"cache_bytes.svg",
+                        say("KV cache bytes of the " + data.model.name + " model against length",
+                            data.model.name + " 模型的 KV 缓存字节数随长度的变化"),
+                        say("cached length (tokens)", "缓存长度（token）"),
+                        say("KV cache (MiB)", "KV 缓存 (MiB)"),
+                        false,
+                        false,
+                        {},
+                        {allocated_series, used_series},
+                        std::nullopt,
+                        "top left"},
+               say("Used bytes grow by exactly " + bytes_text(data.formula_bytes_per_token) +
+                       " B per token; a cache that grows on demand reserves up to twice that.",
+                   "已用字节每个 token 恰好增加 " + bytes_text(data.formula_bytes_per_token) +
+                       " B；按需增长的缓存最多预留两倍。"));
 }
 
 void add_generate_runs(ReportSection& section, const CacheBytesData& data, const Words& say) {
@@ -184,28 +184,30 @@ void add_generate_runs(ReportSection& section, const CacheBytesData& data, const
       data.is_module_shape ? say("The module's figure: ", "课程中的数字：")
                            : say("The module's figure is for a model of 4 layers, 2 kv heads and head_dim 32 "
                                  "(204,800 B at 100 tokens in fp32); for this model, ",
-                                 "课程中的数字针对的是 4 层、2 个 kv 头、head_dim 32 的模型（fp32 下 100 个令牌为 "
+                                 "课程中的数字针对的是 4 层、2 个 kv 头、head_dim 32 的模型（fp32 下 100 个 token 为 "
                                  "204,800 B）；对本模型，");
   const std::string runs_text =
-      all_match ? say(". Real generations report the same bytes as the formula (a 37-token prompt and 64 new tokens "
-                      "end with 100 cached positions; the module's 183 + 64 run too):",
-                      "。真实的生成报告的字节数与公式相同（37 个令牌的提示加 64 个新令牌，最后缓存 100 个位置；课程中"
-                      "183 + 64 的运行也一样）：")
-                : say(". Real generations do **NOT** all report the formula's bytes — see the table:",
-                      "。真实的生成报告的字节数**并不**都等于公式——见下表：");
-  section.paragraph(opening + say("100 cached tokens take ", "100 个缓存令牌占用 ") + formula + runs_text);
+      all_match
+          ? say(". Real generations report the same bytes as the formula (a 37-token prompt and 64 new tokens "
+                "end with 100 cached positions; the module's 183 + 64 run too):",
+                "。真实的生成报告的字节数与公式相同（37 个 token 的提示加 64 个新 token，最后缓存 100 个位置；课程中"
+                "183 + 64 的运行也一样）：")
+          : say(". Real generations do **NOT** all report the formula's bytes — see the table:",
+                "。真实的生成报告的字节数**并不**都等于公式——见下表：");
+  section.paragraph(opening + say("100 cached tokens take ", "100 个缓存 token 占用 ") + formula + runs_text);
   section.table(std::move(table));
   section.data["generate_runs"] = runs;
   section.data["generate_runs_match_formula"] = all_match;
 }
 
 void add_gqa(ReportSection& section, const CacheBytesData& data, const FamilyRows& families, const Words& say) {
-  ReportTable table{{say("model", "模型"), say("q heads", "q 头数"), say("kv heads", "kv 头数"),
-                     say("bytes per token (GQA)", "每令牌字节数 (GQA)"),
-                     say("bytes per token if kv_heads = q_heads", "kv_heads = q_heads 时每令牌字节数"),
-                     say("100 tokens (GQA)", "100 个令牌 (GQA)"),
-                     say("100 tokens (kv_heads = q_heads)", "100 个令牌 (kv_heads = q_heads)"), say("saving", "节省")},
-                    {}};
+  ReportTable table{
+      {say("model", "模型"), say("q heads", "q 头数"), say("kv heads", "kv 头数"),
+       say("bytes per token (GQA)", "每 token 字节数 (GQA)"),
+       say("bytes per token if kv_heads = q_heads", "kv_heads = q_heads 时每 token 字节数"),
+       say("100 tokens (GQA)", "100 个 token (GQA)"),
+       say("100 tokens (kv_heads = q_heads)", "100 个 token (kv_heads = q_heads)"), say("saving", "节省")},
+      {}};
   nlohmann::json gqa = nlohmann::json::array();
   for (const GqaSaving& saving : families.gqa) {
     table.rows.push_back({saving.shape.name, std::to_string(saving.shape.q_heads),
@@ -260,7 +262,7 @@ void add_budgets(ReportSection& section, const CacheBytesData& data, const Famil
       say("In serving, this number decides how many requests run at once. Each cell below is ⌊(budget − "
           "weights) / (bytes per token · L)⌋, with fp32 weights and the cache in " +
               dtype + " (this report's --kv-dtype)." + (note.empty() ? "" : " " + note),
-          "在服务中，这个数字决定能同时运行多少个请求。下表每格为 ⌊(预算 − 权重) / (每令牌字节数 · L)⌋，权重为 "
+          "在服务中，这个数字决定能同时运行多少个请求。下表每格为 ⌊(预算 − 权重) / (每 token 字节数 · L)⌋，权重为 "
           "fp32，缓存为 " +
               dtype + "（本报告的 --kv-dtype）。" + note));
   section.table(std::move(table));
@@ -288,7 +290,7 @@ ReportSection cache_bytes_report(const CacheBytesData& data, Language language) 
       "KV 缓存在每一层为每个位置、每个**键/值**头保存一个键向量和一个值向量：2 · 层数 · 长度 · kv_heads · head_dim · "
       "每个元素的字节数。对本模型（" +
           model.name + "）即 " + formula +
-          " B/令牌。MiniMind 在 `repeat_kv` 把 K 和 V 复制到与查询头数一致之前就存下它们，minigen 也一样：使用分组查询"
+          " B/token。MiniMind 在 `repeat_kv` 把 K 和 V 复制到与查询头数一致之前就存下它们，minigen 也一样：使用分组查询"
           "注意力（GQA）时，缓存缩小 q_heads / kv_heads 倍。"));
   const FamilyRows families = family_rows(data, say);
   add_dtypes(section, data, say);

@@ -38,18 +38,19 @@ std::string verdict_paragraph(bool all_tokens_identical, bool all_bit_identical,
             "whether a position is computed in a long no-cache pass or alone on top of the cache. Engines that pick "
             "different kernels for the two shapes (typical on GPUs) see differences around 1e-6 instead — too "
             "small to change a token except at a near-tie.",
-            "每一对都一致：令牌 id 相同，logits 逐位相等（最大 |Δ| = 0）。逐位相等比课程所需的更强：在 minigen 中"
+            "每一对都一致：token id 相同，logits 逐位相等（最大 |Δ| = 0）。逐位相等比课程所需的更强：在 minigen 中"
             "它成立，是因为无论一个位置是在无缓存的长前向中计算，还是单独在缓存之上计算，每个 logit 都按同一个固定"
-            "顺序求和。为两种形状选用不同内核的引擎（GPU 上很常见）会看到大约 1e-6 的差别——除非两个令牌几乎打平，"
-            "否则小到不足以改变令牌。");
+            "顺序求和。为两种形状选用不同内核的引擎（GPU 上很常见）会看到大约 1e-6 的差别——除非两个 token 几乎打平，"
+            "否则小到不足以改变 token。");
   } else if (all_tokens_identical) {
-    text = say("Every pair chose the same token ids, but the logits are not bit-identical (max |Δ| = " +
-                   exact_or_scientific(max_difference) +
-                   "): the two modes summed some logits in a different order. The module's claim — the same tokens — "
-                   "holds; a near-tie between two tokens could still part them.",
-               "每一对选出的令牌 id 都相同，但 logits 并非逐位相等（最大 |Δ| = " + exact_or_scientific(max_difference) +
-                   "）：两种模式对某些 logit 的求和顺序不同。课程的结论——令牌相同——成立；但两个令牌几乎打平时仍可能"
-                   "分开。");
+    text =
+        say("Every pair chose the same token ids, but the logits are not bit-identical (max |Δ| = " +
+                exact_or_scientific(max_difference) +
+                "): the two modes summed some logits in a different order. The module's claim — the same tokens — "
+                "holds; a near-tie between two tokens could still part them.",
+            "每一对选出的 token id 都相同，但 logits 并非逐位相等（最大 |Δ| = " + exact_or_scientific(max_difference) +
+                "）：两种模式对某些 logit 的求和顺序不同。课程的结论——token 相同——成立；但两个 token 几乎打平时仍可能"
+                "分开。");
   } else {
     text = say("**Not every pair agrees** — see the table; this contradicts the module's claim and is a bug.",
                "**并非每一对都一致**——见上表；这与课程的结论相矛盾，是一个错误。");
@@ -70,7 +71,7 @@ ReportSection cache_equivalence_report(const CacheEquivalenceData& data, Languag
   const Words say{language};
   ReportSection section;
   section.key = "cache_equivalence";
-  section.title = say("Same tokens with and without the KV cache", "有无 KV 缓存，令牌相同");
+  section.title = say("Same tokens with and without the KV cache", "有无 KV 缓存，token 相同");
   section.paragraph(
       say("Generating text means running the model once per new token. Without a cache, every step feeds the whole "
           "sequence so far (prompt plus everything generated) through the network again. With a KV cache, the keys and "
@@ -78,9 +79,10 @@ ReportSection cache_equivalence_report(const CacheEquivalenceData& data, Languag
           "Because attention is causal, a position's keys and values depend only on the tokens at or before it, so a "
           "later token can never change them: reusing them is exact, not an approximation. The claim to check: the "
           "cache saves work and changes nothing in the output.",
-          "生成文本意味着每个新令牌都要运行一次模型。没有缓存时，每一步都要把到目前为止的整个序列（提示加上已生成的"
-          "全部内容）重新送进网络。有了 KV 缓存，注意力为之前各位置算出的键和值被保存下来，每一步只输入最新的令牌。"
-          "由于注意力是因果的，一个位置的键和值只取决于它及它之前的令牌，后来的令牌永远改变不了它们：复用它们是精确的，"
+          "生成文本意味着每个新 token 都要运行一次模型。没有缓存时，每一步都要把到目前为止的整个序列（提示加上已生成的"
+          "全部内容）重新送进网络。有了 KV 缓存，注意力为之前各位置算出的键和值被保存下来，每一步只输入最新的 token。"
+          "由于注意力是因果的，一个位置的键和值只取决于它及它之前的 token，后来的 token "
+          "永远改变不了它们：复用它们是精确的，"
           "不是近似。要检验的结论：缓存节省计算，且完全不改变输出。"));
   const std::string new_tokens = std::to_string(data.new_tokens);
   const std::string seed = std::to_string(data.sampling_seed);
@@ -91,11 +93,11 @@ ReportSection cache_equivalence_report(const CacheEquivalenceData& data, Languag
           "once without, by greedy decoding and by sampling with seed " +
           seed + ". For every pair we compare the token ids and every logit of every step (" + vocab + " per step).",
       "基础模型把每个提示续写 " + new_tokens +
-          " 个令牌（忽略 eos，使每次运行都恰好生成这么多），有缓存、无缓存各一次，分别用贪心解码和种子为 " + seed +
-          " 的抽样。对每一对，我们比较令牌 id 以及每一步的每个 logit（每步 " + vocab + " 个）。"));
+          " 个 token（忽略 eos，使每次运行都恰好生成这么多），有缓存、无缓存各一次，分别用贪心解码和种子为 " + seed +
+          " 的抽样。对每一对，我们比较 token id 以及每一步的每个 logit（每步 " + vocab + " 个）。"));
 
-  ReportTable table{{say("prompt", "提示"), say("prompt tokens P", "提示令牌数 P"), say("decoding", "解码方式"),
-                     say("token ids identical", "令牌 id 相同"), "max |Δ logit|",
+  ReportTable table{{say("prompt", "提示"), say("prompt tokens P", "提示 token 数 P"), say("decoding", "解码方式"),
+                     say("token ids identical", "token id 相同"), "max |Δ logit|",
                      say("logits bit-identical", "logits 逐位相等"), say("logits compared", "比较的 logits 数")},
                     {}};
   nlohmann::json runs = nlohmann::json::array();
@@ -128,10 +130,10 @@ ReportSection cache_equivalence_report(const CacheEquivalenceData& data, Languag
         all_tokens_identical
             ? say("The greedy continuation of the 183-token prompt, identical in both modes (whether it reads well "
                   "depends on how far the base model was trained):",
-                  "183 个令牌提示的贪心续写，两种模式下完全相同（读起来是否通顺取决于基础模型训练到什么程度）：")
+                  "183 个 token 提示的贪心续写，两种模式下完全相同（读起来是否通顺取决于基础模型训练到什么程度）：")
             : say("The greedy continuation of the 183-token prompt with the cache (whether it reads well depends on "
                   "how far the base model was trained):",
-                  "183 个令牌提示在有缓存时的贪心续写（读起来是否通顺取决于基础模型训练到什么程度）："));
+                  "183 个 token 提示在有缓存时的贪心续写（读起来是否通顺取决于基础模型训练到什么程度）："));
     // Model output as report text: a model can stop inside a UTF-8 character.
     const std::string continuation = printable_text(*data.genesis_continuation_text);
     section.paragraph(blockquote(continuation));

@@ -40,7 +40,7 @@ std::string reading_paragraph(const ConstrainingData& data, const Words& say) {
               ? say("With it, every answer that ended by itself is a valid document (" + parsed +
                         " parse; an answer cut by the token limit cannot be complete). ",
                     "有模式约束时，每个自行结束的回答都是有效的文档（" + parsed +
-                        " 能解析；被令牌上限截断的回答不可能完整）。")
+                        " 能解析；被 token 上限截断的回答不可能完整）。")
               : say("With it, **not every answer that ended by itself is valid** (" + parsed + " parse, " +
                         std::to_string(constrained.stopped) + " ended by eos) — a bug in the grammar stage. ",
                     "有模式约束时，**并非每个自行结束的回答都有效**（" + parsed + " 能解析，" +
@@ -51,7 +51,7 @@ std::string reading_paragraph(const ConstrainingData& data, const Words& say) {
                   " ids per step on average: inside a string nearly every token may follow, at a brace or a key only "
                   "one. ",
               "掩码平均每步去掉 " + vocab + " 个 id 中的 " + removed +
-                  " %：在字符串内部几乎任何令牌都可以接在后面，在括号或键的位置只有一个。");
+                  " %：在字符串内部几乎任何 token 都可以接在后面，在括号或键的位置只有一个。");
   const double kept_constrained = median(constrained.kept_candidates);
   const double kept_free = median(free.kept_candidates);
   const std::string kept = fixed(kept_constrained, 0);
@@ -62,16 +62,16 @@ std::string reading_paragraph(const ConstrainingData& data, const Words& say) {
                     ": where the grammar leaves one token, the nucleus is that token, and the temperature no longer "
                     "matters. ",
                 "随后 top-p 保留的候选中位数为 " + kept + "，而不是 " + kept_without +
-                    "：语法只留下一个令牌的地方，核就是那个令牌，温度也就不再起作用。")
+                    "：语法只留下一个 token 的地方，核就是那个 token，温度也就不再起作用。")
           : say("top-p kept a median of " + kept + " candidates with the schema against " + kept_without +
                     " without: here the mask did not narrow the nucleus. ",
                 "有模式约束时 top-p 保留的候选中位数为 " + kept + "，无约束时为 " + kept_without +
                     "：这里掩码并没有缩小核。");
-  text +=
-      say("The cost is a different text, not only a different format — the mask renormalises the model's "
-          "probabilities over what is left, which can push a small model into answers it would rarely give.",
-          "代价是不同的文本，而不仅是不同的格式——掩码在剩下的令牌上重新归一化模型的概率，这可能把小模型推向它很少会给出"
-          "的回答。");
+  text += say(
+      "The cost is a different text, not only a different format — the mask renormalises the model's "
+      "probabilities over what is left, which can push a small model into answers it would rarely give.",
+      "代价是不同的文本，而不仅是不同的格式——掩码在剩下的 token 上重新归一化模型的概率，这可能把小模型推向它很少会给出"
+      "的回答。");
   return text;
 }
 
@@ -95,10 +95,11 @@ ReportSection constraining_report(const ConstrainingData& data, Language languag
           "` (`--json-schema`, or `response_format` in the API). An answer counts as parsed when it is a JSON object "
           "with exactly these two strings within their lengths, checked without the grammar.",
       "温度、top-k 和 top-p 改变模型分布的形状，但都不能保证格式。语法阶段可以：它放在链条的最前面，把所有会让文本偏离"
-      "某种语言——这里是符合模式的 JSON——的令牌设为 −inf，然后通常的各阶段在剩下的令牌上运行，选出的令牌推进语法。只有"
+      "某种语言——这里是符合模式的 JSON——的 token 设为 −inf，然后通常的各阶段在剩下的 token 上运行，选出的 token "
+      "推进语法。只有"
       "在文档完整的地方才允许 eos。SFT 模型被问 " +
           samples + " 次“" + data.question + "”（MiniMind 的默认抽样设置，种子 " + seed + "，最多 " + new_tokens +
-          " 个令牌），一次自由回答，一次使用模式 `" + data.schema.dump() +
+          " 个 token），一次自由回答，一次使用模式 `" + data.schema.dump() +
           "`（`--json-schema`，或 API 中的 `response_format`）。一个回答只有是恰好包含这两个字符串且长度符合要求的 "
           "JSON 对象时才算能解析，检查时不使用语法。"));
 

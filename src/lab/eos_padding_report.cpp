@@ -22,7 +22,7 @@ void add_trace_plot(ReportSection& section, const PaddingTrace& trace, const Wor
   section.plot(PlotSpec{"eos_padding.svg",
                         say("One batch at T = 1.0: rows generating and rows padded, per step",
                             "T = 1.0 的一个批次：每一步仍在生成的行和被填充的行"),
-                        say("step (one new token per row)", "步（每行一个新令牌）"),
+                        say("step (one new token per row)", "步（每行一个新 token）"),
                         say("rows of the batch", "批次中的行数"),
                         false,
                         false,
@@ -42,7 +42,7 @@ std::string reading_sentence(const EosPaddingData& data, const Words& say) {
         "No row finished before the rest of its batch in this run (no padding row-step), so there is no waste "
         "to show here: every batch's rows stopped together or at the token limit.",
         "本次运行中没有哪一行早于同批次的其他行结束（没有填充的行步），所以这里没有浪费可展示：每个批次的各行同时"
-        "停止，或都到达了令牌上限。");
+        "停止，或都到达了 token 上限。");
   }
   const PaddingSetting* most = &data.settings.front();
   for (const PaddingSetting& setting : data.settings) {
@@ -72,9 +72,10 @@ ReportSection eos_padding_report(const EosPaddingData& data, Language language) 
           "padding steps per row. With the cache each padding step is one token of forward work (plus its cache "
           "entry); the share below is padding steps over all row-steps computed.",
       "第 5 节把每个温度作为一个 " + rows +
-          " 行的批次运行。MiniMind 的 generate——以及沿用它的 minigen——只有在每一行都生成了 eos（或达到令牌上限）时"
-          "才停止一个批次。提前结束的行在之后的每一步仍会被输入，用 eos 填充：模型为它计算一个令牌，然后把结果丢掉。"
-          "minigen 统计每一行的这些填充步。有缓存时，每个填充步是一个令牌的前向计算（外加它的缓存条目）；下表的比例是"
+          " 行的批次运行。MiniMind 的 generate——以及沿用它的 minigen——只有在每一行都生成了 eos（或达到 token 上限）时"
+          "才停止一个批次。提前结束的行在之后的每一步仍会被输入，用 eos 填充：模型为它计算一个 token，然后把结果丢掉。"
+          "minigen 统计每一行的这些填充步。有缓存时，每个填充步是一个 token "
+          "的前向计算（外加它的缓存条目）；下表的比例是"
           "填充步占所有计算的行步的比例。"));
 
   ReportTable table{{say("setting", "设置"), say("batches", "批次数"), say("rows ended with eos", "以 eos 结束的行"),

@@ -49,8 +49,8 @@ std::string measured_cell(const ForwardTokensMode& mode) {
 
 void add_grid(ReportSection& section, const ForwardTokensData& data, const Words& say) {
   ReportTable table{
-      {"P", "N", say("fed with cache (P+N−1)", "有缓存时输入的令牌 (P+N−1)"),
-       say("fed without cache (P·N+N(N−1)/2)", "无缓存时输入的令牌 (P·N+N(N−1)/2)"), say("ratio", "比值")},
+      {"P", "N", say("fed with cache (P+N−1)", "有缓存时输入的 token (P+N−1)"),
+       say("fed without cache (P·N+N(N−1)/2)", "无缓存时输入的 token (P·N+N(N−1)/2)"), say("ratio", "比值")},
       {}};
   bool skipped_uncached_points = false;
   for (const ForwardTokensPoint& point : data.grid) {
@@ -68,9 +68,10 @@ void add_grid(ReportSection& section, const ForwardTokensData& data, const Words
           "比值一列就是节省的倍数：它随 P 和 N 增长，因为无缓存的运行在每一步都要为整个前缀重新付出计算。");
   if (skipped_uncached_points) {
     const std::string limit = with_thousands(data.max_uncached_grid_tokens);
-    note += say(" Points marked \"not run\" would feed more than " + limit +
-                    " tokens without the cache, too slow for this run; the cached run is still measured there.",
-                "标为“未运行”的点在无缓存时要输入超过 " + limit + " 个令牌，对本次运行太慢；有缓存的运行仍然测量了。");
+    note +=
+        say(" Points marked \"not run\" would feed more than " + limit +
+                " tokens without the cache, too slow for this run; the cached run is still measured there.",
+            "标为“未运行”的点在无缓存时要输入超过 " + limit + " 个 token，对本次运行太慢；有缓存的运行仍然测量了。");
   }
   section.paragraph(note);
 }
@@ -97,12 +98,12 @@ std::string time_caption(const std::vector<ForwardTokensPoint>& sweep, const Wor
     return say(
         "Wall time follows the token counts: it grew faster without the cache than with it" + numbers +
             " (one run each; the times include the shared machine's noise).",
-        "墙钟时间随令牌数变化：无缓存时比有缓存时增长得更快" + numbers + "（各运行一次；时间包含共享机器的噪声）。");
+        "墙钟时间随 token 数变化：无缓存时比有缓存时增长得更快" + numbers + "（各运行一次；时间包含共享机器的噪声）。");
   }
   return say("Here the wall time did not grow faster without the cache than with it" + numbers +
                  ", beyond ±10 %: on this model the fixed cost of each forward call hid the extra tokens.",
              "这里无缓存时的墙钟时间并没有比有缓存时增长得更快" + numbers +
-                 "（超出 ±10 % 才算）：在这个模型上，每次前向调用的固定开销掩盖了多出的令牌。");
+                 "（超出 ±10 % 才算）：在这个模型上，每次前向调用的固定开销掩盖了多出的 token。");
 }
 
 // N sweep at P = 183: tokens and wall time against N, quadratic against linear.
@@ -135,9 +136,9 @@ void add_sweep_plots(ReportSection& section, const ForwardTokensData& data, cons
     formula_uncached.y.push_back(static_cast<double>(data.uncached_formula_curve[i]));
   }
   section.plot(PlotSpec{"forward_tokens.svg",
-                        say("Tokens fed to forward, P = 183", "输入前向计算的令牌数，P = 183"),
-                        say("new tokens N", "新令牌数 N"),
-                        say("tokens fed to forward (tokens)", "输入前向计算的令牌数（令牌）"),
+                        say("Tokens fed to forward, P = 183", "输入前向计算的 token 数，P = 183"),
+                        say("new tokens N", "新 token 数 N"),
+                        say("tokens fed to forward (tokens)", "输入前向计算的 token 数（token）"),
                         false,
                         false,
                         {},
@@ -153,7 +154,7 @@ void add_sweep_plots(ReportSection& section, const ForwardTokensData& data, cons
                          "并非每个实测计数（点）都落在公式曲线（虚线）上：见上表。"));
   section.plot(PlotSpec{"forward_time.svg",
                         say("Wall time of a whole generation, P = 183", "一次完整生成的墙钟时间，P = 183"),
-                        say("new tokens N", "新令牌数 N"),
+                        say("new tokens N", "新 token 数 N"),
                         say("wall time (ms)", "墙钟时间 (ms)"),
                         false,
                         false,
@@ -167,9 +168,9 @@ void add_sweep_plots(ReportSection& section, const ForwardTokensData& data, cons
 void add_routing(ReportSection& section, const ExpertRouting& routing, const Words& say) {
   nlohmann::json routing_json = {
       {"experts", routing.experts}, {"experts_per_token", routing.experts_per_token}, {"layers", routing.layers}};
-  ReportTable table{{"P = 183, N = 64", say("tokens fed", "输入的令牌"),
+  ReportTable table{{"P = 183, N = 64", say("tokens fed", "输入的 token"),
                      say("expert assignments (all layers)", "专家分配次数（所有层）"),
-                     say("tokens × top-k × layers", "令牌 × top-k × 层数"),
+                     say("tokens × top-k × layers", "token × top-k × 层数"),
                      say("busiest / idlest expert (layer 1)", "最忙 / 最闲的专家（第 1 层）")},
                     {}};
   bool all_expected = true;
@@ -191,15 +192,15 @@ void add_routing(ReportSection& section, const ExpertRouting& routing, const Wor
   const std::string top = std::to_string(routing.experts_per_token);
   section.paragraph(
       say("This base model is a mixture of experts (" + experts + " routed experts, top " + top + " per token). ",
-          "这个基础模型是混合专家模型（" + experts + " 个路由专家，每个令牌取前 " + top + " 个）。") +
+          "这个基础模型是混合专家模型（" + experts + " 个路由专家，每个 token 取前 " + top + " 个）。") +
       (all_expected
            ? say("The router sent every token it was fed to that many experts in every layer, so the experts' "
                  "work follows the tokens fed: counted in the router during the two runs above,",
-                 "路由器把输入的每个令牌在每一层都送给这么多个专家，所以专家的工作量随输入的令牌数变化：以下是在"
+                 "路由器把输入的每个 token 在每一层都送给这么多个专家，所以专家的工作量随输入的 token 数变化：以下是在"
                  "上面两次运行中由路由器统计的，")
            : say("The router's assignments do **NOT** equal tokens × top-k × layers in every run — see the "
                  "table:",
-                 "路由器的分配次数**并非**在每次运行中都等于 令牌 × top-k × 层数——见下表：")));
+                 "路由器的分配次数**并非**在每次运行中都等于 token × top-k × 层数——见下表：")));
   section.table(std::move(table));
   section.data["routing"] = routing_json;
 }
@@ -210,7 +211,7 @@ ReportSection forward_tokens_report(const ForwardTokensData& data, Language lang
   const Words say{language};
   ReportSection section;
   section.key = "forward_tokens";
-  section.title = say("Tokens entering forward", "进入前向计算的令牌");
+  section.title = say("Tokens entering forward", "进入前向计算的 token");
   section.paragraph(say(
       "Where the cache saves work can be counted exactly. With a prompt of P tokens and N new tokens, the cached "
       "run feeds the P prompt tokens once (the prefill), then one token per step; the last token chosen is never "
@@ -219,10 +220,11 @@ ReportSection forward_tokens_report(const ForwardTokensData& data, Language lang
       "the second quadratically. minigen counts every token it hands to the model; the table compares that count "
       "with both formulas (✓: equal). Prompts of any length P are cut from `" +
           data.prompt_text_source + "` after tokenization; the model is the base model, greedy, eos ignored.",
-      "缓存在哪里节省了计算，可以精确地数出来。提示有 P 个令牌、生成 N 个新令牌时，有缓存的运行先把 P 个提示令牌输入"
-      "一次（预填充），之后每步输入一个令牌；最后选出的令牌不再输入，所以总数是 **P + N − 1**。没有缓存时，第 s 步"
-      "（从 0 数起）要重新输入提示和到目前为止生成的 s 个令牌：P + (P + 1) + … + (P + N − 1) = **P·N + N(N−1)/2**。"
-      "前者随 N 线性增长，后者按平方增长。minigen 统计交给模型的每一个令牌；下表把这个计数与两个公式比较（✓：相等）。"
+      "缓存在哪里节省了计算，可以精确地数出来。提示有 P 个 token、生成 N 个新 token 时，有缓存的运行先把 P 个提示 "
+      "token 输入"
+      "一次（预填充），之后每步输入一个 token；最后选出的 token 不再输入，所以总数是 **P + N − 1**。没有缓存时，第 s 步"
+      "（从 0 数起）要重新输入提示和到目前为止生成的 s 个 token：P + (P + 1) + … + (P + N − 1) = **P·N + N(N−1)/2**。"
+      "前者随 N 线性增长，后者按平方增长。minigen 统计交给模型的每一个 token；下表把这个计数与两个公式比较（✓：相等）。"
       "任意长度 P 的提示都在分词之后从 `" +
           data.prompt_text_source + "` 截取；模型为基础模型，贪心解码，忽略 eos。"));
   add_grid(section, data, say);
@@ -238,7 +240,7 @@ ReportSection forward_tokens_report(const ForwardTokensData& data, Language lang
   section.paragraph(say("The module's example, P = 183 and N = 64: **" + cached_tokens +
                             "** tokens with the cache against **" + uncached_tokens + "** without, " + fixed(ratio, 1) +
                             "× as many (" + cached_ms + " ms against " + uncached_ms + " ms of wall time in this run).",
-                        "课程中的例子，P = 183、N = 64：有缓存时 **" + cached_tokens + "** 个令牌，无缓存时 **" +
+                        "课程中的例子，P = 183、N = 64：有缓存时 **" + cached_tokens + "** 个 token，无缓存时 **" +
                             uncached_tokens + "** 个，是前者的 " + fixed(ratio, 1) + " 倍（本次运行的墙钟时间为 " +
                             cached_ms + " ms 对 " + uncached_ms + " ms）。"));
 

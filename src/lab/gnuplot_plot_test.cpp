@@ -35,8 +35,8 @@ TEST(LabGnuplot, ScriptCarriesTitleAxesLegendAndData) {
 
 TEST(LabGnuplot, ChineseLabelsAreWrittenAsUtf8AndAFixedRangeTakesNoOffset) {
   PlotSpec spec{"t.svg",
-                "首个令牌时间",
-                "提示长度 P（令牌）",
+                "首个 token 时间",
+                "提示长度 P（token）",
                 "时间 (ms)",
                 false,
                 false,
@@ -46,7 +46,7 @@ TEST(LabGnuplot, ChineseLabelsAreWrittenAsUtf8AndAFixedRangeTakesNoOffset) {
                 "bottom right"};
   const std::string script = gnuplot_script(spec, "t.svg");
   EXPECT_NE(script.find("set encoding utf8\n"), std::string::npos);
-  EXPECT_NE(script.find("set title '首个令牌时间'\n"), std::string::npos);
+  EXPECT_NE(script.find("set title '首个 token 时间'\n"), std::string::npos);
   EXPECT_NE(script.find("title '有缓存'"), std::string::npos);
   EXPECT_NE(script.find("set key inside bottom right box opaque\n"), std::string::npos);
   EXPECT_EQ(script.find("set offsets"), std::string::npos);

@@ -521,11 +521,11 @@ TEST(LabReportClaims, ChineseReportHasTheSameNumbersAndChineseSentences) {
   const ReportSection english = timing_report(timing(81, 20));
   const ReportSection chinese = timing_report(timing(81, 20), Language::kChinese);
   const std::string text = markdown_of(chinese);
-  EXPECT_EQ(chinese.title, "首个令牌时间与每个令牌的时间");
-  expect_says(text, "| P = 183, N = 64 | 首个令牌时间 (ms) | 每个令牌的时间 (ms) | 总时间 (ms) |");
+  EXPECT_EQ(chinese.title, "首个 token 时间与每个 token 的时间");
+  expect_says(text, "| P = 183, N = 64 | 首个 token 时间 (ms) | 每个 token 的时间 (ms) | 总时间 (ms) |");
   expect_says(text, "| 无缓存 ÷ 有缓存 | 0.81× | 10.0× | 3.9× |");
   expect_says(markdown_of(english), "| without ÷ with | 0.81× | 10.0× | 3.9× |");
-  expect_says(text, "无缓存时的首个令牌时间反而更短（无缓存 ÷ 有缓存 = 0.81，超出 ±10 %）");
+  expect_says(text, "无缓存时的首个 token 时间反而更短（无缓存 ÷ 有缓存 = 0.81，超出 ±10 %）");
   EXPECT_EQ(chinese.data, english.data);  // report.json does not depend on the language
   const ReportSection seeds_zh = seed_report(seeds(false, true, true, false, true), Language::kChinese);
   expect_says(markdown_of(seeds_zh), "不同的种子给出了不同的回答");

@@ -17,7 +17,7 @@ nlohmann::json cost_json(const ForwardCost& cost) {
 std::string timing_paragraph(const RunDescription& run, const Words& say) {
   const auto prices = [&](const ForwardCost& cost) {
     return fixed(cost.seconds_per_call * 1e3, 2) + say(" ms per forward call + ", " ms/次前向调用 + ") +
-           fixed(cost.seconds_per_token * 1e3, 3) + say(" ms per fed token + ", " ms/输入令牌 + ") +
+           fixed(cost.seconds_per_token * 1e3, 3) + say(" ms per fed token + ", " ms/输入 token + ") +
            fixed(cost.seconds_per_attention_pair * 1e6, 3) + say(" µs per attention pair + ", " µs/注意力对 + ") +
            fixed(cost.seconds_per_row_step * 1e3, 3) + say(" ms per row and step", " ms/行·步");
   };
@@ -128,9 +128,9 @@ std::optional<std::string> untrained_warning(const RunDescription& run, Language
                  "describe noise rather than a learned distribution: expect no peaked steps, answers that read as "
                  "random tokens, and numbers unlike a trained model's.",
              "> **警告：" + models +
-                 "看起来没有训练过。** 它在留出文档上的困惑度（第 9 节）不低于词表大小：它预测下一个令牌并不比均匀"
+                 "看起来没有训练过。** 它在留出文档上的困惑度（第 9 节）不低于词表大小：它预测下一个 token 并不比均匀"
                  "随机猜测更好。缓存相关的各节（1–4）仍然成立，因为它们统计计算量并比较运行结果；但采样相关的各节"
-                 "（5–8、10）描述的是噪声，而不是学到的分布：不会有尖锐的步，回答读起来像随机令牌，数字也与训练过的"
+                 "（5–8、10）描述的是噪声，而不是学到的分布：不会有尖锐的步，回答读起来像随机 token，数字也与训练过的"
                  "模型不同。");
 }
 
@@ -158,8 +158,8 @@ std::vector<std::string> introduction(const RunDescription& run, Language langua
           "decides which token is chosen from the model's distribution (sections 5–8, on the SFT model). Section 9 "
           "shrinks the cache's and the weights' element types on both models and measures what that gives up; "
           "section 10 adds a grammar stage to the sampler and shows what it takes away.",
-          "各节贯穿两个概念。**KV 缓存**决定计算量：它从不改变输出哪个令牌（第 1–4 节，基础模型）。**采样器**（贪心"
-          "解码、温度、top-p）决定从模型的分布中选出哪个令牌（第 5–8 节，SFT 模型）。第 9 节在两个模型上缩小缓存和"
+          "各节贯穿两个概念。**KV 缓存**决定计算量：它从不改变输出哪个 token（第 1–4 节，基础模型）。**采样器**（贪心"
+          "解码、温度、top-p）决定从模型的分布中选出哪个 token（第 5–8 节，SFT 模型）。第 9 节在两个模型上缩小缓存和"
           "权重的元素类型，并测量由此放弃了什么；第 10 节给采样器加上语法阶段，展示它拿走了什么。"),
       say("Models:\n\n- base (pretrained, for the cache sections): " + model_text(run.base, language) +
               "\n- SFT (chat, for the sampling sections): " + model_text(run.sft, language),
@@ -181,15 +181,16 @@ std::vector<std::string> introduction(const RunDescription& run, Language langua
               run.chat_template + ", thinking off.",
           "提示用每个模型自己的分词器构建。提示文本（`" + run.prompt_text_source + "`）用基础模型的分词器加上 bos 共 " +
               genesis_tokens +
-              " 个令牌；每个 P 个令牌的提示都是把这个令牌序列截断（自带的英文文本也会重复）到恰好 P 个，所以对任何"
-              "分词器，183 个令牌的提示都是 183 个令牌。对话提示使用 " +
+              " 个 token；每个 P 个 token 的提示都是把这个 token 序列截断（自带的英文文本也会重复）到恰好 P "
+              "个，所以对任何"
+              "分词器，183 个 token 的提示都是 183 个 token。对话提示使用 " +
               run.chat_template + "，关闭思考。"),
       say(std::string("Run: ") + (run.quick ? "`--quick` (smaller grids, fewer repeats and samples)" : "full") + ", " +
               threads + " threads, weights read as " + run.weights +
               ". Times depend on the machine and on what else it runs; counts, bytes and tokens do not.",
           std::string("运行：") + (run.quick ? "`--quick`（更小的网格，更少的重复和样本）" : "完整") + "，" + threads +
               " 个线程，权重读作 " + run.weights +
-              "。时间取决于机器和它同时运行的其他程序；计数、字节数和令牌则不然。"),
+              "。时间取决于机器和它同时运行的其他程序；计数、字节数和 token 则不然。"),
   };
   paragraphs.insert(paragraphs.end(), fixed_paragraphs.begin(), fixed_paragraphs.end());
   if (!run.cuts.empty()) {

@@ -36,7 +36,8 @@ std::string reading_paragraph(const SeedData& data, const Words& say) {
       seeds.token_ids_identical
           ? say("Different seeds gave the same answer here: the model was sure enough at every step that both draws "
                 "picked the same tokens (likelier with a short answer or a peaked model). ",
-                "这里不同的种子给出了相同的回答：模型在每一步都足够有把握，两次抽样选中了同样的令牌（回答很短或模型分布"
+                "这里不同的种子给出了相同的回答：模型在每一步都足够有把握，两次抽样选中了同样的 "
+                "token（回答很短或模型分布"
                 "很尖锐时更可能发生）。")
           : say("Different seeds gave different answers (the logits differ too once the answers diverge, since each "
                 "step continues a different text). ",
@@ -55,7 +56,7 @@ std::string reading_paragraph(const SeedData& data, const Words& say) {
   text += greedy.token_ids_identical
               ? say("here the greedy answers with and without the cache agree token for token, so the cache is "
                     "exonerated and a difference lies in how the two runs sample. ",
-                    "这里有缓存和无缓存的贪心回答逐个令牌一致，所以缓存是清白的，差别在于两次运行的抽样方式。")
+                    "这里有缓存和无缓存的贪心回答逐个 token 一致，所以缓存是清白的，差别在于两次运行的抽样方式。")
               : say("here even the greedy answers differ with and without the cache, so look at the cache and the "
                     "position bookkeeping. ",
                     "这里连贪心回答在有无缓存时都不同，所以要检查缓存和位置的簿记。");
@@ -66,7 +67,7 @@ std::string reading_paragraph(const SeedData& data, const Words& say) {
               : say("The usual culprit reproduces: sampling on one side and greedy on the other gave different answers "
                     "(first differing token " +
                         std::to_string(usual_bug.first_differing_step) + ").",
-                    "常见的罪魁祸首重现了：一边抽样、一边贪心解码给出了不同的回答（第一个不同的令牌在第 " +
+                    "常见的罪魁祸首重现了：一边抽样、一边贪心解码给出了不同的回答（第一个不同的 token 在第 " +
                         std::to_string(usual_bug.first_differing_step) + " 步）。");
   return text;
 }
@@ -88,17 +89,17 @@ ReportSection seed_report(const SeedData& data, Language language) {
       "same request draws the same numbers whatever else happens. Each check below runs the SFT model on \"" +
           data.prompt + "\" (up to " + new_tokens +
           " tokens, MiniMind's sampling defaults unless greedy) and compares the two answers.",
-      "一个经典的问题报告。第 1 节已经说明缓存不可能改变令牌，所以原因几乎总在抽样这一边：两次运行抽到了不同的随机数"
+      "一个经典的问题报告。第 1 节已经说明缓存不可能改变 token，所以原因几乎总在抽样这一边：两次运行抽到了不同的随机数"
       "（没有固定种子，或共享的随机数生成器的状态取决于之前运行过什么），或者一边抽样而另一边用贪心解码。MiniMind 的"
       "每一行都从 torch 唯一的全局生成器抽样，所以即使固定了种子，一行的抽样也取决于其他行和之前的每一次抽样。minigen "
       "给每一行一个由（种子，行，步）决定的独立随机流：同一个请求不论其他情况如何，都抽到相同的数。下面每项检查都让 "
       "SFT 模型回答“" +
           data.prompt + "”（最多 " + new_tokens +
-          " 个令牌，除贪心解码外使用 MiniMind 的默认抽样设置），并比较两个回答。"));
+          " 个 token，除贪心解码外使用 MiniMind 的默认抽样设置），并比较两个回答。"));
 
   ReportTable table{
       {say("check", "检查"), say("run A", "运行 A"), say("run B", "运行 B"), say("answers identical", "回答相同"),
-       say("first differing token", "第一个不同的令牌"), say("logits bit-identical", "logits 逐位相等")},
+       say("first differing token", "第一个不同的 token"), say("logits bit-identical", "logits 逐位相等")},
       {}};
   nlohmann::json results = nlohmann::json::array();
   for (const SeedCheck& check : data.checks) {

@@ -87,18 +87,18 @@ std::string trade_paragraph(const std::vector<KvTypeResult>& base_kv, const std:
     case Comparison::kLarger:
       speed_text =
           say("decoded faster, at " + q4_speed + " tokens/s against " + f32_speed + " (" + fixed(speedup, 2) + "×)",
-              "解码更快：每秒 " + q4_speed + " 个令牌，f32 为 " + f32_speed + "（" + fixed(speedup, 2) + " 倍）");
+              "解码更快：每秒 " + q4_speed + " 个 token，f32 为 " + f32_speed + "（" + fixed(speedup, 2) + " 倍）");
       break;
     case Comparison::kAboutSame:
       speed_text = say("decoded at about the same speed, " + q4_speed + " tokens/s against " + f32_speed +
                            " (within ±10 %: on a model this small the step's fixed costs outweigh the bytes read)",
-                       "解码速度大致相同：每秒 " + q4_speed + " 个令牌，f32 为 " + f32_speed +
+                       "解码速度大致相同：每秒 " + q4_speed + " 个 token，f32 为 " + f32_speed +
                            "（在 ±10 % 以内：模型这么小，每步的固定开销比读取的字节更重要）");
       break;
     case Comparison::kSmaller:
       speed_text = say("decoded slower, at " + q4_speed + " tokens/s against " + f32_speed + " (" + fixed(speedup, 2) +
                            "×: unpacking the 4-bit blocks cost more than the bytes saved)",
-                       "解码反而更慢：每秒 " + q4_speed + " 个令牌，f32 为 " + f32_speed + "（" + fixed(speedup, 2) +
+                       "解码反而更慢：每秒 " + q4_speed + " 个 token，f32 为 " + f32_speed + "（" + fixed(speedup, 2) +
                            " 倍：解包 4 位数据块的开销超过了节省的字节）");
       break;
   }
@@ -131,34 +131,34 @@ std::string trade_paragraph(const std::vector<KvTypeResult>& base_kv, const std:
           (speed == Comparison::kLarger ? " and, here, speed" : "") +
           "; what each costs in accuracy is measured above rather than assumed.",
       "**放弃了什么，得到了什么。** int8 缓存把每个 K、V 元素存成一个字节，另加每个位置和每个头一个缩放因子："
-      "100 个令牌占 " +
+      "100 个 token 占 " +
           bytes(kv_int8.bytes_at_100_tokens) + " B，而不是 " + bytes(kv_f32.bytes_at_100_tokens) + " B（小 " +
-          int8_smaller + "），因此 1 GiB 能容纳 " + per_gib_int8 + " 个 2,048 令牌的序列，而不是 " + per_gib_f32 +
+          int8_smaller + "），因此 1 GiB 能容纳 " + per_gib_int8 + " 个 2,048 token 的序列，而不是 " + per_gib_f32 +
           " 个。代价是：基础模型的 logits 最多变化 " + fixed(kv_int8.agreement.max_abs_logit_delta, 4) +
-          "，在相同前文的步中，贪心解码选出与 f32 缓存相同令牌的有 " + agreement_text(kv_int8.agreement) +
+          "，在相同前文的步中，贪心解码选出与 f32 缓存相同 token 的有 " + agreement_text(kv_int8.agreement) +
           "，困惑度变化为 " + perplexity_change(kv_f32.perplexity.perplexity(), kv_int8.perplexity.perplexity(), say) +
           "。bf16 的字节数少 " + bf16_smaller + "，logits 最多变化 " + fixed(kv_bf16.agreement.max_abs_logit_delta, 4) +
-          "，相同令牌的步为 " + agreement_text(kv_bf16.agreement) +
-          "。每个解码步都要读取全部权重和该序列的缓存：在 2,048 个令牌时，f32 缓存为 " + cache_2048 + "，f32 权重为 " +
-          mib(static_cast<double>(w_f32.weight_bytes)) + "。q4 权重为 " + mib(static_cast<double>(w_q4.weight_bytes)) +
-          "（少 " + q4_smaller + "），" + speed_text + "；代价是困惑度 " +
+          "，相同 token 的步为 " + agreement_text(kv_bf16.agreement) +
+          "。每个解码步都要读取全部权重和该序列的缓存：在 2,048 个 token 时，f32 缓存为 " + cache_2048 +
+          "，f32 权重为 " + mib(static_cast<double>(w_f32.weight_bytes)) + "。q4 权重为 " +
+          mib(static_cast<double>(w_q4.weight_bytes)) + "（少 " + q4_smaller + "），" + speed_text + "；代价是困惑度 " +
           perplexity_change(w_f32.perplexity.perplexity(), w_q4.perplexity.perplexity(), say) +
-          "，与 f32 分布的平均 KL 散度为每个令牌 " + kl_text(w_q4.perplexity.mean_kl()) +
-          " nats，top-1 令牌相同的位置占 " + percent(w_q4.perplexity.top1_agreement()) +
+          "，与 f32 分布的平均 KL 散度为每个 token " + kl_text(w_q4.perplexity.mean_kl()) +
+          " nats，top-1 token 相同的位置占 " + percent(w_q4.perplexity.top1_agreement()) +
           "。更小的缓存换来并发（每 GiB 更多序列）；更小的权重为每个序列节省内存" +
           (speed == Comparison::kLarger ? "，在这里还换来了速度" : "") +
           "；各自在精度上的代价已在上面测出，而不是假设。");
 }
 
 void add_kv_table(ReportSection& section, const ShrinkingData& data, const Words& say) {
-  ReportTable table{
-      {say("model", "模型"), "--kv-dtype", say("bytes at 100 tokens", "100 个令牌的字节数"),
-       say("sequences per GiB (256 tokens)", "每 GiB 序列数（256 令牌）"),
-       say("sequences per GiB (2,048 tokens)", "每 GiB 序列数（2,048 令牌）"), say("max abs Δ logit", "最大 |Δ logit|"),
-       say("greedy token as f32 (same text so far)", "贪心令牌与 f32 相同（前文相同的步）"),
-       say("rows identical to the end", "直到结尾完全相同的行"), say("perplexity", "困惑度"),
-       say("mean KL vs f32 cache", "与 f32 缓存的平均 KL")},
-      {}};
+  ReportTable table{{say("model", "模型"), "--kv-dtype", say("bytes at 100 tokens", "100 个 token 的字节数"),
+                     say("sequences per GiB (256 tokens)", "每 GiB 序列数（256 token）"),
+                     say("sequences per GiB (2,048 tokens)", "每 GiB 序列数（2,048 token）"),
+                     say("max abs Δ logit", "最大 |Δ logit|"),
+                     say("greedy token as f32 (same text so far)", "贪心 token 与 f32 相同（前文相同的步）"),
+                     say("rows identical to the end", "直到结尾完全相同的行"), say("perplexity", "困惑度"),
+                     say("mean KL vs f32 cache", "与 f32 缓存的平均 KL")},
+                    {}};
   for (const auto& [name, rows] :
        {std::pair<std::string, const std::vector<KvTypeResult>&>{say("base", "基础"), data.base_kv},
         std::pair<std::string, const std::vector<KvTypeResult>&>{"SFT", data.sft_kv}}) {
@@ -193,10 +193,10 @@ void add_weight_table(ReportSection& section, const ShrinkingData& data, const W
           "weights on the same documents, all with an f32 cache:",
       "权重也可以用同样的方式缩小（`--weights`）。下面额外的前向计算由基础模型的 fp32 矩阵打包而来；每种的字节数是一个"
       "解码步要读取的量（每个打包矩阵一次，加上归一化参数），速度是在 " +
-          prompt_tokens + " 个令牌的提示之后贪心解码 " + decode_tokens +
-          " 个令牌（两次中较快的一次），困惑度、KL 和 top-1 一致率都是在相同文档上与 f32 权重比较，缓存均为 f32："));
+          prompt_tokens + " 个 token 的提示之后贪心解码 " + decode_tokens +
+          " 个 token（两次中较快的一次），困惑度、KL 和 top-1 一致率都是在相同文档上与 f32 权重比较，缓存均为 f32："));
   ReportTable table{{"--weights", say("bytes one decode step reads", "一个解码步读取的字节"), say("of f32", "占 f32"),
-                     say("decode tokens/s", "解码令牌/秒"), say("perplexity", "困惑度"),
+                     say("decode tokens/s", "解码 token/秒"), say("perplexity", "困惑度"),
                      say("mean KL vs f32", "与 f32 的平均 KL"), say("top-1 agreement", "top-1 一致率")},
                     {}};
   nlohmann::json rows = nlohmann::json::array();
@@ -267,8 +267,8 @@ void add_bytes_against_kl_plot(ReportSection& section, const ShrinkingData& data
                         say("Bytes against accuracy lost (base model, held-out documents)",
                             "字节数与精度损失（基础模型，留出文档）"),
                         say("bytes, % of f32 (KV cache per token; weights read per decode step; log scale)",
-                            "字节数，占 f32 的 %（KV 缓存按每个令牌；权重按每个解码步读取；对数坐标）"),
-                        say("mean KL from f32 (nats per token, log scale)", "与 f32 的平均 KL（nats/令牌，对数坐标）"),
+                            "字节数，占 f32 的 %（KV 缓存按每个 token；权重按每个解码步读取；对数坐标）"),
+                        say("mean KL from f32 (nats per token, log scale)", "与 f32 的平均 KL（nats/token，对数坐标）"),
                         true,
                         true,
                         {},
@@ -310,17 +310,18 @@ ReportSection shrinking_report(const ShrinkingData& data, Language language) {
                      "` (bos + the text's next tokens, as `minigen perplexity -f` scores it), with ") +
           "the mean KL divergence from the same model with an f32 cache. Sequences per GiB count the cache alone: "
           "⌊1 GiB / (bytes per token · L)⌋.",
-      "第 1 节和第 4 节说明了缓存从不改变令牌，以及它占用多少内存。把缓存元素存成更少的位数（`--kv-dtype`）可以进一步"
+      "第 1 节和第 4 节说明了缓存从不改变 token，以及它占用多少内存。把缓存元素存成更少的位数（`--kv-dtype`）可以进一步"
       "缩小它，而这一次数字确实会变：注意力读到的 K 和 V 是舍入过的。下面每种 KV 类型都在模型的每个提示上贪心生成 " +
           new_tokens +
-          " 个令牌（基础模型用第 1 节的提示，SFT 模型用对话提示），并在两次运行之前的令牌仍全部相同时，与 f32 "
-          "缓存的运行逐步比较：logits，以及贪心解码是否选了同一个令牌。出现第一个不同的令牌之后，两者续写的是不同的"
+          " 个 token（基础模型用第 1 节的提示，SFT 模型用对话提示），并在两次运行之前的 token 仍全部相同时，与 f32 "
+          "缓存的运行逐步比较：logits，以及贪心解码是否选了同一个 token。出现第一个不同的 token "
+          "之后，两者续写的是不同的"
           "文本，所以一行只分叉一次就只算一次不一致；下一列给出直到结尾都完全相同的行数。困惑度在 `" +
           data.eval_source + "` 的前 " + documents +
           (data.eval_is_documents
                ? " 篇文档上计算（bos + 文本 + eos，与 `minigen perplexity --jsonl` 的评分方式相同），"
-               : " 个窗口上计算（bos + 文本接下来的令牌，与 `minigen perplexity -f` 的评分方式相同），") +
-          "并给出与使用 f32 缓存的同一模型之间的平均 KL 散度。每 GiB 序列数只计算缓存：⌊1 GiB / (每令牌字节数 · "
+               : " 个窗口上计算（bos + 文本接下来的 token，与 `minigen perplexity -f` 的评分方式相同），") +
+          "并给出与使用 f32 缓存的同一模型之间的平均 KL 散度。每 GiB 序列数只计算缓存：⌊1 GiB / (每 token 字节数 · "
           "L)⌋。"));
 
   add_kv_table(section, data, say);

@@ -81,34 +81,34 @@ std::string reading_paragraph(const TemperatureData& data, const Words& say) {
   switch (compare_ratio(low.entropy_bits > 0 ? high.entropy_bits / low.entropy_bits : std::nan(""))) {
     case Comparison::kLarger:
       text += say(", and the entropy rose (" + entropy + " bits per token). ",
-                  "，熵也升高了（每个令牌 " + entropy + " 比特）。");
+                  "，熵也升高了（每个 token " + entropy + " 比特）。");
       break;
     case Comparison::kAboutSame:
       text += say(", while the entropy stayed about the same (" + entropy + " bits per token, within ±10 %). ",
-                  "，而熵大致不变（每个令牌 " + entropy + " 比特，在 ±10 % 以内）。");
+                  "，而熵大致不变（每个 token " + entropy + " 比特，在 ±10 % 以内）。");
       break;
     case Comparison::kSmaller:
       text += say(", while the entropy fell (" + entropy + " bits per token). ",
-                  "，而熵反而下降了（每个令牌 " + entropy + " 比特）。");
+                  "，而熵反而下降了（每个 token " + entropy + " 比特）。");
       break;
   }
-  text +=
-      say("(A whole answer differs as soon as one of its tokens does, so the openings show the trend more "
-          "gradually; the entropy counts the bits of choice per token, and the greedy row shows the model's own "
-          "T = 1 uncertainty along its single path, since greedy draws nothing.) ",
-          "（整个回答只要有一个令牌不同就算不同，所以开头部分更平缓地显示这一趋势；熵衡量每个令牌有多少比特的选择，"
-          "贪心那一行显示的是模型沿唯一路径在 T = 1 下自身的不确定性，因为贪心解码不抽样。）");
+  text += say(
+      "(A whole answer differs as soon as one of its tokens does, so the openings show the trend more "
+      "gradually; the entropy counts the bits of choice per token, and the greedy row shows the model's own "
+      "T = 1 uncertainty along its single path, since greedy draws nothing.) ",
+      "（整个回答只要有一个 token 不同就算不同，所以开头部分更平缓地显示这一趋势；熵衡量每个 token 有多少比特的选择，"
+      "贪心那一行显示的是模型沿唯一路径在 T = 1 下自身的不确定性，因为贪心解码不抽样。）");
   const std::string eos = fixed(100 * low.eos_share, 0) + " % → " + fixed(100 * high.eos_share, 0) + " %";
   if (low.eos_share == 0 && high.eos_share == 0) {
     text += say("No answer ended with eos at either end, so this run says nothing about how T moves the stop token.",
-                "两端都没有回答以 eos 结束，因此本次运行无法说明温度如何影响停止令牌。");
+                "两端都没有回答以 eos 结束，因此本次运行无法说明温度如何影响停止 token。");
   } else if (compare_ratio(low.eos_share > 0 ? high.eos_share / low.eos_share : 2.0) == Comparison::kAboutSame) {
     text += say("The share of answers that ended with eos stayed about the same (" + eos + ").",
                 "以 eos 结束的回答比例大致不变（" + eos + "）。");
   } else {
     text += say("The share of answers that ended with eos moved with T (" + eos +
                     "): a flattened distribution makes the stop token one candidate among many.",
-                "以 eos 结束的回答比例随温度变化（" + eos + "）：分布被压平后，停止令牌只是众多候选之一。");
+                "以 eos 结束的回答比例随温度变化（" + eos + "）：分布被压平后，停止 token 只是众多候选之一。");
   }
   return text;
 }
@@ -166,7 +166,7 @@ void add_distinct_plot(ReportSection& section, const TemperatureData& data, cons
                                 kStyles[series.size() % std::size(kStyles)]});
   }
   PlotSeries openings{say("openings (first " + opening_tokens + " tokens), mean over prompts",
-                          "开头（前 " + opening_tokens + " 个令牌），各提示的平均"),
+                          "开头（前 " + opening_tokens + " 个 token），各提示的平均"),
                       {},
                       {},
                       "linespoints dashtype 2 linecolor rgb 'black'"};
@@ -197,7 +197,7 @@ void add_distinct_plot(ReportSection& section, const TemperatureData& data, cons
       say("One line per prompt, the table's distinct answers against T; the dashed line counts only the "
           "answers' first " +
               opening_tokens + " tokens.",
-          "每个提示一条线，即上表中不同回答的个数随 T 的变化；虚线只统计回答的前 " + opening_tokens + " 个令牌。"));
+          "每个提示一条线，即上表中不同回答的个数随 T 的变化；虚线只统计回答的前 " + opening_tokens + " 个 token。"));
 }
 
 }  // namespace
@@ -221,20 +221,20 @@ ReportSection temperature_report(const TemperatureData& data, Language language)
           prompts + " chat prompts; for each temperature, " + samples_text +
           " samples per prompt run as one batch (at most " + max_new + " new tokens, seed " + seed + ").",
       "温度 T 在 softmax 之前去除 logits：p_i ∝ exp(logit_i / T)。T 小于 1 时 logits 之间的差距变大，分布集中到最可能"
-      "的令牌上；大于 1 时差距缩小，分布变平，罕见的令牌也会被抽中。T 趋近 0 时，抽样就成了贪心解码。为了单独观察"
-      "温度，这里关闭 top-k，top-p 取 1（每个令牌都是候选）。SFT 模型回答 " +
+      "的 token 上；大于 1 时差距缩小，分布变平，罕见的 token 也会被抽中。T 趋近 0 时，抽样就成了贪心解码。为了单独观察"
+      "温度，这里关闭 top-k，top-p 取 1（每个 token 都是候选）。SFT 模型回答 " +
           prompts + " 个对话提示；每个温度下，每个提示的 " + samples_text + " 个样本作为一个批次运行（最多 " + max_new +
-          " 个新令牌，种子 " + seed + "）。"));
+          " 个新 token，种子 " + seed + "）。"));
 
   const std::string opening_tokens = std::to_string(data.opening_tokens);
-  ReportTable table{
-      {say("setting", "设置"),
-       say("distinct answers (per prompt, of " + samples_text + ")",
-           "不同的回答（每个提示，共 " + samples_text + " 个）"),
-       say("distinct openings (first " + opening_tokens + " tokens)", "不同的开头（前 " + opening_tokens + " 个令牌）"),
-       say("mean length (tokens)", "平均长度（令牌）"), say("ended with eos", "以 eos 结束"),
-       say("mean entropy (bits/token)", "平均熵（比特/令牌）")},
-      {}};
+  ReportTable table{{say("setting", "设置"),
+                     say("distinct answers (per prompt, of " + samples_text + ")",
+                         "不同的回答（每个提示，共 " + samples_text + " 个）"),
+                     say("distinct openings (first " + opening_tokens + " tokens)",
+                         "不同的开头（前 " + opening_tokens + " 个 token）"),
+                     say("mean length (tokens)", "平均长度（token）"), say("ended with eos", "以 eos 结束"),
+                     say("mean entropy (bits/token)", "平均熵（比特/token）")},
+                    {}};
   ReportTable answers_table{
       {say("setting", "设置"), say("first " + std::to_string(kShownAnswers) + " answers to \"" + first_prompt + "\"",
                                    "对“" + first_prompt + "”的前 " + std::to_string(kShownAnswers) + " 个回答")},

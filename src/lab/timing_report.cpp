@@ -28,15 +28,15 @@ std::string ttft_sentence(double ttft_ratio, const Words& say) {
     case Comparison::kAboutSame:
       return say("TTFT is about the same in both modes (without ÷ with = " + ratio +
                      ", within ±10 %): the first step is the same prefill of 183 tokens.",
-                 "两种模式的首个令牌时间（TTFT）大致相同（无缓存 ÷ 有缓存 = " + ratio +
-                     "，在 ±10 % 以内）：第一步都是同样的 183 个令牌的预填充。");
+                 "两种模式的首个 token 时间（TTFT）大致相同（无缓存 ÷ 有缓存 = " + ratio +
+                     "，在 ±10 % 以内）：第一步都是同样的 183 个 token 的预填充。");
     case Comparison::kLarger:
       return say("TTFT was " + ratio +
                      "× as long without the cache, more than the ±10 % within which this report calls two times the "
                      "same, although the first step is the same prefill of 183 tokens in both modes: the cache cannot "
                      "cause this difference, so it comes from the run (a shared machine, few repeats).",
-                 "无缓存时的首个令牌时间是有缓存时的 " + ratio +
-                     " 倍，超出了本报告视为“相同”的 ±10 % 范围；但两种模式的第一步都是同样的 183 个令牌的预填充，"
+                 "无缓存时的首个 token 时间是有缓存时的 " + ratio +
+                     " 倍，超出了本报告视为“相同”的 ±10 % 范围；但两种模式的第一步都是同样的 183 个 token 的预填充，"
                      "KV 缓存不可能造成这一差别，它来自运行环境（共享的机器、重复次数少）。");
     case Comparison::kSmaller:
       break;
@@ -44,8 +44,8 @@ std::string ttft_sentence(double ttft_ratio, const Words& say) {
   return say("TTFT was shorter without the cache (without ÷ with = " + ratio +
                  ", beyond ±10 %), although the first step is the same prefill of 183 tokens in both modes: the cache "
                  "cannot cause this difference, so it comes from the run (a shared machine, few repeats).",
-             "无缓存时的首个令牌时间反而更短（无缓存 ÷ 有缓存 = " + ratio +
-                 "，超出 ±10 %）；但两种模式的第一步都是同样的 183 个令牌的预填充，KV 缓存不可能造成这一差别，"
+             "无缓存时的首个 token 时间反而更短（无缓存 ÷ 有缓存 = " + ratio +
+                 "，超出 ±10 %）；但两种模式的第一步都是同样的 183 个 token 的预填充，KV 缓存不可能造成这一差别，"
                  "它来自运行环境（共享的机器、重复次数少）。");
 }
 
@@ -57,27 +57,28 @@ std::string itl_sentence(double itl_ratio, const Words& say) {
                              std::to_string(kHeadlinePromptTokens + kHeadlineNewTokens - 1);
   switch (compare_ratio(itl_ratio)) {
     case Comparison::kLarger:
-      return say("The time between later tokens is " + fixed(itl_ratio, 1) +
-                     "× as long without the cache, because each such step re-reads " + fed +
-                     " tokens instead of one. This is why a long document to summarise still makes the user wait "
-                     "before the first word, cache or not: only techniques that make the prefill itself cheaper (or "
-                     "reuse a cached prompt prefix across requests) shorten TTFT.",
-                 "无缓存时，之后每个令牌的时间是有缓存时的 " + fixed(itl_ratio, 1) + " 倍，因为每一步都要重新读入 " +
-                     fed_zh +
-                     " 个令牌，而不是一个。这也说明了为什么总结一篇长文档时，无论有没有缓存，用户都要等一会儿才看到第"
-                     "一个字：只有让预填充本身更便宜的技术（或在请求之间复用已缓存的提示前缀）才能缩短首个令牌时间。");
+      return say(
+          "The time between later tokens is " + fixed(itl_ratio, 1) +
+              "× as long without the cache, because each such step re-reads " + fed +
+              " tokens instead of one. This is why a long document to summarise still makes the user wait "
+              "before the first word, cache or not: only techniques that make the prefill itself cheaper (or "
+              "reuse a cached prompt prefix across requests) shorten TTFT.",
+          "无缓存时，之后每个 token 的时间是有缓存时的 " + fixed(itl_ratio, 1) + " 倍，因为每一步都要重新读入 " +
+              fed_zh +
+              " 个 token，而不是一个。这也说明了为什么总结一篇长文档时，无论有没有缓存，用户都要等一会儿才看到第"
+              "一个字：只有让预填充本身更便宜的技术（或在请求之间复用已缓存的提示前缀）才能缩短首个 token 时间。");
     case Comparison::kAboutSame:
       return say("The time between later tokens is about the same in both modes (ratio " + fixed(itl_ratio, 2) +
                      ", within ±10 %), although without the cache each step re-reads " + fed +
                      " tokens instead of one: on this model and machine the fixed cost of a forward call hid the "
                      "extra tokens. The module's claim shows in the token counts of section 2, not in this run's "
                      "times.",
-                 "两种模式下之后每个令牌的时间大致相同（比值 " + fixed(itl_ratio, 2) +
+                 "两种模式下之后每个 token 的时间大致相同（比值 " + fixed(itl_ratio, 2) +
                      "，在 ±10 % 以内），尽管无缓存时"
                      "每一步要重新读入 " +
                      fed_zh +
-                     " 个令牌而不是一个：在这个模型和这台机器上，每次前向调用的固定开销掩盖了多出的令牌。"
-                     "课程的结论体现在第 2 节的令牌计数中，而不是本次运行的时间里。");
+                     " 个 token 而不是一个：在这个模型和这台机器上，每次前向调用的固定开销掩盖了多出的 token。"
+                     "课程的结论体现在第 2 节的 token 计数中，而不是本次运行的时间里。");
     case Comparison::kSmaller:
       break;
   }
@@ -85,8 +86,9 @@ std::string itl_sentence(double itl_ratio, const Words& say) {
                  "), although each such step re-reads " + fed +
                  " tokens instead of one: this contradicts the module's claim; the run's times are not trustworthy "
                  "(check what else the machine ran).",
-             "无缓存时之后每个令牌的时间反而更短（比值 " + fixed(itl_ratio, 2) + "），尽管每一步要重新读入 " + fed_zh +
-                 " 个令牌而不是一个：这与课程的结论相反，本次运行的时间不可信（请检查机器上同时运行的其他程序）。");
+             "无缓存时之后每个 token 的时间反而更短（比值 " + fixed(itl_ratio, 2) + "），尽管每一步要重新读入 " +
+                 fed_zh +
+                 " 个 token 而不是一个：这与课程的结论相反，本次运行的时间不可信（请检查机器上同时运行的其他程序）。");
 }
 
 double ratio_of(double numerator, double denominator) { return denominator > 0 ? numerator / denominator : 0; }
@@ -113,10 +115,10 @@ std::string against_prompt_caption(const TimingData& data, const Words& say) {
       ttft_together
           ? say("The two TTFT lines lie on top of each other (without ÷ with between " + ratios +
                     " at every P, within ±10 %). ",
-                "两条首个令牌时间的曲线重合（每个 P 下无缓存 ÷ 有缓存都在 " + ratios + " 之间，±10 % 以内）。")
+                "两条首个 token 时间的曲线重合（每个 P 下无缓存 ÷ 有缓存都在 " + ratios + " 之间，±10 % 以内）。")
           : say("The two TTFT lines part at some P (without ÷ with between " + ratios +
                     ", beyond ±10 %): the same prefill in both modes, so that is the run's noise. ",
-                "两条首个令牌时间的曲线在某些 P 处分开（无缓存 ÷ 有缓存在 " + ratios +
+                "两条首个 token 时间的曲线在某些 P 处分开（无缓存 ÷ 有缓存在 " + ratios +
                     " 之间，超出 ±10 %）：两种模式的预填充相同，所以这是运行中的噪声。");
   const TimingPoint& first = points.front();
   const TimingPoint& last = points.back();
@@ -127,14 +129,14 @@ std::string against_prompt_caption(const TimingData& data, const Words& say) {
   if (compare_ratio(uncached_growth / cached_growth) == Comparison::kLarger) {
     text += say("From the shortest to the longest prompt the time per token grew more without the cache than with it" +
                     numbers + ": without the cache every step is a prefill of the whole sequence.",
-                "从最短到最长的提示，每个令牌的时间在无缓存时比有缓存时增长得更多" + numbers +
+                "从最短到最长的提示，每个 token 的时间在无缓存时比有缓存时增长得更多" + numbers +
                     "：无缓存时每一步都是对整个序列的预填充。");
   } else {
     text +=
         say("From the shortest to the longest prompt the time per token did not grow more without the cache "
             "than with it" +
                 numbers + ", beyond ±10 %: on this model the prompt lengths measured were too short to show it.",
-            "从最短到最长的提示，无缓存时每个令牌的时间并没有比有缓存时增长得更多" + numbers +
+            "从最短到最长的提示，无缓存时每个 token 的时间并没有比有缓存时增长得更多" + numbers +
                 "（超出 ±10 % 才算）：对这个模型来说，所测的提示长度太短，显示不出差别。");
   }
   return text;
@@ -142,16 +144,17 @@ std::string against_prompt_caption(const TimingData& data, const Words& say) {
 
 // TTFT and inter-token time against the prompt length P, with N small.
 void add_against_prompt_length(ReportSection& section, const TimingData& data, const Words& say) {
-  PlotSeries ttft_cached{say("TTFT, with cache", "首个令牌时间，有缓存"), {}, {}, "linespoints pointtype 7"};
+  PlotSeries ttft_cached{say("TTFT, with cache", "首个 token 时间，有缓存"), {}, {}, "linespoints pointtype 7"};
   PlotSeries ttft_uncached{
-      say("TTFT, without cache", "首个令牌时间，无缓存"), {}, {}, "linespoints pointtype 5 dashtype 2"};
-  PlotSeries itl_cached{say("time per token, with cache", "每个令牌的时间，有缓存"), {}, {}, "linespoints pointtype 9"};
+      say("TTFT, without cache", "首个 token 时间，无缓存"), {}, {}, "linespoints pointtype 5 dashtype 2"};
+  PlotSeries itl_cached{
+      say("time per token, with cache", "每个 token 的时间，有缓存"), {}, {}, "linespoints pointtype 9"};
   PlotSeries itl_uncached{
-      say("time per token, without cache", "每个令牌的时间，无缓存"), {}, {}, "linespoints pointtype 11"};
-  ReportTable table{{"P", say("TTFT with cache (ms)", "首个令牌时间，有缓存 (ms)"),
-                     say("TTFT without (ms)", "首个令牌时间，无缓存 (ms)"),
-                     say("inter-token with (ms)", "每个令牌的时间，有缓存 (ms)"),
-                     say("inter-token without (ms)", "每个令牌的时间，无缓存 (ms)")},
+      say("time per token, without cache", "每个 token 的时间，无缓存"), {}, {}, "linespoints pointtype 11"};
+  ReportTable table{{"P", say("TTFT with cache (ms)", "首个 token 时间，有缓存 (ms)"),
+                     say("TTFT without (ms)", "首个 token 时间，无缓存 (ms)"),
+                     say("inter-token with (ms)", "每个 token 的时间，有缓存 (ms)"),
+                     say("inter-token without (ms)", "每个 token 的时间，无缓存 (ms)")},
                     {}};
   nlohmann::json by_prompt = nlohmann::json::array();
   for (const TimingPoint& point : data.against_prompt_length) {
@@ -175,18 +178,18 @@ void add_against_prompt_length(ReportSection& section, const TimingData& data, c
   section.paragraph(say("The same measurement over prompt lengths P (N = " + n + "):",
                         "在不同的提示长度 P 下做同样的测量（N = " + n + "）："));
   section.table(std::move(table));
-  section.plot(
-      PlotSpec{"ttft_against_prompt.svg",
-               say("TTFT and inter-token time against prompt length", "首个令牌时间和每个令牌的时间随提示长度的变化"),
-               say("prompt length P (tokens)", "提示长度 P（令牌）"),
-               say("time (ms, log scale)", "时间（ms，对数坐标）"),
-               false,
-               true,
-               {},
-               {ttft_cached, ttft_uncached, itl_uncached, itl_cached},
-               std::nullopt,
-               "top left"},
-      against_prompt_caption(data, say));
+  section.plot(PlotSpec{"ttft_against_prompt.svg",
+                        say("TTFT and inter-token time against prompt length",
+                            "首个 token 时间和每个 token 的时间随提示长度的变化"),
+                        say("prompt length P (tokens)", "提示长度 P（token）"),
+                        say("time (ms, log scale)", "时间（ms，对数坐标）"),
+                        false,
+                        true,
+                        {},
+                        {ttft_cached, ttft_uncached, itl_uncached, itl_cached},
+                        std::nullopt,
+                        "top left"},
+               against_prompt_caption(data, say));
   section.data["against_prompt_length"] = by_prompt;
 }
 
@@ -196,7 +199,7 @@ ReportSection timing_report(const TimingData& data, Language language) {
   const Words say{language};
   ReportSection section;
   section.key = "time";
-  section.title = say("Time to first token and time between tokens", "首个令牌时间与每个令牌的时间");
+  section.title = say("Time to first token and time between tokens", "首个 token 时间与每个 token 的时间");
   const std::string runs = std::to_string(data.repeats);
   const std::string threads = std::to_string(data.threads);
   section.paragraph(say(
@@ -208,10 +211,12 @@ ReportSection timing_report(const TimingData& data, Language language) {
       "it shrinks the tokens fed per step. Each number below is the median of " +
           runs + (data.repeats == 1 ? " run" : " runs") + " on " + threads +
           " threads (the machine may be shared, so single runs are noisy; the ratios are what to read).",
-      "等待回答的人关心两个时间。**首个令牌时间（TTFT）**从发出请求到第一个新令牌：模型必须读完整个提示（预填充），"
-      "再选出一个令牌。**每个令牌的时间**是之后各令牌之间的平均间隔。有 KV 缓存时，之后的每一步只输入一个令牌，"
+      "等待回答的人关心两个时间。**首个 token 时间（TTFT）**从发出请求到第一个新 "
+      "token：模型必须读完整个提示（预填充），"
+      "再选出一个 token。**每个 token 的时间**是之后各 token 之间的平均间隔。有 KV 缓存时，之后的每一步只输入一个 "
+      "token，"
       "并在已存的键和值上做注意力；没有缓存时，之后的每一步都要把到目前为止的整个序列重新预填充一遍。"
-      "因此缓存应当不影响首个令牌时间，而缩短每个令牌的时间——缩短的倍数大约等于每步输入令牌数减少的倍数。"
+      "因此缓存应当不影响首个 token 时间，而缩短每个 token 的时间——缩短的倍数大约等于每步输入 token 数减少的倍数。"
       "下面每个数字都是 " +
           runs + " 次运行的中位数，使用 " + threads + " 个线程（机器可能被共享，单次运行有噪声；应看的是比值）。"));
 
@@ -220,8 +225,8 @@ ReportSection timing_report(const TimingData& data, Language language) {
   const double ttft_ratio = median(uncached.ttft_ms) / median(cached.ttft_ms);
   const double itl_ratio = median(uncached.itl_ms) / median(cached.itl_ms);
   const double total_ratio = median(uncached.total_ms) / median(cached.total_ms);
-  section.table(ReportTable{{"P = 183, N = 64", say("TTFT (ms)", "首个令牌时间 (ms)"),
-                             say("inter-token time (ms)", "每个令牌的时间 (ms)"), say("total (ms)", "总时间 (ms)")},
+  section.table(ReportTable{{"P = 183, N = 64", say("TTFT (ms)", "首个 token 时间 (ms)"),
+                             say("inter-token time (ms)", "每个 token 的时间 (ms)"), say("total (ms)", "总时间 (ms)")},
                             {{say("with cache", "有缓存"), fixed(median(cached.ttft_ms), 1),
                               fixed(median(cached.itl_ms), 2), fixed(median(cached.total_ms), 0)},
                              {say("without cache", "无缓存"), fixed(median(uncached.ttft_ms), 1),

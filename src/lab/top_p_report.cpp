@@ -72,29 +72,29 @@ std::string reading_paragraph(const std::vector<FilterMedians>& top_p, const Can
     text += say("No step of this run was peaked (top token ≥ " + peaked_at +
                     "), so there is no data here for what top-p does when the model is sure: the model spread its "
                     "probability at every step. ",
-                "本次运行没有一步是“尖锐”的（最可能令牌的概率 ≥ " + peaked_at +
+                "本次运行没有一步是“尖锐”的（最可能 token 的概率 ≥ " + peaked_at +
                     "），所以这里没有数据说明模型有把握时 top-p 的表现：模型在每一步都把概率分散开了。");
   } else if (*std::max_element(peaked.begin(), peaked.end()) <= kHandfulCandidates) {
     text += say("On peaked steps (top token ≥ " + peaked_at + ") every p kept a handful of tokens (medians " +
                     median_range(peaked) + "). ",
-                "在尖锐的步上（最可能令牌的概率 ≥ " + peaked_at + "），每个 p 只保留少数几个令牌（中位数 " +
+                "在尖锐的步上（最可能 token 的概率 ≥ " + peaked_at + "），每个 p 只保留少数几个 token（中位数 " +
                     median_range(peaked) + "）。");
   } else {
     text +=
         say("On peaked steps (top token ≥ " + peaked_at + ") the medians were " + median_range(peaked) +
                 ": more than a handful (" + fixed(kHandfulCandidates, 0) +
                 "), because even the surest steps left much probability to the tail. ",
-            "在尖锐的步上（最可能令牌的概率 ≥ " + peaked_at + "），中位数为 " + median_range(peaked) +
+            "在尖锐的步上（最可能 token 的概率 ≥ " + peaked_at + "），中位数为 " + median_range(peaked) +
                 "：多于少数几个（" + fixed(kHandfulCandidates, 0) + "），因为即使最有把握的步也给长尾留了不少概率。");
   }
   if (flat.empty()) {
     text += say("No step was flat (top token < " + flat_at + "), so there is no data here for a hesitating model. ",
-                "没有一步是“平坦”的（最可能令牌的概率 < " + flat_at + "），所以这里没有模型犹豫时的数据。");
+                "没有一步是“平坦”的（最可能 token 的概率 < " + flat_at + "），所以这里没有模型犹豫时的数据。");
   } else {
     text += say("On flat steps (top token < " + flat_at + ") the medians were " + median_range(flat) + " of " +
                     with_thousands(vocab_size) + " tokens",
-                "在平坦的步上（最可能令牌的概率 < " + flat_at + "），中位数为 " + median_range(flat) + "（词表共 " +
-                    with_thousands(vocab_size) + " 个令牌）");
+                "在平坦的步上（最可能 token 的概率 < " + flat_at + "），中位数为 " + median_range(flat) + "（词表共 " +
+                    with_thousands(vocab_size) + " 个 token）");
     if (any_pair) {
       text += spread_everywhere ? say(", at least " + fixed(kSpreadFactor, 0) + "× the peaked steps' for every p",
                                       "，对每个 p 都至少是尖锐步的 " + fixed(kSpreadFactor, 0) + " 倍")
@@ -161,7 +161,7 @@ void add_peakedness_plot(ReportSection& section, const CandidateCounts& p90, con
     caption = say("The surer the model (right), the fewer tokens top-p keeps: a median of " +
                       fixed(medians.peaked.median, 0) + " on peaked steps against " + fixed(medians.flat.median, 0) +
                       " on flat ones (left).",
-                  "模型越有把握（右侧），top-p 保留的令牌越少：尖锐步的中位数为 " + fixed(medians.peaked.median, 0) +
+                  "模型越有把握（右侧），top-p 保留的 token 越少：尖锐步的中位数为 " + fixed(medians.peaked.median, 0) +
                       "，平坦步（左侧）为 " + fixed(medians.flat.median, 0) + "。");
   } else if (medians.peaked.steps == 0) {
     caption =
@@ -176,14 +176,14 @@ void add_peakedness_plot(ReportSection& section, const CandidateCounts& p90, con
   } else {
     caption = say("Here the peaked steps did not keep fewer tokens than the flat ones (medians " +
                       fixed(medians.peaked.median, 0) + " and " + fixed(medians.flat.median, 0) + ").",
-                  "本次尖锐步保留的令牌并不比平坦步少（中位数分别为 " + fixed(medians.peaked.median, 0) + " 和 " +
+                  "本次尖锐步保留的 token 并不比平坦步少（中位数分别为 " + fixed(medians.peaked.median, 0) + " 和 " +
                       fixed(medians.flat.median, 0) + "）。");
   }
   section.plot(PlotSpec{"top_p_peakedness.svg",
                         say("top-p 0.9: candidates kept against the top token's probability",
-                            "top-p 0.9：保留的候选数与最可能令牌概率的关系"),
-                        say("probability of the likeliest token", "最可能令牌的概率"),
-                        say("candidates kept (tokens, log scale)", "保留的候选数（令牌，对数坐标）"),
+                            "top-p 0.9：保留的候选数与最可能 token 概率的关系"),
+                        say("probability of the likeliest token", "最可能 token 的概率"),
+                        say("candidates kept (tokens, log scale)", "保留的候选数（token，对数坐标）"),
                         false,
                         true,
                         {},
@@ -211,19 +211,20 @@ ReportSection top_p_report(const TopPData& data, Language language) {
       "exactly k whatever the shape. The SFT model generates real answers (" +
           prompts + " prompts × " + rows + " samples, up to " + tokens +
           " tokens, temperature 1, top-k off) and minigen records the candidates left at every step.",
-      "top-p（核采样）把令牌按概率排序，保留概率累加超过 p 的最短前缀，其余的在抽样前都设为 −∞。MiniMind 的掩码"
-      "错开一位，因此会保留使累计概率首次超过 p 的那个令牌，最可能的令牌总会保留。所以保留的个数不是固定的：它取决于"
+      "top-p（核采样）把 token 按概率排序，保留概率累加超过 p 的最短前缀，其余的在抽样前都设为 −∞。MiniMind 的掩码"
+      "错开一位，因此会保留使累计概率首次超过 p 的那个 token，最可能的 token "
+      "总会保留。所以保留的个数不是固定的：它取决于"
       "这一步概率分布的形状。top-k 则不论形状都恰好保留 k 个。SFT 模型生成真实的回答（" +
           prompts + " 个提示 × " + rows + " 个样本，最多 " + tokens +
-          " 个令牌，温度 1，关闭 top-k），minigen 记录每一步留下的候选数。"));
+          " 个 token，温度 1，关闭 top-k），minigen 记录每一步留下的候选数。"));
 
   const std::string peaked_at = fixed(data.peaked_top_probability, 1);
   const std::string flat_at = fixed(data.flat_top_probability, 1);
   ReportTable table{
       {say("filter", "过滤器"), say("steps", "步数"), say("min", "最少"), say("median", "中位数"), say("max", "最多"),
        say("median on peaked steps (top token ≥ " + peaked_at + ")",
-           "尖锐步的中位数（最可能令牌 ≥ " + peaked_at + "）"),
-       say("median on flat steps (top token < " + flat_at + ")", "平坦步的中位数（最可能令牌 < " + flat_at + "）")},
+           "尖锐步的中位数（最可能 token ≥ " + peaked_at + "）"),
+       say("median on flat steps (top token < " + flat_at + ")", "平坦步的中位数（最可能 token < " + flat_at + "）")},
       {}};
   nlohmann::json filters = nlohmann::json::array();
   std::vector<PlotSeries> histogram_series;
@@ -277,7 +278,7 @@ ReportSection top_p_report(const TopPData& data, Language language) {
   const std::string top_k_bins = std::to_string(top_k_filled_bins);
   section.plot(
       PlotSpec{"top_p_candidates.svg", say("Candidates kept per step", "每一步保留的候选数"),
-               say("candidates kept (tokens, binned)", "保留的候选数（令牌，分组）"),
+               say("candidates kept (tokens, binned)", "保留的候选数（token，分组）"),
                say("share of steps (%)", "步数占比 (%)"), false, false, bin_ticks, histogram_series, std::nullopt,
                "top right"},
       say("Histogram of the number of candidates kept at each step: the top-p filters' steps fall into " + bins_range +

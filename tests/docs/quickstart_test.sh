@@ -92,8 +92,8 @@ run_command() {
         local report="$scratch/${BASH_REMATCH[1]}/report.md"
         if [[ ! -s $report ]]; then
           fail "$command: no ${BASH_REMATCH[1]}/report.md"
-        elif [[ $command == *"--lang zh"* ]] && ! grep -q '首个令牌时间' "$report"; then
-          fail "$command: ${BASH_REMATCH[1]}/report.md is not in Chinese (no 首个令牌时间)"
+        elif [[ $command == *"--lang zh"* ]] && ! grep -q '首个 token 时间' "$report"; then
+          fail "$command: ${BASH_REMATCH[1]}/report.md is not in Chinese (no 首个 token 时间)"
         fi
       fi
       ;;
