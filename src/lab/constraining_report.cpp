@@ -62,11 +62,11 @@ std::string reading_paragraph(const ConstrainingData& data, const Words& say) {
                     ": where the grammar leaves one token, the nucleus is that token, and the temperature no longer "
                     "matters. ",
                 "随后 top-p 保留的候选中位数为 " + kept + "，而不是 " + kept_without +
-                    "：语法只留下一个 token 的地方，核就是那个 token，温度也就不再起作用。")
+                    "：语法只留下一个 token 的地方，top-p 的候选集合就只有这一个 token，温度也就不再起作用。")
           : say("top-p kept a median of " + kept + " candidates with the schema against " + kept_without +
                     " without: here the mask did not narrow the nucleus. ",
                 "有模式约束时 top-p 保留的候选中位数为 " + kept + "，无约束时为 " + kept_without +
-                    "：这里掩码并没有缩小核。");
+                    "：这里掩码并没有缩小 top-p 的候选集合。");
   text += say(
       "The cost is a different text, not only a different format — the mask renormalises the model's "
       "probabilities over what is left, which can push a small model into answers it would rarely give.",

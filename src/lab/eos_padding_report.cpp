@@ -118,7 +118,8 @@ ReportSection eos_padding_report(const EosPaddingData& data, Language language) 
       "measured.)",
       "浪费随批次中回答长度的差异而增大：一个长回答会让所有已结束的行继续运行。这就是服务引擎（vLLM、TGI、llama.cpp "
       "的服务器）不这样组批的原因。它们连续地组批不同长度的请求：结束的序列立即离开批次，等待的请求取代它的位置，每个"
-      "都有自己的缓存。原理——一次前向调用处理多个序列——是一样的；变难的是簿记。（minigen 在这里保留 MiniMind 的行为，"
+      "都有自己的缓存。原理——一次前向调用处理多个序列——是一样的；难的是记录每个序列的缓存和位置。（minigen 在这里保留 "
+      "MiniMind 的行为，"
       "以便测量这种浪费。）"));
 
   const PaddingTotals& all = data.all;

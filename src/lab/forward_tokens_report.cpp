@@ -242,7 +242,7 @@ ReportSection forward_tokens_report(const ForwardTokensData& data, Language lang
                             "× as many (" + cached_ms + " ms against " + uncached_ms + " ms of wall time in this run).",
                         "课程中的例子，P = 183、N = 64：有缓存时 **" + cached_tokens + "** 个 token，无缓存时 **" +
                             uncached_tokens + "** 个，是前者的 " + fixed(ratio, 1) + " 倍（本次运行的墙钟时间为 " +
-                            cached_ms + " ms 对 " + uncached_ms + " ms）。"));
+                            cached_ms + " ms 与 " + uncached_ms + " ms）。"));
 
   nlohmann::json grid = nlohmann::json::array();
   nlohmann::json sweep = nlohmann::json::array();

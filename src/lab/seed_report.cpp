@@ -59,7 +59,7 @@ std::string reading_paragraph(const SeedData& data, const Words& say) {
                     "这里有缓存和无缓存的贪心回答逐个 token 一致，所以缓存是清白的，差别在于两次运行的抽样方式。")
               : say("here even the greedy answers differ with and without the cache, so look at the cache and the "
                     "position bookkeeping. ",
-                    "这里连贪心回答在有无缓存时都不同，所以要检查缓存和位置的簿记。");
+                    "这里连贪心回答在有无缓存时都不同，所以要检查缓存和位置的记录是否正确。");
   text += usual_bug.token_ids_identical
               ? say("The usual culprit (sampling on one side, greedy on the other) happened to give the same answer "
                     "in this run, so it could not show here.",

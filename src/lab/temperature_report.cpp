@@ -220,7 +220,7 @@ ReportSection temperature_report(const TemperatureData& data, Language language)
       "top-k is off and top-p is 1 (every token stays a candidate). The SFT model answers " +
           prompts + " chat prompts; for each temperature, " + samples_text +
           " samples per prompt run as one batch (at most " + max_new + " new tokens, seed " + seed + ").",
-      "温度 T 在 softmax 之前去除 logits：p_i ∝ exp(logit_i / T)。T 小于 1 时 logits 之间的差距变大，分布集中到最可能"
+      "在 softmax 之前把 logits 除以温度 T：p_i ∝ exp(logit_i / T)。T 小于 1 时 logits 之间的差距变大，分布集中到最可能"
       "的 token 上；大于 1 时差距缩小，分布变平，罕见的 token 也会被抽中。T 趋近 0 时，抽样就成了贪心解码。为了单独观察"
       "温度，这里关闭 top-k，top-p 取 1（每个 token 都是候选）。SFT 模型回答 " +
           prompts + " 个对话提示；每个温度下，每个提示的 " + samples_text + " 个样本作为一个批次运行（最多 " + max_new +
