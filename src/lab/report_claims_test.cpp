@@ -232,6 +232,16 @@ TEST(LabReportClaims, ShrinkingPerplexityChangeAndSpeedFollowTheirThresholds) {
   expect_says(text, "decoded slower, at 80 tokens/s against 100 (0.80×");
 }
 
+// issue 43: the Chinese text said "63 of 64 (98.4 %）" — English words and mixed brackets inside a Chinese sentence.
+TEST(LabReportClaims, ShrinkingInChineseWritesItsCountsAndBracketsInChinese) {
+  const std::string text = markdown_of(shrinking_report(shrinking(100.9, 200), Language::kChinese));
+  expect_says(text, "贪心解码选出与 f32 缓存相同 token 的有 63 / 64（98.4 %）");
+  expect_says(text, "困惑度变化为 100.000 → 100.900（+0.90 %，几乎不变：在 ±1 % 以内）");
+  expect_says(text, "| 63 / 64（98.4 %） |");
+  expect_not_says(text, " of ");
+  expect_says(markdown_of(shrinking_report(shrinking(100.9, 200))), "token at 63 of 64 (98.4 %) steps");
+}
+
 // issue 27: four of the plot's eight points sat on zero and could not be seen.
 TEST(LabReportClaims, ShrinkingPlotIsLogLogAndNamesThePointsItCannotDraw) {
   const ReportSection section = shrinking_report(shrinking(101.5, 200));

@@ -16,10 +16,10 @@ namespace {
 
 std::string percent(double share) { return fixed(100 * share, 1) + " %"; }
 
-// "199 of 200 (99.5 %)"
-std::string agreement_text(const Agreement& agreement) {
-  return with_thousands(agreement.agreeing_steps) + " of " + with_thousands(agreement.compared_steps) + " (" +
-         percent(agreement.agreement_share()) + ")";
+// "199 of 200 (99.5 %)"; in Chinese "199 / 200（99.5 %）", its brackets full-width like the text around it.
+std::string agreement_text(const Agreement& agreement, const Words& say) {
+  return with_thousands(agreement.agreeing_steps) + say(" of ", " / ") + with_thousands(agreement.compared_steps) +
+         say(" (", "（") + percent(agreement.agreement_share()) + say(")", "）");
 }
 
 std::string kl_text(double kl) { return exact_or_scientific(kl); }
@@ -52,8 +52,8 @@ nlohmann::json kv_json(const KvTypeResult& row, const std::vector<int>& budget_l
 // "3.210 → 3.260 (+1.56 %)", or "practically unchanged" within kNegligiblePerplexityChange.
 std::string perplexity_change(double from, double to, const Words& say) {
   const double change = from > 0 ? to / from - 1 : 0;
-  const std::string numbers =
-      fixed(from, 3) + " → " + fixed(to, 3) + " (" + (change >= 0 ? "+" : "") + fixed(100 * change, 2) + " %";
+  const std::string numbers = fixed(from, 3) + " → " + fixed(to, 3) + say(" (", "（") + (change >= 0 ? "+" : "") +
+                              fixed(100 * change, 2) + " %";
   if (std::abs(change) <= kNegligiblePerplexityChange) {
     return numbers + say(", practically unchanged: within ±1 %)", "，几乎不变：在 ±1 % 以内）");
   }
@@ -112,11 +112,11 @@ std::string trade_paragraph(const std::vector<KvTypeResult>& base_kv, const std:
           " B (" + int8_smaller + " smaller), so a GiB holds " + per_gib_int8 +
           " sequences of 2,048 tokens instead of " + per_gib_f32 +
           ". In exchange the base model's logits moved by up to " + fixed(kv_int8.agreement.max_abs_logit_delta, 4) +
-          ", greedy decoding chose the f32 cache's token at " + agreement_text(kv_int8.agreement) +
+          ", greedy decoding chose the f32 cache's token at " + agreement_text(kv_int8.agreement, say) +
           " steps taken on the same text, and perplexity went " +
           perplexity_change(kv_f32.perplexity.perplexity(), kv_int8.perplexity.perplexity(), say) + ". bf16 stores " +
           bf16_smaller + " fewer bytes for a logit change of up to " + fixed(kv_bf16.agreement.max_abs_logit_delta, 4) +
-          " and the same token at " + agreement_text(kv_bf16.agreement) +
+          " and the same token at " + agreement_text(kv_bf16.agreement, say) +
           " steps. Every decode step reads all the weights and the sequence's cache: at 2,048 tokens the f32 "
           "cache is " +
           cache_2048 + ", the f32 weights " + mib(static_cast<double>(w_f32.weight_bytes)) + ". q4 weights are " +
@@ -135,10 +135,10 @@ std::string trade_paragraph(const std::vector<KvTypeResult>& base_kv, const std:
           bytes(kv_int8.bytes_at_100_tokens) + " B，而不是 " + bytes(kv_f32.bytes_at_100_tokens) + " B（小 " +
           int8_smaller + "），因此 1 GiB 能容纳 " + per_gib_int8 + " 个 2,048 token 的序列，而不是 " + per_gib_f32 +
           " 个。代价是：基础模型的 logits 最多变化 " + fixed(kv_int8.agreement.max_abs_logit_delta, 4) +
-          "，在相同前文的步中，贪心解码选出与 f32 缓存相同 token 的有 " + agreement_text(kv_int8.agreement) +
+          "，在相同前文的步中，贪心解码选出与 f32 缓存相同 token 的有 " + agreement_text(kv_int8.agreement, say) +
           "，困惑度变化为 " + perplexity_change(kv_f32.perplexity.perplexity(), kv_int8.perplexity.perplexity(), say) +
           "。bf16 的字节数少 " + bf16_smaller + "，logits 最多变化 " + fixed(kv_bf16.agreement.max_abs_logit_delta, 4) +
-          "，相同 token 的步为 " + agreement_text(kv_bf16.agreement) +
+          "，相同 token 的步为 " + agreement_text(kv_bf16.agreement, say) +
           "。每个解码步都要读取全部权重和该序列的缓存：在 2,048 个 token 时，f32 缓存为 " + cache_2048 +
           "，f32 权重为 " + mib(static_cast<double>(w_f32.weight_bytes)) + "。q4 权重为 " +
           mib(static_cast<double>(w_q4.weight_bytes)) + "（少 " + q4_smaller + "），" + speed_text + "；代价是困惑度 " +
@@ -166,7 +166,7 @@ void add_kv_table(ReportSection& section, const ShrinkingData& data, const Words
       table.rows.push_back(
           {name, std::string(kv_dtype_name(row.dtype)), with_thousands(static_cast<long long>(row.bytes_at_100_tokens)),
            with_thousands(row.sequences_per_gib[0]), with_thousands(row.sequences_per_gib[1]),
-           exact_or_scientific(row.agreement.max_abs_logit_delta), agreement_text(row.agreement),
+           exact_or_scientific(row.agreement.max_abs_logit_delta), agreement_text(row.agreement, say),
            std::to_string(row.agreement.identical_rows) + say(" of ", " / ") + std::to_string(row.agreement.rows),
            fixed(row.perplexity.perplexity(), 3), kl_text(row.perplexity.mean_kl())});
     }
