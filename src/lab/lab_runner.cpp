@@ -47,6 +47,7 @@ RunDescription describe_run(const LabContext& lab, const LabOptions& options) {
   run.base_description = model_description(lab.base());
   run.sft_description = model_description(lab.sft());
   run.chat_template = lab.chat_format().description;
+  run.chat_template_zh = lab.chat_format().description_zh;
   run.genesis_text_prompt_tokens = lab.prompt_text_tokens();
   const LabMaterial& material = lab.material();
   run.prompt_text_source = material.prompt_text.source;

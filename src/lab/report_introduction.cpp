@@ -184,7 +184,7 @@ std::vector<std::string> introduction(const RunDescription& run, Language langua
               " 个 token；每个 P 个 token 的提示都是把这个 token 序列截断（自带的英文文本也会重复）到恰好 P "
               "个，所以对任何"
               "分词器，183 个 token 的提示都是 183 个 token。对话提示使用 " +
-              run.chat_template + "，关闭思考。"),
+              (run.chat_template_zh.empty() ? run.chat_template : run.chat_template_zh) + "，关闭思考。"),
       say(std::string("Run: ") + (run.quick ? "`--quick` (smaller grids, fewer repeats and samples)" : "full") + ", " +
               threads + " threads, weights read as " + run.weights +
               ". Times depend on the machine and on what else it runs; counts, bytes and tokens do not.",

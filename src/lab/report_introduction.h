@@ -44,6 +44,7 @@ struct RunDescription {
   nlohmann::json base_description;  // model_description() of each, for report.json
   nlohmann::json sft_description;
   std::string chat_template;
+  std::string chat_template_zh;        // the same in Chinese
   int genesis_text_prompt_tokens = 0;  // the whole prompt text with bos, with the base model's tokenizer
   // The material (lab_material.h): where each part came from, and why the shipped Chinese set was chosen if it was.
   std::string prompt_text_source;

@@ -193,17 +193,21 @@ ChatPromptOptions options_without_tools(bool add_generation_prompt, bool enable_
 
 ChatFormatChoice recognise_chat_template(std::string_view chat_template) {
   if (chat_template.empty()) {
-    return {ChatFormat::kMiniMind3, "ChatML in the minimind-3 form (the tokenizer has no chat_template)"};
+    return {ChatFormat::kMiniMind3, "ChatML in the minimind-3 form (the tokenizer has no chat_template)",
+            "minimind-3 形式的 ChatML（分词器没有 chat_template）"};
   }
   if (chat_template.find(kMiniMind2DefaultSystem) != std::string_view::npos) {
     return {ChatFormat::kMiniMind2,
-            "MiniMind2's template (default system turn \"You are a helpful assistant\", no think block)"};
+            "MiniMind2's template (default system turn \"You are a helpful assistant\", no think block)",
+            "MiniMind2 的模板（默认系统轮 \"You are a helpful assistant\"，没有 think 块）"};
   }
   if (chat_template.find("<think>") != std::string_view::npos) {
     return {ChatFormat::kMiniMind3,
-            "minimind-3's template (generation prompt with the empty think block `<think>\\n\\n</think>\\n\\n`)"};
+            "minimind-3's template (generation prompt with the empty think block `<think>\\n\\n</think>\\n\\n`)",
+            "minimind-3 的模板（生成提示带空的 think 块 `<think>\\n\\n</think>\\n\\n`）"};
   }
-  return {ChatFormat::kMiniMind3, "ChatML in the minimind-3 form (the tokenizer's chat_template was not recognised)"};
+  return {ChatFormat::kMiniMind3, "ChatML in the minimind-3 form (the tokenizer's chat_template was not recognised)",
+          "minimind-3 形式的 ChatML（没有认出分词器的 chat_template）"};
 }
 
 std::string render_chat(std::span<const ChatMessage> messages, const ChatPromptOptions& options, ChatFormat format) {

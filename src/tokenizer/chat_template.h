@@ -49,7 +49,8 @@ enum class ChatFormat {
 
 struct ChatFormatChoice {
   ChatFormat format = ChatFormat::kMiniMind3;
-  std::string description;  // which template was recognised, for reports ("MiniMind2's template (…)")
+  std::string description;     // which template was recognised, for reports ("MiniMind2's template (…)")
+  std::string description_zh;  // the same in Chinese, for the lab's --lang zh report
 };
 
 // Recognises a chat_template: MiniMind2's by its default system message, minimind-3's (and minigen's) by the think

@@ -63,6 +63,11 @@ TEST(ChatTemplateTest, RecognisesMiniMindTemplatesByTheirFixedText) {
   EXPECT_EQ(recognise_chat_template(minimind2).format, ChatFormat::kMiniMind2);
   EXPECT_EQ(recognise_chat_template("{{ messages }}").format, ChatFormat::kMiniMind3);
   EXPECT_NE(recognise_chat_template("{{ messages }}").description.find("not recognised"), std::string::npos);
+  // The lab's Chinese report names the template in Chinese (issue 43: "minimind-3's template" inside a zh sentence).
+  EXPECT_EQ(recognise_chat_template(chatml_jinja_template()).description_zh.rfind("minimind-3 的模板（", 0), 0u);
+  EXPECT_EQ(recognise_chat_template(minimind2).description_zh.rfind("MiniMind2 的模板（", 0), 0u);
+  EXPECT_NE(recognise_chat_template("").description_zh.find("分词器没有 chat_template"), std::string::npos);
+  EXPECT_NE(recognise_chat_template("{{ messages }}").description_zh.find("没有认出"), std::string::npos);
 }
 
 // encode_chatml follows the tokenizer's own template: a tokenizer carrying MiniMind2's gets MiniMind2's form.
