@@ -145,20 +145,84 @@ void Scheduler::share_mask_steps(SchedulePlan& plan) {
   }
 }
 
+namespace {
+
+// The max-min fair split of `budget` tokens among `demands` (vLLM's chunked prefill shares its budget among
+// partial prefills in the same spirit): a demand at or below the fair level gets all it asks for, and what it leaves
+// goes to the larger ones, which get the level; the remainder of an uneven split goes to the first (oldest) ones.
+// So a short prompt arriving behind a 30,000-token one is read in the next step instead of after it.
+std::vector<int> fair_shares(const std::vector<int>& demands, int budget) {
+  std::vector<int> shares(demands.size(), 0);
+  std::vector<std::size_t> order(demands.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return demands[a] < demands[b]; });
+  std::size_t next = 0;
+  for (; next < order.size(); ++next) {  // the demands below the level: granted whole, smallest first
+    const int left = static_cast<int>(order.size() - next);
+    if (demands[order[next]] > budget / left) break;
+    shares[order[next]] = demands[order[next]];
+    budget -= demands[order[next]];
+  }
+  const int larger = static_cast<int>(order.size() - next);
+  if (larger == 0) return shares;
+  std::vector<std::size_t> rest(order.begin() + static_cast<std::ptrdiff_t>(next), order.end());
+  std::sort(rest.begin(), rest.end());  // back to arrival order for the remainder
+  for (std::size_t k = 0; k < rest.size(); ++k) {
+    shares[rest[k]] = budget / larger + (static_cast<int>(k) < budget % larger ? 1 : 0);
+  }
+  return shares;
+}
+
+}  // namespace
+
+// Splits what the decodes leave of the step's budget among the sequences that want prefill work: the running ones
+// still reading their prompt (oldest first), then as many waiting ones as the batch has room for. Returns each
+// one's chunk by sequence id; a waiting one takes its chunk when it is admitted.
+std::map<uint64_t, int> Scheduler::prefill_chunks(int budget) const {
+  std::vector<uint64_t> ids;
+  std::vector<int> demands;
+  for (const auto& [id, sequence] : running_) {
+    const int remaining = static_cast<int>(sequence->state.tokens().size()) - sequence->kv->length();
+    if (remaining > 1) {
+      ids.push_back(id);
+      demands.push_back(remaining);
+    }
+  }
+  int room = options_.max_running - static_cast<int>(running_.size());
+  for (std::size_t index = 0; index < waiting_.size() && room > 0; ++index) {
+    if (waits_for_shared_prefill(*waiting_[index])) continue;
+    // An upper bound: what it borrows from the prefix cache is known only when it is admitted.
+    ids.push_back(waiting_[index]->id);
+    demands.push_back(static_cast<int>(waiting_[index]->state.tokens().size()) - waiting_[index]->kv->length());
+    --room;
+  }
+  const std::vector<int> shares = fair_shares(demands, std::max(budget, 0));
+  std::map<uint64_t, int> chunks;
+  for (std::size_t i = 0; i < ids.size(); ++i) chunks[ids[i]] = shares[i];
+  return chunks;
+}
+
 SchedulePlan Scheduler::schedule() {
   SchedulePlan plan;
   plan.step = ++steps_taken_;
   int budget = options_.token_budget;
 
-  // Running sequences, oldest first: a decode feeds its one new token; a prefill feeds a chunk of what is left.
+  // Running sequences, oldest first: a decode feeds its one new token (decodes are never held back); a prefill
+  // feeds its fair share of what the decodes leave of the budget.
   std::vector<uint64_t> ids;
-  for (const auto& [id, sequence] : running_) ids.push_back(id);
+  int decodes = 0;
+  for (const auto& [id, sequence] : running_) {
+    ids.push_back(id);
+    if (static_cast<int>(sequence->state.tokens().size()) - sequence->kv->length() == 1) ++decodes;
+  }
+  const std::map<uint64_t, int> chunks = prefill_chunks(budget - decodes);
   for (uint64_t id : ids) {
     auto found = running_.find(id);
     if (found == running_.end()) continue;  // preempted by an older sequence's need
     ScheduledSequence& sequence = *found->second;
     const int remaining = static_cast<int>(sequence.state.tokens().size()) - sequence.kv->length();
-    const int count = remaining == 1 ? 1 : std::min(remaining, budget);  // decodes are never held back
+    if (remaining <= 0) continue;  // waiting for its grammar's mask, with its logits kept
+    const int count = remaining == 1 ? 1 : std::min({remaining, budget, chunks.at(id)});
     if (count <= 0) continue;
     const int start = sequence.kv->length();
     if (!make_room(sequence, count, plan)) continue;
@@ -178,7 +242,9 @@ SchedulePlan Scheduler::schedule() {
     }
     int count = 0;
     int64_t borrowed = 0;
-    if (!try_admit(sequence, budget, count, borrowed)) break;
+    const auto share = chunks.find(sequence.id);
+    const int chunk = share == chunks.end() ? budget : std::min(budget, share->second);
+    if (chunk <= 0 || !try_admit(sequence, chunk, count, borrowed)) break;  // later ones' shares are no larger
     budget -= count;
     plan.prefix_cached_tokens += borrowed;
     if (sequence.cached_tokens < 0) sequence.cached_tokens = static_cast<int>(borrowed);

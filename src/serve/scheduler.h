@@ -7,10 +7,11 @@
 // The scheduler holds no model: it is tested on plans alone.
 //
 // Every step is at most one forward call. It carries one token for every running sequence that is decoding, plus
-// prefill chunks of sequences still reading their prompt, under a per-step token budget; waiting sequences join
-// between steps, first come first served, borrowing whatever prefix the prefix cache already holds. When a
-// sequence needs a block and the pool has none, the newest running sequence is preempted: its blocks go back to
-// the pool and it waits at the head of the queue to be recomputed (prompt + the tokens it already generated).
+// prefill chunks of sequences still reading their prompt, under a per-step token budget that the prefills share
+// max-min fairly (a 4-token prompt behind a 30,000-token one is read in the next step, not after the long one);
+// waiting sequences join between steps, first come first served, borrowing whatever prefix the prefix cache already
+// holds. When a sequence needs a block and the pool has none, the newest running sequence is preempted: its blocks go
+// back to the pool and it waits at the head of the queue to be recomputed (prompt + the tokens it already generated).
 // A grammar row whose mask needs more matcher steps than its share of the step's allowance waits for the mask with
 // its logits kept, and is not fed, while the other rows go on: one costly mask never holds the batch.
 //
@@ -124,6 +125,7 @@ class Scheduler {
  private:
   bool try_admit(ScheduledSequence& sequence, int budget, int& count, int64_t& borrowed);
   bool waits_for_shared_prefill(const ScheduledSequence& sequence) const;
+  std::map<uint64_t, int> prefill_chunks(int budget) const;
   bool make_room(ScheduledSequence& sequence, int count, SchedulePlan& plan);
   void preempt(uint64_t id, SchedulePlan& plan);
   void share_mask_steps(SchedulePlan& plan);

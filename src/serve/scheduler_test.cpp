@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <ostream>
 #include <vector>
 
 #include "model/test_models.h"
@@ -56,6 +57,9 @@ struct Feed {
   int count;
   bool prefill;
   bool operator==(const Feed&) const = default;
+  friend std::ostream& operator<<(std::ostream& out, const Feed& feed) {
+    return out << "{" << feed.sequence << ", " << feed.start << ", " << feed.count << ", " << feed.prefill << "}";
+  }
 };
 std::vector<Feed> feeds_of(const SchedulePlan& plan) {
   std::vector<Feed> feeds;
@@ -132,6 +136,60 @@ TEST(SchedulerPlan, DecodesAreNeverHeldBackAndAdmissionWaitsForBudget) {
   EXPECT_EQ(feeds_of(plan), (std::vector<Feed>{{b, 2, 1, false}, {c, 0, 1, true}}));
   EXPECT_EQ(plan.admitted, std::vector<uint64_t>{c});
   EXPECT_EQ(drawing(plan), std::vector<uint64_t>{b});
+}
+
+// A short request arriving while a 30,000-token prompt is read does not wait for that prefill (issue 46): the
+// prefills share the budget max-min fairly, so it is read whole in the next step and decodes from then on, while
+// the long one goes on with what it leaves.
+TEST(SchedulerPlan, AShortRequestIsNotHeldBehindALongPrefill) {
+  const ModelConfig config = testing::test_config("tiny", 32768);
+  BlockPool pool(config.kv_layout(), 30100 / BlockPool::kBlockTokens);
+  Scheduler scheduler(config, pool, {4, 256});
+  const uint64_t long_one = scheduler.add(request_of(testing::test_prompt(30000, 1), 2));
+  SchedulePlan plan = scheduler.schedule();
+  EXPECT_EQ(feeds_of(plan), (std::vector<Feed>{{long_one, 0, 256, true}}));
+  apply_fake(scheduler, plan);
+
+  const uint64_t short_one = scheduler.add(request_of({7, 8, 9, 10}, 3));
+  plan = scheduler.schedule();  // the short prompt's 4 tokens, the rest to the long one
+  EXPECT_EQ(feeds_of(plan), (std::vector<Feed>{{long_one, 256, 252, true}, {short_one, 0, 4, true}}));
+  EXPECT_EQ(drawing(plan), std::vector<uint64_t>{short_one});
+  std::vector<uint64_t> finished_order;
+  int steps = 2;
+  int short_done_at = 0;
+  for (; !scheduler.idle() && steps < 1000; ++steps) {
+    for (const SequenceToken& token : apply_fake(scheduler, plan)) {
+      if (token.finished) finished_order.push_back(token.sequence);
+      if (token.finished && token.sequence == short_one) short_done_at = steps;
+    }
+    if (!scheduler.idle()) plan = scheduler.schedule();
+  }
+  EXPECT_EQ(short_done_at, 4);  // drawn in steps 2, 3 and 4: its first token two steps after it arrived
+  EXPECT_EQ(finished_order, (std::vector<uint64_t>{short_one, long_one}));
+  // The long prefill lost 4 + 2 tokens of budget to it: 30,000 tokens in 118 steps (⌈30,006 / 256⌉ = 118) plus the
+  // one decode of its second token.
+  EXPECT_EQ(scheduler.counters().steps, 119);
+  EXPECT_EQ(scheduler.counters().prefill_tokens, 30004);
+  EXPECT_EQ(pool.referenced_blocks(), 0);
+}
+
+// Two long prompts read at once get half the budget each, a third one arriving later a third: none waits for the
+// others' whole prefill. An uneven split gives its remainder to the oldest.
+TEST(SchedulerPlan, LongPrefillsShareTheBudgetEvenly) {
+  const ModelConfig config = testing::test_config("tiny", 4096);
+  BlockPool pool(config.kv_layout(), 3 * 2048 / BlockPool::kBlockTokens);
+  Scheduler scheduler(config, pool, {4, 256});
+  const uint64_t a = scheduler.add(request_of(testing::test_prompt(2000, 1), 1));
+  const uint64_t b = scheduler.add(request_of(testing::test_prompt(2000, 2), 1));
+  SchedulePlan plan = scheduler.schedule();
+  EXPECT_EQ(feeds_of(plan), (std::vector<Feed>{{a, 0, 128, true}, {b, 0, 128, true}}));
+  apply_fake(scheduler, plan);
+  const uint64_t c = scheduler.add(request_of(testing::test_prompt(600, 3), 1));
+  plan = scheduler.schedule();
+  EXPECT_EQ(feeds_of(plan), (std::vector<Feed>{{a, 128, 86, true}, {b, 128, 85, true}, {c, 0, 85, true}}));
+  apply_fake(scheduler, plan);
+  plan = scheduler.schedule();
+  EXPECT_EQ(feeds_of(plan), (std::vector<Feed>{{a, 214, 86, true}, {b, 213, 85, true}, {c, 85, 85, true}}));
 }
 
 TEST(SchedulerPlan, AdmitsNoMoreThanMaxRunning) {
