@@ -1,7 +1,5 @@
 #include "bench/one_shot.h"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
@@ -32,17 +30,6 @@ struct Timings {
   std::vector<int> tokens;
 };
 
-// A file in the temporary directory that is removed when the run is done with it, however it ends.
-struct TemporaryFile {
-  fs::path path;
-  explicit TemporaryFile(const std::string& suffix)
-      : path(fs::temp_directory_path() / ("minigen-bench-one-shot-" + std::to_string(::getpid()) + suffix)) {}
-  ~TemporaryFile() {
-    std::error_code ignored;
-    fs::remove(path, ignored);
-  }
-};
-
 std::string first_line(const std::string& text) { return text.substr(0, text.find('\n')); }
 
 Timings fresh_process(const OneShotPrompt& prompt, const BenchOptions& options, int threads, WeightType weights) {
@@ -56,18 +43,20 @@ Timings fresh_process(const OneShotPrompt& prompt, const BenchOptions& options, 
         std::string(kv_dtype_name(options.kv_dtypes.front()))}) {
     arguments.push_back(word);
   }
-  const TemporaryFile out(".json");
-  const TemporaryFile err(".err");
-  const int status = run_child(prompt.program, arguments, out.path, err.path);
+  // The child's output goes to fixed names in a folder only this user can enter, removed however the run ends.
+  const PrivateTemporaryDirectory work("minigen-bench-one-shot");
+  const fs::path out_path = work.path() / "report.json";
+  const fs::path err_path = work.path() / "stderr.txt";
+  const int status = run_child(prompt.program, arguments, out_path, err_path);
   if (status != 0) {
     throw Error("the one-shot run (" + prompt.program.string() + " generate -f " + prompt.text_path.string() +
                 ") failed with exit status " + std::to_string(status) + ": " +
-                first_line(read_whole_file(err.path, kMaxReportBytes, "its error output")));
+                first_line(read_whole_file(err_path, kMaxReportBytes, "its error output")));
   }
   Timings timings;
   try {
     const nlohmann::json report =
-        nlohmann::json::parse(read_whole_file(out.path, kMaxReportBytes, "the one-shot run's --json report"));
+        nlohmann::json::parse(read_whole_file(out_path, kMaxReportBytes, "the one-shot run's --json report"));
     timings.load_ms = report.at("load_ms").get<double>();
     timings.ttft_ms = report.at("ttft_ms").get<double>();
     timings.itl_ms = report.at("itl_ms").get<double>();

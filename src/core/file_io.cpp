@@ -7,10 +7,12 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <istream>
 #include <limits>
+#include <random>
 #include <system_error>
 
 #include "core/error.h"
@@ -169,6 +171,140 @@ void check_output_file(const std::filesystem::path& path) {
               "); remove it or choose another path");
 }
 
+class DescriptorOutputStream::Buffer : public std::streambuf {
+ public:
+  explicit Buffer(int descriptor) : descriptor_(descriptor), bytes_(std::size_t{1} << 16) {
+    setp(bytes_.data(), bytes_.data() + bytes_.size());
+  }
+  int write_errno() const { return write_errno_; }
+
+ protected:
+  int_type overflow(int_type c) override {
+    if (!drain()) return traits_type::eof();
+    if (traits_type::eq_int_type(c, traits_type::eof())) return traits_type::not_eof(c);
+    *pptr() = traits_type::to_char_type(c);
+    pbump(1);
+    return c;
+  }
+  int sync() override { return drain() ? 0 : -1; }
+
+ private:
+  // Writes what is buffered; false (and the errno kept) at the first failure.
+  bool drain() {
+    if (write_errno_ != 0) return false;
+    const char* next = pbase();
+    while (next < pptr()) {
+      const ssize_t written = ::write(descriptor_, next, static_cast<std::size_t>(pptr() - next));
+      if (written < 0 && errno == EINTR) continue;
+      if (written <= 0) {
+        write_errno_ = written < 0 ? errno : EIO;
+        return false;
+      }
+      next += written;
+    }
+    setp(bytes_.data(), bytes_.data() + bytes_.size());
+    return true;
+  }
+
+  int descriptor_;
+  std::vector<char> bytes_;
+  int write_errno_ = 0;
+};
+
+DescriptorOutputStream::DescriptorOutputStream(int descriptor)
+    : std::ostream(nullptr), buffer_(std::make_unique<Buffer>(descriptor)) {
+  rdbuf(buffer_.get());
+}
+
+DescriptorOutputStream::~DescriptorOutputStream() = default;
+
+int DescriptorOutputStream::write_errno() const { return buffer_->write_errno(); }
+
+void check_single_link(int descriptor, const std::filesystem::path& path) {
+  struct stat status {};
+  if (::fstat(descriptor, &status) != 0) throw Error(path.string() + ": cannot stat: " + std::strerror(errno));
+  if (status.st_nlink > 1) {
+    throw Error(path.string() + " has " + std::to_string(status.st_nlink) +
+                " links (a hard link to another file); refusing to write through it");
+  }
+}
+
+ExclusiveTemporaryFile::ExclusiveTemporaryFile(const std::filesystem::path& destination) : destination_(destination) {
+  // 12 characters of 64 each are 72 random bits: a name nobody can plant a link at in advance. A name that exists
+  // anyway (O_EXCL fails with EEXIST) is drawn again, never opened.
+  static constexpr char kAlphabet[] = "0123456789abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ-_";
+  std::random_device entropy;
+  for (int attempt = 0; attempt < 100; ++attempt) {
+    std::string suffix = ".tmp-";
+    for (int i = 0; i < 12; ++i) suffix += kAlphabet[entropy() % 64];
+    path_ = destination_;
+    path_ += suffix;
+    // 0644 less the umask, as before; O_NOFOLLOW as well as O_EXCL, so that no kernel follows a link here.
+    descriptor_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+    if (descriptor_ >= 0 || errno != EEXIST) break;
+  }
+  if (descriptor_ < 0) throw Error("cannot create " + path_.string() + ": " + std::strerror(errno));
+  try {
+    check_single_link(descriptor_, path_);
+  } catch (...) {
+    ::close(descriptor_);
+    ::unlink(path_.c_str());
+    throw;
+  }
+  stream_ = std::make_unique<DescriptorOutputStream>(descriptor_);
+}
+
+ExclusiveTemporaryFile::~ExclusiveTemporaryFile() {
+  stream_.reset();
+  if (descriptor_ >= 0) ::close(descriptor_);
+  if (!committed_) ::unlink(path_.c_str());
+}
+
+void ExclusiveTemporaryFile::write(const void* data, std::size_t size) {
+  stream_->flush();
+  if (stream_->write_errno() != 0) fail("cannot write", stream_->write_errno());
+  const char* bytes = static_cast<const char*>(data);
+  while (size > 0) {
+    const ssize_t written = ::write(descriptor_, bytes, size);
+    if (written < 0 && errno == EINTR) continue;
+    if (written <= 0) fail("cannot write", written < 0 ? errno : EIO);
+    bytes += written;
+    size -= static_cast<std::size_t>(written);
+  }
+}
+
+void ExclusiveTemporaryFile::commit(bool sync) {
+  stream_->flush();
+  if (stream_->write_errno() != 0 || !*stream_) fail("cannot write", stream_->write_errno());
+  if (sync && ::fsync(descriptor_) != 0) fail("cannot flush", errno);
+  const int descriptor = descriptor_;
+  descriptor_ = -1;
+  if (::close(descriptor) != 0) fail("cannot write", errno);  // NFS and some others report a full disk only here
+  if (::rename(path_.c_str(), destination_.c_str()) != 0) {
+    const int rename_errno = errno;
+    throw Error("cannot rename " + path_.string() + " to " + destination_.string() + ": " +
+                std::strerror(rename_errno));
+  }
+  committed_ = true;
+}
+
+void ExclusiveTemporaryFile::fail(const std::string& what, int error_number) {
+  throw Error(what + " " + destination_.string() + ": " + std::strerror(error_number != 0 ? error_number : EIO));
+}
+
+PrivateTemporaryDirectory::PrivateTemporaryDirectory(const std::string& prefix) {
+  std::string pattern = (std::filesystem::temp_directory_path() / (prefix + "-XXXXXX")).string();
+  if (::mkdtemp(pattern.data()) == nullptr) {
+    throw Error("cannot create a temporary directory " + pattern + ": " + std::strerror(errno));
+  }
+  path_ = pattern;
+}
+
+PrivateTemporaryDirectory::~PrivateTemporaryDirectory() {
+  std::error_code ignored;
+  std::filesystem::remove_all(path_, ignored);
+}
+
 void write_file_atomically(const std::filesystem::path& path, std::string_view contents) {
   write_file_atomically(
       path, [&](std::ostream& out) { out.write(contents.data(), static_cast<std::streamsize>(contents.size())); });
@@ -176,37 +312,9 @@ void write_file_atomically(const std::filesystem::path& path, std::string_view c
 
 void write_file_atomically(const std::filesystem::path& path, const std::function<void(std::ostream&)>& write) {
   check_output_file(path);
-  // The temporary name carries the process id so that two writers never share one temporary file.
-  std::filesystem::path temporary = path;
-  temporary += ".tmp." + std::to_string(::getpid());
-  {
-    errno = 0;
-    std::ofstream out(temporary, std::ios::binary | std::ios::trunc);
-    if (!out) throw Error("cannot create " + temporary.string() + ": " + std::strerror(errno));
-    try {
-      write(out);
-    } catch (...) {
-      out.close();
-      std::error_code ignored;
-      std::filesystem::remove(temporary, ignored);
-      throw;
-    }
-    out.flush();
-    const int write_errno = errno;
-    out.close();
-    if (!out) {
-      std::error_code ignored;
-      std::filesystem::remove(temporary, ignored);
-      throw Error("cannot write " + path.string() + ": " + std::strerror(write_errno != 0 ? write_errno : EIO));
-    }
-  }
-  std::error_code rename_error;
-  std::filesystem::rename(temporary, path, rename_error);
-  if (rename_error) {
-    std::error_code ignored;
-    std::filesystem::remove(temporary, ignored);
-    throw Error("cannot rename " + temporary.string() + " to " + path.string() + ": " + rename_error.message());
-  }
+  ExclusiveTemporaryFile temporary(path);
+  write(temporary.stream());
+  temporary.commit();
 }
 
 void check_output_directory(const std::filesystem::path& directory, const std::string& what) {
@@ -228,32 +336,36 @@ OutputDirectory::OutputDirectory(std::filesystem::path directory, const std::str
 }
 
 OutputDirectory::~OutputDirectory() {
-  if (committed_) return;
   std::error_code ignored;
-  for (const auto& [temporary, final_path] : staged_) std::filesystem::remove(temporary, ignored);
-  if (made_directory_) std::filesystem::remove(directory_, ignored);  // only if empty: nothing else of ours is there
+  if (!staging_.empty()) std::filesystem::remove_all(staging_, ignored);  // our own folder: nothing else is in it
+  if (!committed_ && made_directory_) std::filesystem::remove(directory_, ignored);  // only if empty
 }
 
 void OutputDirectory::write(const std::string& name, std::string_view contents) {
-  write_with(name, [&](const std::filesystem::path& temporary) { write_file_atomically(temporary, contents); });
+  write_with(name, [&](const std::filesystem::path& staged) { write_file_atomically(staged, contents); });
 }
 
 void OutputDirectory::write_with(const std::string& name,
                                  const std::function<void(const std::filesystem::path&)>& write_file) {
   const std::filesystem::path final_path = directory_ / name;
   check_output_file(final_path);
-  std::filesystem::path temporary = final_path;
-  temporary += ".partial." + std::to_string(::getpid());
-  staged_.emplace_back(temporary, final_path);
-  write_file(temporary);
+  if (staging_.empty()) {
+    std::string pattern = (directory_ / ".minigen-partial-XXXXXX").string();
+    if (::mkdtemp(pattern.data()) == nullptr) {
+      throw Error("cannot create a temporary folder in " + directory_.string() + ": " + std::strerror(errno));
+    }
+    staging_ = pattern;
+  }
+  const std::filesystem::path staged = staging_ / name;
+  staged_.emplace_back(staged, final_path);
+  write_file(staged);
 }
 
 void OutputDirectory::commit() {
-  for (const auto& [temporary, final_path] : staged_) {
+  for (const auto& [staged, final_path] : staged_) {
     std::error_code error;
-    std::filesystem::rename(temporary, final_path, error);
-    if (error)
-      throw Error("cannot rename " + temporary.string() + " to " + final_path.string() + ": " + error.message());
+    std::filesystem::rename(staged, final_path, error);
+    if (error) throw Error("cannot rename " + staged.string() + " to " + final_path.string() + ": " + error.message());
   }
   committed_ = true;
 }

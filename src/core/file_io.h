@@ -8,6 +8,8 @@
 #include <filesystem>
 #include <functional>
 #include <iosfwd>
+#include <memory>
+#include <ostream>
 #include <span>
 #include <string>
 #include <string_view>
@@ -103,9 +105,73 @@ class MappedFile {
 // regular file (it is a symbolic link); remove it or choose another path".
 void check_output_file(const std::filesystem::path& path);
 
-// Writes `contents` to a temporary file beside `path`, then renames it over `path`: a reader sees the old file or
-// the complete new one, never half of it, and a failed write leaves nothing behind. Throws minigen::Error on failure
-// (check_output_file's included).
+// An output stream over a file descriptor it does not own, which keeps the errno of the first failed write (ENOSPC on
+// a full disk, EIO, EFBIG) so that the message can say why; the stream goes bad at that failure.
+class DescriptorOutputStream : public std::ostream {
+ public:
+  explicit DescriptorOutputStream(int descriptor);
+  ~DescriptorOutputStream() override;
+  int write_errno() const;  // 0 while every write succeeded
+
+ private:
+  class Buffer;
+  std::unique_ptr<Buffer> buffer_;
+};
+
+// Refuses an open file with more than one name (a hard link to it elsewhere, which writing would change too): throws
+// minigen::Error "PATH has N links (a hard link to another file); refusing to write through it".
+void check_single_link(int descriptor, const std::filesystem::path& path);
+
+// A new file beside `destination` (same directory, so that the rename is atomic) under a random name no other process
+// can predict, DESTINATION.tmp-XXXXXXXXXXXX. It is made with O_CREAT | O_EXCL | O_NOFOLLOW: a symbolic or hard link
+// planted at any name is never followed or truncated (a name that exists is drawn again), and the opened file must
+// have one link (check_single_link). Mode 0644 less the umask. commit() renames it over `destination`; destroyed
+// without commit() (an error on the way), it is removed.
+class ExclusiveTemporaryFile {
+ public:
+  explicit ExclusiveTemporaryFile(const std::filesystem::path& destination);
+  ~ExclusiveTemporaryFile();
+  ExclusiveTemporaryFile(const ExclusiveTemporaryFile&) = delete;
+  ExclusiveTemporaryFile& operator=(const ExclusiveTemporaryFile&) = delete;
+
+  const std::filesystem::path& path() const { return path_; }
+  // Buffered writes; a failure is thrown by commit() with its errno ("cannot write DESTINATION: No space left on
+  // device").
+  std::ostream& stream() { return *stream_; }
+  // Unbuffered: throws minigen::Error with the errno at once.
+  void write(const void* data, std::size_t size);
+  // Flushes (and with `sync`, fsyncs), closes and renames the file over `destination`. Throws minigen::Error.
+  void commit(bool sync = false);
+
+ private:
+  [[noreturn]] void fail(const std::string& what, int error_number);
+  std::filesystem::path destination_;
+  std::filesystem::path path_;
+  int descriptor_ = -1;
+  std::unique_ptr<DescriptorOutputStream> stream_;
+  bool committed_ = false;
+};
+
+// A new directory only this user can enter (mkdtemp, mode 0700) in the system's temporary directory, named
+// PREFIX-XXXXXX: the work files of a child process (the lab's gnuplot scripts, the bench's captured output) live
+// there under fixed names that no other user can plant a link at. Removed with everything in it when destroyed.
+class PrivateTemporaryDirectory {
+ public:
+  explicit PrivateTemporaryDirectory(const std::string& prefix);
+  ~PrivateTemporaryDirectory();
+  PrivateTemporaryDirectory(const PrivateTemporaryDirectory&) = delete;
+  PrivateTemporaryDirectory& operator=(const PrivateTemporaryDirectory&) = delete;
+
+  const std::filesystem::path& path() const { return path_; }
+
+ private:
+  std::filesystem::path path_;
+};
+
+// Writes `contents` to a temporary file beside `path` (an ExclusiveTemporaryFile), then renames it over `path`: a
+// reader sees the old file or the complete new one, never half of it, and a failed write leaves nothing behind.
+// Throws minigen::Error on failure with the reason ("cannot write PATH: No space left on device"; check_output_file's
+// included).
 void write_file_atomically(const std::filesystem::path& path, std::string_view contents);
 // The same for a file written piece by piece by `write` (a large model file is not first assembled in memory); a
 // stream left failed by `write` counts as a failed write.
@@ -115,9 +181,10 @@ void write_file_atomically(const std::filesystem::path& path, const std::functio
 // "--out") starts the message.
 void check_output_directory(const std::filesystem::path& directory, const std::string& what);
 
-// The files of one output directory, written under temporary names and renamed into place together by commit(), in
-// the order they were written. Destroyed without commit() (an error on the way), it removes every temporary file, and
-// the directory itself if it made it: a failed command leaves no half-written output behind.
+// The files of one output directory, written into a private folder inside it (DIRECTORY/.minigen-partial-XXXXXX,
+// mkdtemp, mode 0700: no other user can plant a link there) and renamed into place together by commit(), in the order
+// they were written. Destroyed without commit() (an error on the way), it removes that folder with every file in it,
+// and the directory itself if it made it: a failed command leaves no half-written output behind.
 class OutputDirectory {
  public:
   // Makes `directory` if it is missing. `what` ("OUT", "--out") starts the error when it exists and is not a
@@ -129,12 +196,14 @@ class OutputDirectory {
 
   const std::filesystem::path& path() const { return directory_; }
   void write(const std::string& name, std::string_view contents);
-  // `write_file` writes the file at the temporary path it is given (for writers that take a path).
+  // `write_file` writes the file at the path it is given, inside the private folder (for writers that take a path;
+  // minigen's own write through an ExclusiveTemporaryFile there and rename it to that path).
   void write_with(const std::string& name, const std::function<void(const std::filesystem::path&)>& write_file);
   void commit();
 
  private:
   std::filesystem::path directory_;
+  std::filesystem::path staging_;  // the private folder, made at the first write
   bool made_directory_ = false;
   bool committed_ = false;
   std::vector<std::pair<std::filesystem::path, std::filesystem::path>> staged_;  // temporary, final

@@ -1,5 +1,6 @@
 #include "core/file_io.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -11,6 +12,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/planted_links_test_util.h"
 
 namespace minigen {
 namespace {
@@ -61,6 +63,133 @@ TEST_F(FileIoTest, FailedWriteLeavesNothingBehind) {
   for (const auto& entry : fs::directory_iterator(directory_)) left.push_back(entry.path().filename().string());
   EXPECT_EQ(left, std::vector<std::string>{"report.json"});
   EXPECT_TRUE(fs::is_directory(target / "inside"));
+}
+
+// Issue 46 item 3: write_file_atomically once wrote PATH.tmp.<pid> through std::ofstream, following a symbolic link
+// planted there (or truncating the file a hard link there names) and overwriting a file outside the folder. Links at
+// that name, at the other old names and at guesses of the random one are now left as they were.
+TEST_F(FileIoTest, AtomicWriteNeverWritesThroughAPlantedLink) {
+  testing::PlantedLinks planted(directory_ / "elsewhere");
+  const fs::path out = directory_ / "out";
+  fs::create_directories(out);
+  const fs::path path = out / "report.json";
+  for (const fs::path& name : testing::temporary_names_beside(path)) planted.plant(name);
+  write_file_atomically(path, "new contents");
+  EXPECT_EQ(read_whole_file(path, 100, "test file"), "new contents");
+  write_file_atomically(path, [](std::ostream& stream) { stream << "streamed"; });
+  EXPECT_EQ(read_whole_file(path, 100, "test file"), "streamed");
+  planted.expect_untouched();
+  // Only the planted names and the file itself: no temporary file is left.
+  EXPECT_EQ(std::distance(fs::directory_iterator(out), fs::directory_iterator()),
+            static_cast<long>(2 * testing::temporary_names_beside(path).size() + 1));
+  // check_output_file's rule is kept: a link at the final path is refused, and its target is not written.
+  const fs::path linked = out / "linked.json";
+  planted.plant_symbolic(linked);
+  EXPECT_NE(error_of([&] { write_file_atomically(linked, "x"); }).find("(it is a symbolic link)"), std::string::npos);
+  planted.expect_untouched();
+}
+
+// Issue 46 item 3 for the directories quantize, merge-lora, init-random, tokenizer train and the lab write: their
+// files were NAME.partial.<pid> and, inside write_file_atomically, NAME.partial.<pid>.tmp.<pid>.
+TEST_F(FileIoTest, OutputDirectoryNeverWritesThroughAPlantedLink) {
+  testing::PlantedLinks planted(directory_ / "elsewhere");
+  const fs::path out = directory_ / "model";
+  fs::create_directories(out);
+  for (const char* name : {"tokenizer.json", "model.safetensors"}) {
+    for (const fs::path& planted_name : testing::temporary_names_beside(out / name)) planted.plant(planted_name);
+  }
+  {
+    OutputDirectory directory(out, "OUT");
+    directory.write("tokenizer.json", "{}");
+    directory.write_with("model.safetensors", [](const fs::path& staged) {
+      // A writer that takes a path is given one inside a folder only this user can enter.
+      struct stat status {};
+      ASSERT_EQ(::stat(staged.parent_path().c_str(), &status), 0);
+      EXPECT_EQ(status.st_mode & 0777, 0700u);
+      write_file_atomically(staged, "weights");
+    });
+    directory.commit();
+  }
+  EXPECT_EQ(read_whole_file(out / "tokenizer.json", 100, "test file"), "{}");
+  EXPECT_EQ(read_whole_file(out / "model.safetensors", 100, "test file"), "weights");
+  planted.expect_untouched();
+  for (const auto& entry : fs::directory_iterator(out)) {
+    EXPECT_EQ(entry.path().filename().string().find(".minigen-partial"), std::string::npos) << "left over";
+  }
+}
+
+// A directory that fails before commit leaves neither its private folder nor the files in it.
+TEST_F(FileIoTest, OutputDirectoryWithoutCommitLeavesNothing) {
+  const fs::path out = directory_ / "never";
+  {
+    OutputDirectory directory(out, "OUT");
+    directory.write("a.txt", "a");
+  }
+  EXPECT_FALSE(fs::exists(out));
+}
+
+// The temporary file is made with O_EXCL, so it has one link when opened; the check on the opened descriptor stands
+// in case a file system ever hands back one with more (a hard link to a file elsewhere): it is refused.
+TEST_F(FileIoTest, AFileWithTwoLinksIsRefused) {
+  const fs::path file = write("linked.txt", "x");
+  fs::create_hard_link(file, directory_ / "second-name.txt");
+  const int descriptor = ::open(file.c_str(), O_RDONLY | O_CLOEXEC);
+  ASSERT_GE(descriptor, 0);
+  EXPECT_EQ(error_of([&] { check_single_link(descriptor, file); }),
+            file.string() + " has 2 links (a hard link to another file); refusing to write through it");
+  fs::remove(directory_ / "second-name.txt");
+  EXPECT_EQ(error_of([&] { check_single_link(descriptor, file); }), "");
+  ::close(descriptor);
+}
+
+TEST_F(FileIoTest, ExclusiveTemporaryFileIsRemovedUnlessCommitted) {
+  const fs::path path = directory_ / "weights.bin";
+  {
+    ExclusiveTemporaryFile temporary(path);
+    EXPECT_EQ(temporary.path().parent_path(), directory_);
+    EXPECT_EQ(temporary.path().filename().string().rfind("weights.bin.tmp-", 0), 0u);
+    struct stat status {};
+    ASSERT_EQ(::lstat(temporary.path().c_str(), &status), 0);
+    EXPECT_EQ(status.st_mode & 0022, 0u);  // 0644 less the umask: never writable by others
+    temporary.write("abc", 3);
+  }
+  EXPECT_EQ(std::distance(fs::directory_iterator(directory_), fs::directory_iterator()), 0);
+  ExclusiveTemporaryFile temporary(path);
+  temporary.write("ab", 2);
+  temporary.stream() << "cd";
+  temporary.commit(/*sync=*/true);
+  EXPECT_EQ(read_whole_file(path, 100, "test file"), "abcd");
+  EXPECT_EQ(std::distance(fs::directory_iterator(directory_), fs::directory_iterator()), 1);
+}
+
+// Issue 46 item 5: a full disk is reported as such. /dev/full fails every write with ENOSPC, as a full file system
+// does; the stream keeps that errno for the message instead of a bare "failed".
+TEST_F(FileIoTest, AFullDiskIsReportedWithItsErrno) {
+  const int descriptor = ::open("/dev/full", O_WRONLY | O_CLOEXEC);
+  if (descriptor < 0) GTEST_SKIP() << "no /dev/full here";
+  {
+    DescriptorOutputStream stream(descriptor);
+    stream << std::string(200000, 'x');
+    stream.flush();
+    EXPECT_FALSE(stream);
+    EXPECT_EQ(stream.write_errno(), ENOSPC);
+  }
+  ::close(descriptor);
+}
+
+TEST_F(FileIoTest, PrivateTemporaryDirectoryIsOnlyOursAndRemoved) {
+  fs::path made;
+  {
+    const PrivateTemporaryDirectory work("minigen-file-io-test");
+    made = work.path();
+    struct stat status {};
+    ASSERT_EQ(::lstat(made.c_str(), &status), 0);
+    EXPECT_TRUE(S_ISDIR(status.st_mode));
+    EXPECT_EQ(status.st_mode & 0777, 0700u);
+    EXPECT_EQ(made.filename().string().rfind("minigen-file-io-test-", 0), 0u);
+    write_file_atomically(made / "script.gp", "plot x");
+  }
+  EXPECT_FALSE(fs::exists(made));
 }
 
 TEST_F(FileIoTest, ReadingAMissingFileNamesIt) {

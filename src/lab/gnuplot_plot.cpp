@@ -3,8 +3,6 @@
 #include <unistd.h>
 
 #include <cstdlib>
-#include <cstring>
-#include <fstream>
 #include <sstream>
 
 #include "core/child_process.h"
@@ -52,16 +50,16 @@ fs::path find_gnuplot() {
       "(apt-get install gnuplot-nox)");
 }
 
-std::string gnuplot_script(const PlotSpec& spec, const fs::path& svg_path) {
+std::string gnuplot_script(const PlotSpec& spec) {
   std::ostringstream script;
   script.precision(10);
   // noenhanced: titles are printed as written (no ^ or _ markup); a white background keeps dark-mode viewers legible.
   // The SVG names the font family "sans" and the viewer draws it: Chinese labels come from the viewer's CJK fallback
   // for sans (e.g. Noto Sans CJK or Droid Sans Fallback); the text is written as UTF-8 (`set encoding utf8`).
-  // The legend sits inside the frame with an opaque box, so the plot keeps the whole width.
+  // The legend sits inside the frame with an opaque box, so the plot keeps the whole width. No `set output`: the SVG
+  // goes to stdout, which render_svg reads through a pipe and writes itself.
   script << "set encoding utf8\n"
          << "set terminal svg size 860,520 dynamic noenhanced font 'sans,13' background rgb 'white'\n"
-         << "set output " << quoted(svg_path.string()) << "\n"
          << "set title " << quoted(spec.title) << "\n"
          << "set xlabel " << quoted(spec.x_label) << "\n"
          << "set ylabel " << quoted(spec.y_label) << "\n"
@@ -103,25 +101,20 @@ std::string gnuplot_script(const PlotSpec& spec, const fs::path& svg_path) {
 }
 
 void render_svg(const fs::path& gnuplot, const PlotSpec& spec, const fs::path& svg_path) {
-  const fs::path work_base =
-      fs::temp_directory_path() / ("minigen-lab-" + std::to_string(::getpid()) + "-" + spec.file_name);
-  const fs::path script_path = work_base.string() + ".gp";
-  const fs::path stderr_path = work_base.string() + ".stderr";
-  {
-    std::ofstream script(script_path, std::ios::binary);
-    script << gnuplot_script(spec, svg_path);
-    if (!script) throw Error("cannot write the gnuplot script " + script_path.string());
+  // The script and gnuplot's messages live in a folder only this user can enter (a fixed name in $TMPDIR could be a
+  // link another user planted); the SVG comes back through a pipe and is written here, so that a full disk is
+  // reported as such ("No space left on device") rather than as an empty plot.
+  const PrivateTemporaryDirectory work("minigen-lab");
+  const fs::path script_path = work.path() / "plot.gp";
+  const fs::path stderr_path = work.path() / "gnuplot.stderr";
+  write_file_atomically(script_path, gnuplot_script(spec));
+  constexpr std::size_t kMaxSvgBytes = std::size_t{64} << 20;  // a plot of a few hundred points is some 50 KB
+  const CapturedChild drawn = run_child_capturing_stdout(gnuplot, {script_path.string()}, stderr_path, kMaxSvgBytes);
+  if (drawn.status != 0 || drawn.stdout_text.find("</svg>") == std::string::npos) {
+    throw Error("gnuplot failed to draw " + spec.file_name + " (exit status " + std::to_string(drawn.status) +
+                "): " + read_text(stderr_path));
   }
-  const int status = run_child(gnuplot, {script_path.string()}, /*stdout_path=*/{}, stderr_path);
-  const std::string messages = read_text(stderr_path);
-  std::error_code ignored;
-  fs::remove(script_path, ignored);
-  fs::remove(stderr_path, ignored);
-  if (status != 0 || !fs::exists(svg_path, ignored) || fs::file_size(svg_path, ignored) == 0) {
-    fs::remove(svg_path, ignored);
-    throw Error("gnuplot failed to draw " + spec.file_name + " (exit status " + std::to_string(status) +
-                "): " + messages);
-  }
+  write_file_atomically(svg_path, drawn.stdout_text);
 }
 
 }  // namespace minigen::lab

@@ -1,6 +1,6 @@
 #pragma once
 // Plots for the lab report, drawn by gnuplot (Debian package gnuplot-nox) as SVG. The plot is plain data; the
-// script is generated from it, written to a temporary file, and run by gnuplot as a child process.
+// script is generated from it, written to a private temporary folder, and run by gnuplot as a child process.
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -35,11 +35,12 @@ struct PlotSpec {
 // gnuplot's path on PATH. Throws minigen::Error naming the Debian package when it is missing.
 std::filesystem::path find_gnuplot();
 
-// The gnuplot script that draws `spec` into `svg_path` (data inline as here-documents).
-std::string gnuplot_script(const PlotSpec& spec, const std::filesystem::path& svg_path);
+// The gnuplot script that draws `spec` as SVG on stdout (data inline as here-documents).
+std::string gnuplot_script(const PlotSpec& spec);
 
-// Draws `spec` into `svg_path` (the lab's OutputDirectory gives a temporary name, renamed with the report). Throws
-// minigen::Error with gnuplot's own message when it fails, leaving no file at `svg_path`.
+// Draws `spec` into `svg_path` (the lab's OutputDirectory gives a path in its private folder, renamed with the
+// report) through write_file_atomically. Throws minigen::Error with gnuplot's own message when it fails, or with the
+// reason the script or the SVG could not be written ("No space left on device"), leaving no file at `svg_path`.
 void render_svg(const std::filesystem::path& gnuplot, const PlotSpec& spec, const std::filesystem::path& svg_path);
 
 }  // namespace minigen::lab

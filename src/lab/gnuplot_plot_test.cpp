@@ -1,12 +1,15 @@
 #include "lab/gnuplot_plot.h"
 
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <filesystem>
 #include <string>
 
 #include "core/error.h"
+#include "core/file_io.h"
+#include "core/planted_links_test_util.h"
 
 namespace minigen::lab {
 namespace {
@@ -15,14 +18,15 @@ TEST(LabGnuplot, ScriptCarriesTitleAxesLegendAndData) {
   const PlotSpec spec{"t.svg",
                       "Tokens fed, P = 183",
                       "new tokens N",
-                      "tokens",
+                      "the model's tokens",
                       false,
                       true,
                       {},
                       {{"with cache", {16, 64}, {198, 246}, "linespoints"}}};
-  const std::string script = gnuplot_script(spec, "/tmp/out's.svg");
+  const std::string script = gnuplot_script(spec);
   EXPECT_NE(script.find("set terminal svg"), std::string::npos);
-  EXPECT_NE(script.find("set output '/tmp/out''s.svg'"), std::string::npos);  // quote doubled
+  EXPECT_EQ(script.find("\nset output"), std::string::npos);  // the SVG goes to stdout, read through a pipe
+  EXPECT_NE(script.find("set ylabel 'the model''s tokens'"), std::string::npos);  // quote doubled
   EXPECT_NE(script.find("set title 'Tokens fed, P = 183'"), std::string::npos);
   EXPECT_NE(script.find("set xlabel 'new tokens N'"), std::string::npos);
   EXPECT_NE(script.find("set logscale y\nset format y '%g'"), std::string::npos);
@@ -44,7 +48,7 @@ TEST(LabGnuplot, ChineseLabelsAreWrittenAsUtf8AndAFixedRangeTakesNoOffset) {
                 {{"有缓存", {1}, {2}, "lines"}},
                 std::make_pair(0.0, 4.0),
                 "bottom right"};
-  const std::string script = gnuplot_script(spec, "t.svg");
+  const std::string script = gnuplot_script(spec);
   EXPECT_NE(script.find("set encoding utf8\n"), std::string::npos);
   EXPECT_NE(script.find("set title '首个 token 时间'\n"), std::string::npos);
   EXPECT_NE(script.find("title '有缓存'"), std::string::npos);
@@ -54,7 +58,7 @@ TEST(LabGnuplot, ChineseLabelsAreWrittenAsUtf8AndAFixedRangeTakesNoOffset) {
 
 TEST(LabGnuplot, UnequalSeriesAreRefused) {
   const PlotSpec spec{"t.svg", "t", "x", "y", false, false, {}, {{"s", {1, 2}, {1}, "lines"}}};
-  EXPECT_THROW(gnuplot_script(spec, "t.svg"), Error);
+  EXPECT_THROW(gnuplot_script(spec), Error);
 }
 
 TEST(LabGnuplot, MissingGnuplotNamesTheDebianPackage) {
@@ -71,6 +75,61 @@ TEST(LabGnuplot, MissingGnuplotNamesTheDebianPackage) {
   }
   ::setenv("PATH", saved_path.c_str(), 1);
   std::filesystem::remove_all(empty);
+}
+
+// gnuplot's path, or "" when it is missing (the tests that draw then skip, saying so).
+std::filesystem::path gnuplot_or_empty() {
+  try {
+    return find_gnuplot();
+  } catch (const Error&) {
+    return {};
+  }
+}
+
+// Issue 46 item 3: render_svg wrote its script to $TMPDIR/minigen-lab-<pid>-<plot>.gp (and gnuplot's messages to
+// ….stderr) through std::ofstream: a link another user planted there was followed and its target overwritten. The
+// script now lives in a private mkdtemp folder, the SVG comes back through a pipe and is written by
+// write_file_atomically; links at the old names are left as they were.
+TEST(LabGnuplot, DrawingNeverWritesThroughAPlantedLink) {
+  const std::filesystem::path gnuplot = gnuplot_or_empty();
+  if (gnuplot.empty()) GTEST_SKIP() << "gnuplot is not installed (Debian's gnuplot-nox): the plot is not drawn";
+  namespace fs = std::filesystem;
+  const fs::path folder = fs::temp_directory_path() / ("minigen_gnuplot_test_" + std::to_string(::getpid()));
+  fs::remove_all(folder);
+  fs::create_directories(folder / "out");
+  testing::PlantedLinks planted(folder / "victims");
+  const PlotSpec spec{"planted.svg", "t", "x", "y", false, false, {}, {{"s", {1, 2}, {3, 4}, "lines"}}};
+  const std::string old_base =
+      (fs::temp_directory_path() / ("minigen-lab-" + std::to_string(::getpid()) + "-" + spec.file_name)).string();
+  planted.plant_symbolic(old_base + ".gp");
+  planted.plant_hard(old_base + ".stderr");
+  const fs::path svg = folder / "out" / spec.file_name;
+  render_svg(gnuplot, spec, svg);
+  const std::string drawn = read_whole_file(svg, 1 << 20, "svg");
+  EXPECT_EQ(drawn.rfind("<?xml", 0), 0u) << drawn.substr(0, 100);
+  EXPECT_NE(drawn.find("</svg>"), std::string::npos);
+  planted.expect_untouched();
+  fs::remove(old_base + ".gp");
+  fs::remove(old_base + ".stderr");
+  fs::remove_all(folder);
+}
+
+// Issue 46 item 5: a lab run on a full disk said "gnuplot failed … (exit status 0)". The SVG is now written by
+// minigen itself, so a failure says why; here the output folder is missing (ENOENT), where a full disk says "No space
+// left on device" (FileIoTest.AFullDiskIsReportedWithItsErrno shows that errno is kept).
+TEST(LabGnuplot, AFailedWriteOfThePlotSaysWhy) {
+  const std::filesystem::path gnuplot = gnuplot_or_empty();
+  if (gnuplot.empty()) GTEST_SKIP() << "gnuplot is not installed (Debian's gnuplot-nox): the plot is not drawn";
+  const PlotSpec spec{"lost.svg", "t", "x", "y", false, false, {}, {{"s", {1, 2}, {3, 4}, "lines"}}};
+  const std::filesystem::path svg = std::filesystem::temp_directory_path() / "minigen_no_such_folder" / "lost.svg";
+  try {
+    render_svg(gnuplot, spec, svg);
+    ADD_FAILURE() << "wrote into a missing folder";
+  } catch (const Error& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("No such file or directory"), std::string::npos) << message;
+    EXPECT_EQ(message.find("gnuplot failed"), std::string::npos) << message;
+  }
 }
 
 }  // namespace

@@ -2,10 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <functional>
 
 #include "core/error.h"
+#include "core/file_io.h"
 #include "core/memory_limit_test_util.h"
+#include "core/planted_links_test_util.h"
 #include "model/io/gguf_test_builder.h"
 #include "model/io/gguf_writer.h"
 
@@ -187,6 +190,24 @@ TEST(GgufReader, EveryTruncationIsAnError) {
   for (std::size_t size = 0; size < bytes.size(); ++size) {
     EXPECT_NE(read_error(bytes.substr(0, size)), "") << size;
   }
+}
+
+// Issue 46 item 3: `export gguf` wrote OUT.tmp.<pid> through std::ofstream, following a link planted there. The file
+// written now equals gguf_bytes, and links at the old names and at guesses of the random one are left as they were.
+TEST(GgufWriter, NeverWritesThroughAPlantedLink) {
+  namespace fs = std::filesystem;
+  const fs::path folder = fs::temp_directory_path() / ("minigen_gguf_writer_test_" + std::to_string(::getpid()));
+  fs::remove_all(folder);
+  fs::create_directories(folder / "out");
+  testing::PlantedLinks planted(folder / "victims");
+  const fs::path path = folder / "out" / "model.gguf";
+  for (const fs::path& name : testing::temporary_names_beside(path)) planted.plant(name);
+  const GgufMetadata metadata = {{"general.architecture", GgufValue::string("llama")}};
+  const std::vector<GgufTensorToWrite> tensors = {{"t", {4, 3}, GgufTensorType::kF16, std::string(24, '\x01')}};
+  write_gguf(path, metadata, tensors);
+  EXPECT_EQ(read_whole_file(path, 1 << 20, "model.gguf"), gguf_bytes(metadata, tensors));
+  planted.expect_untouched();
+  fs::remove_all(folder);
 }
 
 }  // namespace

@@ -1,11 +1,6 @@
 #include "model/io/safetensors.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <atomic>
-#include <cerrno>
 #include <cstring>
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -13,6 +8,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/file_io.h"
 #include "core/process_memory.h"
 #include "model/dtype.h"
 
@@ -194,58 +190,6 @@ ParsedFile parse_file(std::span<const std::byte> file, const std::string& file_n
   return parsed;
 }
 
-// Removes the temporary file unless the write completed and it was renamed into place.
-class TemporaryFile {
- public:
-  explicit TemporaryFile(std::filesystem::path path) : path_(std::move(path)) {}
-  ~TemporaryFile() {
-    if (descriptor_ >= 0) ::close(descriptor_);
-    if (!committed_) ::unlink(path_.c_str());
-  }
-  TemporaryFile(const TemporaryFile&) = delete;
-  TemporaryFile& operator=(const TemporaryFile&) = delete;
-
-  void open() {
-    descriptor_ = ::open(path_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-    if (descriptor_ < 0) fail("cannot create");
-  }
-  void write(const void* data, std::size_t size) {
-    const char* bytes = static_cast<const char*>(data);
-    while (size > 0) {
-      const ssize_t written = ::write(descriptor_, bytes, size);
-      if (written < 0 && errno == EINTR) continue;
-      if (written <= 0) fail("cannot write");
-      bytes += written;
-      size -= static_cast<std::size_t>(written);
-    }
-  }
-  void commit(const std::filesystem::path& final_path) {
-    if (::fsync(descriptor_) != 0) fail("cannot flush");
-    const int descriptor = descriptor_;
-    descriptor_ = -1;
-    if (::close(descriptor) != 0) fail("cannot close");
-    if (::rename(path_.c_str(), final_path.c_str()) != 0) {
-      throw Error(final_path.string() + ": cannot move the finished file into place: " + std::strerror(errno));
-    }
-    committed_ = true;
-  }
-
- private:
-  [[noreturn]] void fail(const char* what) {
-    throw Error(path_.string() + ": " + what + " the temporary file: " + std::strerror(errno));
-  }
-  std::filesystem::path path_;
-  int descriptor_ = -1;
-  bool committed_ = false;
-};
-
-std::filesystem::path temporary_path_for(const std::filesystem::path& path) {
-  static std::atomic<unsigned> counter{0};
-  std::filesystem::path temporary = path;
-  temporary += ".tmp." + std::to_string(::getpid()) + "." + std::to_string(counter++);
-  return temporary;
-}
-
 // The 8-byte length and the JSON header (padded with spaces to a multiple of 8, which keeps the data 8-byte aligned)
 // of `tensors` written in name order, each as `dtype`, or as its own stored_dtype when `dtype` is empty.
 // `file_name` starts error messages.
@@ -349,8 +293,9 @@ namespace {
 void write_tensors(const std::filesystem::path& path, const TensorMap& tensors, std::optional<DType> dtype,
                    const std::map<std::string, std::string>& metadata) {
   const std::string header = header_bytes_for(tensors, dtype, metadata, path.string());
-  TemporaryFile output(temporary_path_for(path));
-  output.open();
+  check_output_file(path);
+  // A new file under a random name beside `path` (never a link planted there), renamed into place when complete.
+  ExclusiveTemporaryFile output(path);
   output.write(header.data(), header.size());
   // Convert in chunks so that writing a large model does not need a second full-size buffer.
   constexpr std::size_t kChunkElements = std::size_t{1} << 18;
@@ -363,7 +308,7 @@ void write_tensors(const std::filesystem::path& path, const TensorMap& tensors, 
       output.write(chunk.data(), count * dtype_size_bytes(element));
     }
   }
-  output.commit(path);
+  output.commit(/*sync=*/true);
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "core/error.h"
+#include "core/planted_links_test_util.h"
 #include "model/dtype.h"
 #include "model/io/torch_pth_test_writer.h"  // scratch files
 #include "ops/float_formats.h"
@@ -280,6 +281,26 @@ TEST_F(SafetensorsTest, ReplacesAnExistingFile) {
   const TensorMap read = read_safetensors(path);
   ASSERT_EQ(read.size(), 1u);
   EXPECT_EQ(read.at("only").values, std::vector<float>{42.0f});
+}
+
+// Issue 46 item 3: the writer's temporary PATH.tmp.<pid>.<n> was predictable; now a random name made with O_EXCL |
+// O_NOFOLLOW beside the file. Links planted at the old names and at guesses of the new are left as they were.
+TEST_F(SafetensorsTest, NeverWritesThroughAPlantedLink) {
+  const fs::path folder = safetensors_path("planted_folder");
+  fs::create_directories(folder);
+  testing::PlantedLinks planted(safetensors_path("planted_victims"));
+  const fs::path path = folder / "model.safetensors";
+  for (const fs::path& name : testing::temporary_names_beside(path)) planted.plant(name);
+  write_safetensors(path, sample_tensors());
+  EXPECT_EQ(read_safetensors(path).at("model.norm.weight").values, (std::vector<float>{1.5f, 3.0f}));
+  planted.expect_untouched();
+  // A link at the final path is refused (renaming over it would replace the link), and its target is not written.
+  const fs::path linked = folder / "linked.safetensors";
+  planted.plant_symbolic(linked);
+  EXPECT_THROW(write_safetensors(linked, sample_tensors()), Error);
+  planted.expect_untouched();
+  fs::remove_all(folder);
+  fs::remove_all(safetensors_path("planted_victims"));
 }
 
 }  // namespace
