@@ -141,6 +141,9 @@ std::shared_ptr<const LoraAdapter> load_lora_adapter(const fs::path& path, const
     } catch (const Error& parse_error) {
       throw Error(config_path.string() + " " + parse_error.what());
     }
+    // What the file claims first (names, shapes, dtypes), the values only once they fit the model: a tensor that
+    // would be refused is never copied into memory.
+    lora_from_peft(adapter_config, read_safetensors(tensors_path, {.shapes_only = true}), config, folder.string());
     adapter = lora_from_peft(adapter_config, read_safetensors(tensors_path), config, folder.string());
     adapter.name = (peft_folder ? path : folder).filename().string();
   } else if (path.extension() == ".gguf") {
@@ -148,6 +151,7 @@ std::shared_ptr<const LoraAdapter> load_lora_adapter(const fs::path& path, const
     adapter = lora_from_gguf(read_gguf(file.bytes(), path.string()), config, path.string());
     adapter.name = path.stem().string();
   } else {
+    lora_from_minimind_tensors(read_torch_pth(path, {.shapes_only = true}), config, path.string());  // as above
     adapter = lora_from_minimind_tensors(read_torch_pth(path), config, path.string());
     adapter.name = path.stem().string();
   }

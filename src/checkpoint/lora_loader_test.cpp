@@ -11,6 +11,8 @@
 #include "cache/kv_cache.h"
 #include "checkpoint/gguf_lora.h"
 #include "core/error.h"
+#include "core/peak_memory_test_util.h"
+#include "model/io/claimed_tensors_test_util.h"
 #include "model/io/gguf_writer.h"
 #include "model/io/safetensors.h"
 #include "model/io/torch_pth_test_writer.h"
@@ -151,6 +153,43 @@ TEST_F(LoraFiles, HostileFilesGetOneClearError) {
   EXPECT_NE(
       error_of([&] { load_lora_adapter(testing::scratch_path("missing.pth"), tiny()); }).find("LoRA adapter not found"),
       std::string::npos);
+}
+
+// An adapter whose shapes do not fit the model is refused from what the file claims, before its values are read: a
+// PEFT folder claiming a 2 GB A for q_proj (a hole, no disk) and a MiniMind .pth with a 64 MB one cost a few MB of
+// peak memory (before: the whole file in fp32 first, 4,133 MB for the 2 GB adapter, then the shape error).
+TEST_F(LoraFiles, AnAdapterThatDoesNotFitIsRefusedBeforeItsValuesAreRead) {
+  const auto folder = testing::scratch_path("claims-peft");
+  std::filesystem::create_directories(folder);
+  std::ofstream(folder / "adapter_config.json") << R"({"peft_type": "LORA", "r": 8, "lora_alpha": 16})";
+  const std::string module = "base_model.model.model.layers.0.self_attn.q_proj";
+  ASSERT_TRUE(testing::write_safetensors_with_claims(
+      folder / "adapter_model.safetensors", {},
+      {{module + ".lora_A.weight", "F16", {8, 128 * 1024 * 1024}}, {module + ".lora_B.weight", "F16", {256, 8}}}));
+  std::string peft_error;
+  const std::optional<uint64_t> peft_rise =
+      testing::peak_rise_bytes([&] { peft_error = error_of([&] { load_lora_adapter(folder, tiny()); }); });
+  EXPECT_NE(peft_error.find("has shape [8, 134217728] but the model needs [8, 256]"), std::string::npos) << peft_error;
+
+  const auto pth = testing::scratch_path("claims.pth");
+  {
+    std::vector<TestTensor> tensors;
+    const std::vector<float> big(size_t{8} << 22, 0.0f);  // A [8, 4 Mi] in fp16: 64 MB
+    tensors.emplace_back("model.layers.0.self_attn.q_proj.lora.A.weight", DType::kF16, "0", big, 0,
+                         std::vector<int64_t>{8, 4 << 20}, std::vector<int64_t>{4 << 20, 1});
+    tensors.emplace_back("model.layers.0.self_attn.q_proj.lora.B.weight", DType::kF16, "1",
+                         std::vector<float>(256 * 8, 0.0f), 0, std::vector<int64_t>{256, 8},
+                         std::vector<int64_t>{8, 1});
+    testing::write_bytes(pth, testing::pth_archive(tensors));
+  }
+  testing::return_test_memory();
+  std::string pth_error;
+  const std::optional<uint64_t> pth_rise =
+      testing::peak_rise_bytes([&] { pth_error = error_of([&] { load_lora_adapter(pth, tiny()); }); });
+  EXPECT_NE(pth_error.find("has shape [8, 4194304] but the model needs [8, 256]"), std::string::npos) << pth_error;
+  if (!peft_rise || !pth_rise) GTEST_SKIP() << "this kernel does not let a process reset its peak RSS";
+  EXPECT_LT(*peft_rise, uint64_t{16} << 20);
+  EXPECT_LT(*pth_rise, uint64_t{16} << 20);  // the fp32 copy alone would be 128 MB
 }
 
 }  // namespace

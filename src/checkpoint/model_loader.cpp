@@ -158,6 +158,37 @@ fs::path minigen_home() {
               binary_directory.string() + "; set MINIGEN_HOME to the folder that holds them");
 }
 
+namespace {
+
+// A torch zip (MiniMind's .pth, transformers' pytorch_model.bin) or a safetensors file.
+TensorMap read_weights_file(const fs::path& file, const TensorReadOptions& read) {
+  const std::string extension = file.extension().string();
+  if (extension == ".bin" || extension == ".pth" || extension == ".pt") return read_torch_pth(file, read);
+  return read_safetensors(file, read);
+}
+
+struct CheckedTensors {
+  ModelConfig config;
+  TensorMap tensors;
+};
+
+// The tensors of `file`, read only after what the file claims — every name, shape and dtype, read without the
+// values — fits the model `config_of` makes of those claims: a tensor that would be refused (an unused 2 GB one, a
+// matrix of the wrong shape) is never copied into memory, so a refused file costs its header, not its size.
+CheckedTensors read_checked_tensors(const fs::path& file, const TensorReadOptions& read,
+                                    const std::function<ModelConfig(const TensorMap&)>& config_of) {
+  TensorReadOptions claims_only = read;
+  claims_only.shapes_only = true;
+  TensorMap claimed = read_weights_file(file, claims_only);
+  weights_from_tensors(config_of(claimed), std::move(claimed));  // throws what the real read would, before it
+  TensorMap tensors = read_weights_file(file, read);
+  // Made again from the values: a .pth's tied embedding is inferred from them (lm_head equal to embed_tokens).
+  ModelConfig config = config_of(tensors);
+  return {std::move(config), std::move(tensors)};
+}
+
+}  // namespace
+
 LoadedModel load_model(const fs::path& path, const LoadOptions& options) {
   if (!fs::exists(path)) throw Error("model not found: " + path.string());
   LoadedModel loaded;
@@ -171,19 +202,21 @@ LoadedModel load_model(const fs::path& path, const LoadOptions& options) {
     if (!fs::exists(directory / "config.json")) throw Error(not_a_model_directory(directory));
     const nlohmann::json config_json = read_json_file(directory / "config.json");
     const fs::path weights_file = fs::is_directory(path) ? directory_weights_file(directory) : path;
-    if (weights_file.extension() == ".bin") {
-      tensors = read_torch_pth(weights_file);
-      loaded.format = "pytorch_model.bin";
-    } else {
-      tensors = read_safetensors(weights_file);
-      loaded.format = "safetensors";
-    }
-    config = config_from_json(config_json, has_qk_norm_tensors(tensors));
+    loaded.format = weights_file.extension() == ".bin" ? "pytorch_model.bin" : "safetensors";
+    CheckedTensors checked = read_checked_tensors(weights_file, {}, [&](const TensorMap& claimed) {
+      return config_from_json(config_json, has_qk_norm_tensors(claimed));
+    });
+    config = std::move(checked.config);
+    tensors = std::move(checked.tensors);
     tokenizer_location = directory;
   } else if (path.extension() == ".pth" || path.extension() == ".pt") {
-    tensors = read_torch_pth(path);
-    config = infer_config_from_tensors(tensors, options.num_q_heads);
-    if (options.yarn) config.rope_scaling = RopeScaling{};  // minimind-3's YaRN settings
+    CheckedTensors checked = read_checked_tensors(path, {}, [&](const TensorMap& claimed) {
+      ModelConfig inferred = infer_config_from_tensors(claimed, options.num_q_heads);
+      if (options.yarn) inferred.rope_scaling = RopeScaling{};  // minimind-3's YaRN settings
+      return inferred;
+    });
+    config = std::move(checked.config);
+    tensors = std::move(checked.tensors);
     loaded.format = "pth";
     tokenizer_location = path.parent_path();
   } else if (path.extension() == ".gguf") {
@@ -255,15 +288,16 @@ std::unique_ptr<Model> load_replacement_weights(const fs::path& path, const Mode
     if (fs::is_directory(path) || path.extension() == ".safetensors") {
       const fs::path directory = fs::is_directory(path) ? path : path.parent_path();
       const fs::path weights_file = fs::is_directory(path) ? directory_weights_file(directory) : path;
-      tensors = weights_file.extension() == ".bin" ? read_torch_pth(weights_file, read)
-                                                   : read_safetensors(weights_file, read);
       if (fs::exists(directory / "config.json")) {
-        stated = config_from_json(read_json_file(directory / "config.json"), has_qk_norm_tensors(tensors));
+        const nlohmann::json config_json = read_json_file(directory / "config.json");
+        stated =
+            config_from_json(config_json, has_qk_norm_tensors(read_weights_file(weights_file, {.shapes_only = true})));
       } else if (fs::is_directory(path)) {
         throw Error("no config.json in " + name);
       }
+      tensors = read_checked_tensors(weights_file, read, [&](const TensorMap&) { return served; }).tensors;
     } else if (path.extension() == ".pth" || path.extension() == ".pt") {
-      tensors = read_torch_pth(path, read);
+      tensors = read_checked_tensors(path, read, [&](const TensorMap&) { return served; }).tensors;
     } else {
       throw Error(name + " is neither a model directory nor a .safetensors or .pth file");
     }

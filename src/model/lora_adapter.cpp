@@ -276,6 +276,7 @@ LoraAdapter lora_from_tensors(const ModelConfig& config, std::vector<LoraTensors
     pair.rank = static_cast<int>(rank);
     pair.a = checked_matrix(entry.module + " A", entry.a, pair.rank, in);
     pair.b = checked_matrix(entry.module + " B", entry.b, out, pair.rank);
+    if (entry.a.shape_only || entry.b.shape_only) continue;  // a check of what the file claims: nothing to pack
     pair.packed_a = PackedMatrix(pair.a.data(), pair.rank, in, WeightType::kF32);
     pair.packed_b = PackedMatrix(pair.b.data(), out, pair.rank, WeightType::kF32);
   }

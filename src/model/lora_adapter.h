@@ -80,7 +80,8 @@ struct LoraTensors {
 
 // Checks each pair against the model's shapes and builds the adapter: every module must exist in the model (an
 // unknown one is an Error naming it and what the model has), A and B must be rank-2 with one rank between them,
-// 1 ≤ rank ≤ min(in, out), every value finite; at least one pair. Packs A and B for the kernels.
+// 1 ≤ rank ≤ min(in, out), every value finite; at least one pair. Packs A and B for the kernels. Tensors read with
+// TensorReadOptions::shapes_only get the same checks but no values: a loader's first look at what a file claims.
 LoraAdapter lora_from_tensors(const ModelConfig& config, std::vector<LoraTensors> tensors, float scale,
                               const std::string& source, const std::string& format);
 

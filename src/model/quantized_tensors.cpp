@@ -83,6 +83,7 @@ Matrix coded_matrix(const std::string& name, const HostTensor& codes, const Host
   matrix.rows = rows;
   matrix.cols = cols;
   matrix.coded = q8 ? WeightType::kQ8 : WeightType::kQ4;
+  if (codes.shape_only) return matrix;  // a loader's check of the file's claims: no codes to unpack yet
   matrix.codes.resize(static_cast<std::size_t>(rows) * cols);
   for (std::size_t j = 0; j < codes.values.size(); ++j) {
     const int value = static_cast<int>(codes.values[j]);  // exact: read from I8 or U8

@@ -28,6 +28,8 @@ struct HostTensor {
   DType stored_dtype = DType::kF32;
   // Instead of `values`, when TensorReadOptions::keep_fp16_matrices kept a 2-D fp16 tensor's bits (row-major).
   std::vector<uint16_t> f16_bits{};
+  // TensorReadOptions::shapes_only: the shape and stored_dtype were read, the values were not (both vectors empty).
+  bool shape_only = false;
 
   int64_t element_count() const;
 };
@@ -36,6 +38,10 @@ struct TensorReadOptions {
   // 2-D fp16 tensors (the matrices of a MiniMind checkpoint) keep their fp16 bits in f16_bits and leave `values`
   // empty: a model that runs as f16 packs them straight from those bits, without a fp32 copy twice their size.
   bool keep_fp16_matrices = false;
+  // Reads every tensor's name, shape and dtype (and checks the file's bounds) but no values: a loader checks what a
+  // file claims against the model first, so a tensor it would refuse (an unused 2 GB one, a wrong shape) is never
+  // copied into memory. Costs the header (safetensors) or the pickle (.pth), not the data.
+  bool shapes_only = false;
 };
 
 // Ordered by name so that files are written in a stable order.

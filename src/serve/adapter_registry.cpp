@@ -48,9 +48,14 @@ ServedAdapter AdapterRegistry::load(const std::string& name, const std::filesyst
     const std::lock_guard lock(mutex_);
     check_free_locked(name);
   }
+  FileLoader loader;
+  {
+    const std::lock_guard lock(mutex_);
+    loader = file_loader_ ? file_loader_ : FileLoader(load_lora_adapter);
+  }
   std::shared_ptr<const LoraAdapter> adapter;
   try {
-    adapter = load_lora_adapter(path, config_);  // outside the lock: file I/O
+    adapter = loader(path, config_);  // outside the lock: file I/O
   } catch (const Error& error) {
     // The loader names the tensor or field; the server's log and the admin route's answer also need which file.
     const std::string message = error.what();
@@ -59,6 +64,11 @@ ServedAdapter AdapterRegistry::load(const std::string& name, const std::filesyst
   }
   const std::lock_guard lock(mutex_);
   return add_locked(name, std::move(adapter));
+}
+
+void AdapterRegistry::set_file_loader(FileLoader loader) {
+  const std::lock_guard lock(mutex_);
+  file_loader_ = std::move(loader);
 }
 
 bool AdapterRegistry::remove(const std::string& name) {

@@ -12,6 +12,7 @@
 // under a's name.
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -42,6 +43,10 @@ class AdapterRegistry {
   // and serves it as `name`. Throws minigen::Error: a name that is not 1–64 of [A-Za-z0-9._-] or is already taken
   // (the base model's included), or an adapter the loader refuses (the message names the file and the problem).
   ServedAdapter load(const std::string& name, const std::filesystem::path& path);
+  // How load() reads a file: load_lora_adapter unless replaced (a test slows it down to watch the server meanwhile).
+  using FileLoader =
+      std::function<std::shared_ptr<const LoraAdapter>(const std::filesystem::path&, const ModelConfig&)>;
+  void set_file_loader(FileLoader loader);
   // Serves an adapter already in memory (tests, the load tester's in-process server).
   ServedAdapter add(const std::string& name, std::shared_ptr<const LoraAdapter> adapter);
   // Stops serving `name`; requests already running keep it to their end. False when no adapter has that name.
@@ -66,6 +71,7 @@ class AdapterRegistry {
   std::map<std::string, ServedAdapter> adapters_;
   int64_t base_requests_ = 0;
   int64_t next_root_ = -1;
+  FileLoader file_loader_;
 };
 
 }  // namespace minigen

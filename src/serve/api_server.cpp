@@ -205,7 +205,13 @@ http::Routed ApiServer::route(const http::Request& request) {
     if (!is_json_content_type(request.header("content-type"))) {
       return error(415, "send the request body as JSON with 'Content-Type: application/json'");
     }
-    if (path == "/v1/load_lora_adapter") return load_adapter(request);
+    if (path == "/v1/load_lora_adapter") {  // reads a file of any size: on a worker thread, never the event loop
+      return http::Handler([this](const http::Request& http_request, http::ResponseWriter& writer) {
+        http::Response response = load_adapter(http_request);
+        add_cors_headers(http_request, response.headers);
+        writer.send(response);
+      });
+    }
     if (path == "/v1/unload_lora_adapter") return unload_adapter(request);
     if (path == "/update_weights_from_disk") {  // reads and packs for a while: on a worker thread
       return http::Handler([this](const http::Request& http_request, http::ResponseWriter& writer) {
@@ -280,6 +286,15 @@ http::Response ApiServer::load_adapter(const http::Request& request) {
     const json body = admin_body(request, {"lora_name", "lora_path"});
     // A path is at most PATH_MAX on Linux; anything longer would only be echoed back in the error.
     if (body["lora_path"].get<std::string>().size() > 4096) throw Error("'lora_path' is longer than 4096 bytes");
+    // One load at a time: each may hold a file's tensors in memory until they are checked and packed.
+    bool expected = false;
+    if (!adapter_loading_.compare_exchange_strong(expected, true)) {
+      return error(409, "another adapter is being loaded; send this one when it is done");
+    }
+    struct Done {
+      std::atomic<bool>& flag;
+      ~Done() { flag = false; }
+    } done{adapter_loading_};
     const ServedAdapter added =
         adapters_.load(body["lora_name"].get<std::string>(), body["lora_path"].get<std::string>());
     if (options_.log_requests) {

@@ -16,6 +16,7 @@
 // only requests addressed to loopback), the method and route (404, 405), the API key for /v1/* (401), a JSON
 // Content-Type on POST (415). Generation runs on a worker thread, which watches its client between the engine's
 // steps: a client that goes away, streaming or not, is cancelled at once and its KV blocks return to the pool.
+#include <atomic>
 #include <functional>
 #include <mutex>
 #include <string>
@@ -85,7 +86,7 @@ class ApiServer {
   void add_cors_headers(const http::Request& request, http::Headers& headers) const;
   ResponseIdentity identity(const ApiRequest& request) const;   // a fresh id, the model, the fingerprint
   nlohmann::json models() const;                                // GET /v1/models
-  http::Response load_adapter(const http::Request& request);    // POST /v1/load_lora_adapter
+  http::Response load_adapter(const http::Request& request);    // POST /v1/load_lora_adapter, on a worker thread
   http::Response unload_adapter(const http::Request& request);  // POST /v1/unload_lora_adapter
   void generate(Endpoint endpoint, const http::Request& http_request, http::ResponseWriter& writer);
   // SGLang's routes (serve/sglang_routes.cpp).
@@ -107,6 +108,7 @@ class ApiServer {
   bool loopback_only_ = false;
   http::Server http_;
   mutable std::mutex model_path_mutex_;
+  std::atomic<bool> adapter_loading_{false};  // POST /v1/load_lora_adapter in progress
   std::string model_path_;  // /get_model_info's: the base model's name, then each weight update's directory
 };
 

@@ -7,6 +7,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <map>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -239,6 +240,52 @@ TEST(LoraServing, AdaptersLoadAndUnloadAtRunTimeBehindTheApiKey) {
   auto twice = admin_post(server, "/v1/unload_lora_adapter", {{"lora_name", "c"}}, "secret");
   ASSERT_TRUE(twice);
   EXPECT_EQ(twice->status, 404);
+}
+
+// An adapter load runs beside the serving, not in front of it (issue 46: a 2 GB load answered 400 after 11.8–14.9 s
+// and froze /health and every stream meanwhile): with a load held in the middle of reading its file, /health
+// answers, a whole streamed completion comes back, and a second load is told to wait (409); released, the load ends
+// with 200.
+TEST(LoraServing, HealthAndStreamsGoOnWhileAnAdapterLoads) {
+  ApiServerOptions api;
+  api.api_key = "secret";
+  api.allow_runtime_lora = true;
+  LiveServer server(64, 256, api);
+  std::promise<void> started;
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  server.stack.adapters().set_file_loader(
+      [&started, released](const std::filesystem::path& path, const ModelConfig& config) {
+        started.set_value();
+        released.wait();
+        return load_lora_adapter(path, config);
+      });
+  int load_status = 0;
+  std::thread loading([&] {
+    const auto answer = admin_post(server, "/v1/load_lora_adapter",
+                                   {{"lora_name", "c"}, {"lora_path", kMiniMindAdapter.string()}}, "secret");
+    load_status = answer ? answer->status : -1;
+  });
+  started.get_future().wait();
+
+  const auto health = server.client().Get("/health");
+  ASSERT_TRUE(health);
+  EXPECT_EQ(health->status, 200);
+  json body = completion("");
+  body["stream"] = true;
+  const auto streamed = admin_post(server, "/v1/completions", body, "secret");
+  ASSERT_TRUE(streamed);
+  EXPECT_EQ(streamed->status, 200) << streamed->body;
+  EXPECT_NE(streamed->body.find("data: [DONE]"), std::string::npos) << streamed->body;
+  const auto second = admin_post(server, "/v1/load_lora_adapter",
+                                 {{"lora_name", "d"}, {"lora_path", kMiniMindAdapter.string()}}, "secret");
+  ASSERT_TRUE(second);
+  EXPECT_EQ(second->status, 409) << second->body;
+  EXPECT_EQ(load_status, 0) << "the load answered before it was released";
+
+  release.set_value();
+  loading.join();
+  EXPECT_EQ(load_status, 200);
 }
 
 TEST(LoraServing, TheAdminRoutesDoNotExistWithoutTheFlag) {

@@ -244,6 +244,11 @@ TensorMap read_safetensors(std::span<const std::byte> bytes, const std::string& 
     tensor.stored_dtype = record.dtype;
     // The byte count was checked against shape · dtype size, so the element count cannot overflow here.
     const std::size_t count = (record.end - record.begin) / dtype_size_bytes(record.dtype);
+    if (options.shapes_only) {
+      tensor.shape_only = true;
+      tensors.emplace(record.name, std::move(tensor));
+      continue;
+    }
     if (options.keep_fp16_matrices && record.dtype == DType::kF16 && record.shape.size() == 2) {
       const std::byte* data = parsed.data + record.begin;
       tensor.f16_bits.resize(count);

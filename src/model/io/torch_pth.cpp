@@ -366,6 +366,10 @@ HostTensor materialize(const TensorRecord& record, std::span<const std::byte> st
   HostTensor tensor;
   tensor.shape = record.sizes;
   tensor.stored_dtype = dtype;
+  if (options.shapes_only) {
+    tensor.shape_only = true;
+    return tensor;
+  }
   if (options.keep_fp16_matrices && dtype == DType::kF16 && record.sizes.size() == 2) {
     keep_fp16_bits(record, storage, static_cast<std::size_t>(count), tensor);
     return tensor;
