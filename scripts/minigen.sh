@@ -65,6 +65,7 @@ echo
 echo "\$ minigen generate --chat \"What does 'river' mean?\" --greedy"
 minigen generate --chat "What does 'river' mean?" --greedy
 echo
-echo "\$ minigen lab --out lab-report ${LAB_FLAGS:-}"
+echo "\$ minigen lab --out lab-report --force ${LAB_FLAGS:-}"
+# --force: lab-report is this job's own folder, so running the job again replaces the report it wrote before.
 # shellcheck disable=SC2086  # LAB_FLAGS is a list of flags
-minigen lab --out lab-report ${LAB_FLAGS:-}
+minigen lab --out lab-report --force ${LAB_FLAGS:-}

@@ -9,6 +9,7 @@
 #include "checkpoint/model_loader.h"
 #include "cli/command_context.h"
 #include "cli/commands.h"
+#include "cli/flag_checks.h"
 #include "core/enum_names.h"
 #include "core/error.h"
 #include "core/file_io.h"
@@ -23,6 +24,7 @@ struct ExportFlags {
   ModelFlags model;
   std::string out;
   std::string type = "f32";
+  bool force = false;
 };
 
 // --type spells the GGUF tensor types in lower case, as llama.cpp's tools do.
@@ -55,6 +57,7 @@ int run_export_gguf(const ExportFlags& flags) {
   const fs::path out(flags.out);
   if (out.extension() != ".gguf") throw Error("OUT must name a .gguf file");
   check_output_file(out);  // before the model is loaded, which takes a while (and again when written)
+  check_file_not_replaced(out, flags.force);
   const LoadedModel loaded = flags.model.load();
   const ModelConfig& config = loaded.model->config;
   GgufExport exported = gguf_export(config, loaded.model->weights, type, source_name(loaded));
@@ -72,6 +75,7 @@ int run_export_lora(const ExportFlags& flags) {
   const fs::path out(flags.out);
   if (out.extension() != ".gguf") throw Error("OUT must name a .gguf file");
   check_output_file(out);
+  check_file_not_replaced(out, flags.force);
   const LoadedModel loaded = flags.model.load();
   const LoraAdapter& adapter = *loaded.model->adapter;
   const GgufExport exported = gguf_lora_export(loaded.model->config, adapter, adapter.name);
@@ -95,12 +99,14 @@ CommandAction add_export_command(CLI::App& app) {
   gguf->add_option("--type", flags->type, "weight matrices as " + names_listed(kExportTypeNames) + " (norms stay f32)")
       ->check(CLI::IsMember(names_in(kExportTypeNames)));
   add_pth_flags(*gguf, flags->model.tokenizer_path, flags->model.num_q_heads, flags->model.yarn);
+  add_force_flag(*gguf, flags->force);
   auto lora_flags = std::make_shared<ExportFlags>();
   CLI::App* lora = command->add_subcommand("lora", "a LoRA adapter as a llama.cpp GGUF adapter (llama-cli --lora)");
   lora->add_option("MODEL", lora_flags->model.model_path, "the base model the adapter was trained on")->required();
   lora->add_option("LORA", lora_flags->model.lora_path, "the adapter: MiniMind's .pth or a PEFT folder")->required();
   lora->add_option("OUT", lora_flags->out, "the .gguf file to write")->required();
   add_pth_flags(*lora, lora_flags->model.tokenizer_path, lora_flags->model.num_q_heads, lora_flags->model.yarn);
+  add_force_flag(*lora, lora_flags->force);
   return [flags, lora_flags, gguf] { return gguf->parsed() ? run_export_gguf(*flags) : run_export_lora(*lora_flags); };
 }
 

@@ -1,5 +1,7 @@
 #include "cli/flag_checks.h"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
@@ -9,6 +11,7 @@
 #include <optional>
 #include <sstream>
 
+#include "core/error.h"
 #include "core/nearest_name.h"
 
 namespace minigen::cli {
@@ -236,6 +239,36 @@ std::string parse_error_line(const CLI::ParseError& error, const CLI::App& app) 
   const std::string command = command_path(app);
   line += " (see `minigen " + (command.empty() ? std::string() : command + " ") + "--help`)";
   return line;
+}
+
+namespace {
+
+bool is_plain_file(const std::filesystem::path& path) {
+  struct stat status {};
+  return ::lstat(path.c_str(), &status) == 0 && S_ISREG(status.st_mode);
+}
+
+}  // namespace
+
+void check_nothing_replaced(const std::filesystem::path& directory, const std::vector<std::string>& names,
+                            const std::string& what, bool force) {
+  if (force) return;
+  std::string held;
+  for (const std::string& name : names) {
+    if (is_plain_file(directory / name)) held += (held.empty() ? "" : ", ") + name;
+  }
+  if (held.empty()) return;
+  throw Error(directory.string() + " already holds " + what + " (" + held +
+              "); choose an empty or new directory, or add --force to replace it");
+}
+
+void check_file_not_replaced(const std::filesystem::path& path, bool force) {
+  if (force || !is_plain_file(path)) return;
+  throw Error(path.string() + " already exists; choose another path, or add --force to replace it");
+}
+
+void add_force_flag(CLI::App& command, bool& force) {
+  command.add_flag("--force", force, "replace the files already at the output path (without it, they are refused)");
 }
 
 }  // namespace minigen::cli

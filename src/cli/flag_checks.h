@@ -5,7 +5,9 @@
 //   minigen: error: --max-new-tokens: 2147483648 is not an integer in [1, 2147483647]
 #include <CLI/CLI.hpp>
 #include <cstdint>
+#include <filesystem>
 #include <string>
+#include <vector>
 
 namespace minigen::cli {
 
@@ -20,6 +22,18 @@ CLI::Validator sampling_seed_value();
 CLI::Validator finite_number();
 // A finite decimal number in [minimum, maximum].
 CLI::Validator number_in(double minimum, double maximum);
+
+// The rule of every command that writes into an output path (issue 46 item 4): what is already there is never replaced
+// silently. Throws minigen::Error "DIR already holds a model (config.json, model.safetensors); choose an empty or new
+// directory, or add --force to replace it" when any of `names` is a regular file in `directory` and `force` is off.
+// `what` names what those files are ("a model", "a tokenizer", "a lab report"). Anything else at those names (a
+// directory, a link) is left to check_output_file, which refuses it even with --force.
+void check_nothing_replaced(const std::filesystem::path& directory, const std::vector<std::string>& names,
+                            const std::string& what, bool force);
+// The same for one file: "OUT.gguf already exists; choose another path, or add --force to replace it".
+void check_file_not_replaced(const std::filesystem::path& path, bool force);
+// --force as every writing command spells it.
+void add_force_flag(CLI::App& command, bool& force);
 
 // The message of a CLI11 parse error as one line without CLI11's "Run with --help" trailer, naming the flag and
 // the value where CLI11's text does not: unknown arguments, missing values, values of the wrong type or range.

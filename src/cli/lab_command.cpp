@@ -31,6 +31,7 @@ struct LabFlags {
   bool quick = false;
   int threads = 0;
   std::string language = "en";
+  bool force = false;
 };
 
 // A shipped model's name or a path; the error names the flag, since the lab takes two models.
@@ -61,6 +62,8 @@ int run_lab_command(const LabFlags& flags) {
   options.quick = flags.quick;
   options.threads = flags.threads;
   const lab::Language language = lab::parse_language(flags.language);
+  // Before the models load: an earlier report is replaced only with --force.
+  check_nothing_replaced(options.out_dir, {"report.md", "report.json"}, "a lab report", flags.force);
   const lab::LabOutcome outcome = lab::run_lab(options, std::cerr, language);
   std::printf("minigen lab (%s) finished in %.1f s (estimated %.0f s)\n", flags.quick ? "quick" : "full",
               outcome.elapsed_s, outcome.estimated_s);
@@ -97,7 +100,7 @@ CommandAction add_lab_command(CLI::App& app) {
   command->add_option("--lora", flags->lora,
                       "your LoRA adapter for the SFT model (MiniMind .pth, PEFT folder or GGUF), measured in section "
                       "11 [default: a random adapter in MiniMind's shape]");
-  command->add_option("--out", flags->out_dir, "directory for the report")->default_val("lab-report");
+  command->add_option("--out", flags->out_dir, "directory for the report (new, or --force)")->default_val("lab-report");
   add_pth_flags(*command, flags->tokenizer_path, flags->num_q_heads, flags->yarn);
   add_weights_flag(*command, flags->weights);
   add_kv_dtype_flag(*command, flags->kv_dtype);
@@ -105,6 +108,7 @@ CommandAction add_lab_command(CLI::App& app) {
                     "smaller grids, fewer repeats and samples (under a minute on 2 cores for the shipped models, "
                     "under 5 for a 64 M-parameter one)");
   add_threads_flag(*command, flags->threads);
+  add_force_flag(*command, flags->force);
   command
       ->add_option(
           "--lang", flags->language,

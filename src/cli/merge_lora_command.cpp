@@ -14,6 +14,7 @@
 #include "checkpoint/model_loader.h"
 #include "cli/command_context.h"
 #include "cli/commands.h"
+#include "cli/flag_checks.h"
 #include "core/error.h"
 #include "core/file_io.h"
 #include "core/format.h"
@@ -28,6 +29,7 @@ struct MergeLoraFlags {
   ModelFlags model;  // model_path and lora_path are the positional MODEL and LORA
   std::string out;
   std::string dtype = "f16";
+  bool force = false;
 };
 
 constexpr int kComparedTokens = 32;
@@ -90,9 +92,8 @@ int run_merge_lora(const MergeLoraFlags& flags) {
   const DType dtype = parse_output_dtype(flags.dtype);
   const std::filesystem::path out(flags.out);
   check_output_directory(out, "OUT");
-  if (std::filesystem::exists(out / "model.safetensors")) {
-    throw Error(out.string() + " already holds a model; choose an empty or new directory");
-  }
+  check_nothing_replaced(out, {"config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json"},
+                         "a model", flags.force);
   LoadedModel loaded = flags.model.load();
   std::cerr << adapter_note(*loaded.model) << "\n";
   if (loaded.model->weights.stored_quantization() != WeightType::kF32) {
@@ -139,7 +140,7 @@ CommandAction add_merge_lora_command(CLI::App& app) {
       ->required();
   command->add_option("LORA", flags->model.lora_path, "the adapter: MiniMind's .pth, a PEFT folder or a GGUF adapter")
       ->required();
-  command->add_option("OUT", flags->out, "directory to write (new or empty)")->required();
+  command->add_option("OUT", flags->out, "directory to write (new or empty, or --force)")->required();
   command
       ->add_option("--dtype", flags->dtype,
                    "element type of the written weights: f16 (MiniMind's merge_lora), bf16 "
@@ -147,6 +148,7 @@ CommandAction add_merge_lora_command(CLI::App& app) {
       ->check(CLI::IsMember({"f32", "f16", "bf16"}));
   add_pth_flags(*command, flags->model.tokenizer_path, flags->model.num_q_heads, flags->model.yarn);
   add_threads_flag(*command, flags->model.threads);
+  add_force_flag(*command, flags->force);
   return [flags] { return run_merge_lora(*flags); };
 }
 

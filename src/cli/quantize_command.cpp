@@ -10,6 +10,7 @@
 #include "checkpoint/model_loader.h"
 #include "cli/command_context.h"
 #include "cli/commands.h"
+#include "cli/flag_checks.h"
 #include "core/error.h"
 #include "core/file_io.h"
 #include "core/format.h"
@@ -31,6 +32,7 @@ struct QuantizeFlags {
   ModelFlags model;
   std::string out;
   std::string weights;
+  bool force = false;
 };
 
 // The model card: what the file holds and how to read it, for someone who opens the directory.
@@ -64,9 +66,9 @@ int run_quantize(const QuantizeFlags& flags) {
   if (!is_block_quantized(type)) throw Error("--weights must be q8 or q4");
   const std::filesystem::path out(flags.out);
   check_output_directory(out, "OUT");  // before the model is loaded, which takes a while
-  if (std::filesystem::exists(out / "model.safetensors")) {
-    throw Error(out.string() + " already holds a model; choose an empty or new directory");
-  }
+  check_nothing_replaced(out,
+                         {"config.json", "model.safetensors", "tokenizer.json", "tokenizer_config.json", "README.md"},
+                         "a model", flags.force);
   const LoadedModel loaded = flags.model.load();
   if (loaded.model->weights.stored_quantization() != WeightType::kF32) {
     throw Error(loaded.path.string() + " is already quantized; quantize the original model");
@@ -88,13 +90,14 @@ CommandAction add_quantize_command(CLI::App& app) {
   CLI::App* command =
       app.add_subcommand("quantize", "write a q8 or q4 copy of a model: integer codes and fp16 block scales");
   command->add_option("MODEL", flags->model.model_path, "an HF directory, a MiniMind .pth or a .gguf")->required();
-  command->add_option("OUT", flags->out, "directory to write (new or empty)")->required();
+  command->add_option("OUT", flags->out, "directory to write (new or empty, or --force)")->required();
   command
       ->add_option("--weights", flags->weights,
                    "q8 (int8 blocks of 32, 8.5 bits per weight) or q4 (4-bit blocks, 4.5 bits; embedding q8)")
       ->required()
       ->check(CLI::IsMember(block_quantized_type_names()));
   add_pth_flags(*command, flags->model.tokenizer_path, flags->model.num_q_heads, flags->model.yarn);
+  add_force_flag(*command, flags->force);
   return [flags] { return run_quantize(*flags); };
 }
 

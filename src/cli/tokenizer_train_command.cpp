@@ -19,9 +19,14 @@ struct TokenizerTrainFlags {
   int min_frequency = 2;
   std::string out;
   std::vector<std::string> files;
+  bool force = false;
 };
 
 int run_tokenizer_train(const TokenizerTrainFlags& flags) {
+  // Before training, which takes a while: a model folder's tokenizer is never replaced without --force (the model
+  // would then run with the wrong tokenizer, silently).
+  check_output_directory(flags.out, "--out");
+  check_nothing_replaced(flags.out, {"tokenizer.json", "tokenizer_config.json"}, "a tokenizer", flags.force);
   std::vector<std::filesystem::path> files(flags.files.begin(), flags.files.end());
   for (const auto& file : files) {
     if (!std::filesystem::exists(file)) throw Error("training text not found: " + file.string());
@@ -55,8 +60,10 @@ CommandAction add_tokenizer_command(CLI::App& app) {
   train->add_option("--min-frequency", flags->min_frequency, "never merge a pair seen fewer times")
       ->check(integer_in(1, INT_MAX))
       ->default_val(2);
-  train->add_option("--out", flags->out, "directory for tokenizer.json and tokenizer_config.json")->required();
+  train->add_option("--out", flags->out, "directory for tokenizer.json and tokenizer_config.json (new, or --force)")
+      ->required();
   train->add_option("files", flags->files, "UTF-8 text files")->required();
+  add_force_flag(*train, flags->force);
   return [flags] { return run_tokenizer_train(*flags); };
 }
 
