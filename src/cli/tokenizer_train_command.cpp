@@ -23,15 +23,15 @@ struct TokenizerTrainFlags {
 };
 
 int run_tokenizer_train(const TokenizerTrainFlags& flags) {
-  // Before training, which takes a while: a model folder's tokenizer is never replaced without --force (the model
-  // would then run with the wrong tokenizer, silently).
-  check_output_directory(flags.out, "--out");
-  check_nothing_replaced(flags.out, {"tokenizer.json", "tokenizer_config.json"}, "a tokenizer", flags.force);
   std::vector<std::filesystem::path> files(flags.files.begin(), flags.files.end());
   for (const auto& file : files) {
     if (!std::filesystem::exists(file)) throw Error("training text not found: " + file.string());
     RegularFile check(file);  // a FIFO or device is refused now, not after the other files were counted
   }
+  // Before training, which takes a while: a model folder's tokenizer is never replaced without --force (the model
+  // would then run with the wrong tokenizer, silently).
+  check_output_directory(flags.out, "--out");
+  check_nothing_replaced(flags.out, {"tokenizer.json", "tokenizer_config.json"}, "a tokenizer", flags.force);
   BpeTrainOptions options;
   options.vocab_size = flags.vocab_size;
   options.min_frequency = flags.min_frequency;
