@@ -150,7 +150,8 @@ RunRequest run_request(const PythonModel& model, const py::object& prompt, const
       const long long token = key.cast<long long>();
       if (token < 0 || token > INT_MAX)
         throw Error("logit_bias names token " + std::to_string(token) + ", outside the vocabulary");
-      options.sampling.logit_bias.push_back({static_cast<int>(token), value.cast<float>()});
+      options.sampling.logit_bias.push_back(
+          {static_cast<int>(token), sampling_float(SamplingParam::kLogitBias, value.cast<double>())});
     }
   }
   if (keywords.json_object || !keywords.json_schema.is_none()) {
@@ -214,8 +215,8 @@ void def_generate_like(Class& cls, const char* name, Run run, const char* doc) {
       cls, name,
       [run](std::shared_ptr<PythonModel> model, const py::object& prompt, bool chat, const std::string& system,
             bool think, const py::object& tools, const std::string& tool_choice, const py::object& json_schema,
-            bool json_object, int max_new_tokens, float temperature, float top_p, int top_k, float min_p,
-            float repetition_penalty, float frequency_penalty, float presence_penalty, const py::object& logit_bias,
+            bool json_object, int max_new_tokens, double temperature, double top_p, int top_k, double min_p,
+            double repetition_penalty, double frequency_penalty, double presence_penalty, const py::object& logit_bias,
             bool greedy, const py::object& seed, const std::string& top_p_rule, bool use_cache, bool ignore_eos,
             int num_return_sequences) {
         GenerateKeywords keywords;
@@ -228,13 +229,14 @@ void def_generate_like(Class& cls, const char* name, Run run, const char* doc) {
         keywords.json_object = json_object;
         keywords.max_new_tokens = max_new_tokens;
         SamplingParams& sampling = keywords.sampling;
-        sampling.temperature = temperature;
-        sampling.top_p = top_p;
+        // Python's floats are doubles: each is judged as given (temperature=1e-320 is refused, not greedy).
+        sampling.temperature = sampling_float(SamplingParam::kTemperature, temperature);
+        sampling.top_p = sampling_float(SamplingParam::kTopP, top_p);
         sampling.top_k = top_k;
-        sampling.min_p = min_p;
-        sampling.repetition_penalty = repetition_penalty;
-        sampling.frequency_penalty = frequency_penalty;
-        sampling.presence_penalty = presence_penalty;
+        sampling.min_p = sampling_float(SamplingParam::kMinP, min_p);
+        sampling.repetition_penalty = sampling_float(SamplingParam::kRepetitionPenalty, repetition_penalty);
+        sampling.frequency_penalty = sampling_float(SamplingParam::kFrequencyPenalty, frequency_penalty);
+        sampling.presence_penalty = sampling_float(SamplingParam::kPresencePenalty, presence_penalty);
         sampling.greedy = greedy;
         sampling.seed = seed_from(seed);
         keywords.logit_bias = logit_bias;

@@ -30,6 +30,16 @@ def test_bad_forward_and_generate_arguments(sft, base):
         sft.generate("x", top_p=1.5)
     with pytest.raises(minigen.Error, match="temperature"):
         sft.generate("x", temperature=-1)  # 0 is greedy decoding (test_model_by_name.py)
+    # 1e-320 and the subnormal 4.9e-324 are not 0 (greedy): refused with the field's range (issue 46 item 5)
+    for tiny, written in ((1e-320, "1e-320"), (4.9e-324, "5e-324")):
+        with pytest.raises(minigen.Error, match=rf"temperature must be at least 0.01 .*, got {written}"):
+            sft.generate("x", temperature=tiny)
+        with pytest.raises(minigen.Error, match=rf"min_p must be 0 or at least 1.1754944e-38 .*, got {written}"):
+            sft.generate("x", min_p=tiny)
+        with pytest.raises(minigen.Error, match="presence_penalty must be 0 or at least"):
+            sft.generate("x", presence_penalty=-tiny)
+        with pytest.raises(minigen.Error, match="logit_bias must be 0 or at least"):
+            sft.generate("x", logit_bias={5: tiny})
     with pytest.raises(minigen.Error, match="max_new_tokens"):
         sft.generate("x", max_new_tokens=0)
     with pytest.raises(minigen.Error, match="num_return_sequences"):

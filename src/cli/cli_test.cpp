@@ -668,5 +668,42 @@ TEST_F(Cli, WritingCommandsRefuseToReplaceWhatIsThereUnlessForced) {
   }
 }
 
+// Issue 46 item 5: --temperature 1e-320 was "not a finite number", --min-p 1e-50 ran as 0 and --top-p 1e-50 said
+// "got 0". Every float flag now reads the number as written and refuses a non-zero value below the smallest normal
+// float with its own range (sampling_float, the rule of the HTTP API and Python too).
+TEST_F(Cli, FloatFlagsRefuseValuesBelowTheSmallestNormalFloat) {
+  const std::string generate = "generate -m " + tiny_model().string() + " -p hi -n 2";
+  const std::string not_rounded =
+      " must be 0 or at least 1.1754944e-38 in magnitude (the smallest normal float; smaller ones are not rounded to "
+      "0), got ";
+  for (const auto& [tiny, got] : {std::pair{"1e-320", "1e-320"}, std::pair{"4.9e-324", "5e-324"}}) {
+    const std::pair<std::string, std::string> cases[] = {
+        {"--temperature", "--temperature must be at least 0.01 (smaller ones overflow the logits), got " +
+                              std::string(got) + " (0 or --greedy takes the argmax)"},
+        {"--top-p",
+         "--top-p must be in (0, 1] and at least 1.1754944e-38 (the smallest normal float), got " + std::string(got)},
+        {"--min-p", "--min-p" + not_rounded + got},
+        {"--repetition-penalty",
+         "--repetition-penalty must be in [0.01, 100] (1 turns it off), got " + std::string(got)},
+        {"--frequency-penalty", "--frequency-penalty" + not_rounded + got},
+        {"--presence-penalty", "--presence-penalty" + not_rounded + got},
+    };
+    for (const auto& [flag, message] : cases) {
+      const RunResult result = run(generate + " " + flag + " " + tiny);
+      EXPECT_EQ(result.exit_code, 1) << flag << " " << tiny;
+      EXPECT_EQ(result.err, "minigen: error: " + message + "\n") << flag << " " << tiny;
+    }
+    const RunResult bias = run(generate + " --logit-bias 5=" + tiny);
+    EXPECT_EQ(bias.err, "minigen: error: --logit-bias of token 5" + not_rounded + got + "\n");
+  }
+  // 0 is still 0: greedy decoding, and min-p off.
+  EXPECT_EQ(run(generate + " --temperature 0 --min-p 0").exit_code, 0);
+  // Too small even for a double: strtod reads it as 0, and it is refused all the same, quoted as written.
+  EXPECT_EQ(run(generate + " --temperature 1e-400").err,
+            "minigen: error: --temperature must be at least 0.01 (smaller ones overflow the logits), got 1e-400 (0 "
+            "or --greedy takes the argmax)\n");
+  EXPECT_EQ(run(generate + " --min-p 1e-400").err, "minigen: error: --min-p" + not_rounded + "1e-400\n");
+}
+
 }  // namespace
 }  // namespace minigen

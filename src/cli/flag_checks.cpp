@@ -204,11 +204,13 @@ CLI::Validator finite_number() {
   return CLI::Validator(
       [](std::string& text) -> std::string {
         // strtod, not from_chars: CLI11 converts with the C library, so accept exactly what it accepts, minus
-        // infinities, NaN and values out of double's range.
+        // infinities, NaN and values above double's range. An underflow (1e-320, 4.9e-324) is a finite number: the
+        // flag's own check refuses it (sampling_float), with the flag's range rather than "not a finite number".
         char* stop = nullptr;
         errno = 0;
         const double value = text.empty() ? 0.0 : std::strtod(text.c_str(), &stop);
-        if (text.empty() || stop != text.c_str() + text.size() || errno == ERANGE || !std::isfinite(value) ||
+        const bool overflow = errno == ERANGE && std::fabs(value) > 1.0;
+        if (text.empty() || stop != text.c_str() + text.size() || overflow || !std::isfinite(value) ||
             std::isspace(static_cast<unsigned char>(text[0]))) {
           return text + " is not a finite number";
         }

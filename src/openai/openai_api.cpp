@@ -127,7 +127,11 @@ std::vector<LogitBias> logit_bias_field(const json& body, const Tokenizer& token
       throw ApiError(400, "'logit_bias' values must be numbers in [-100, 100], got " + value.dump() + " for " + key,
                      "logit_bias");
     }
-    entries.push_back({token, value.get<float>()});
+    try {
+      entries.push_back({token, sampling_float(SamplingParam::kLogitBias, value.get<double>())});
+    } catch (const InvalidSamplingParam& invalid) {
+      throw ApiError(400, "'logit_bias' of token " + key + " " + invalid.problem(), "logit_bias");
+    }
   }
   return entries;
 }
@@ -164,6 +168,18 @@ json token_logprobs(const ApiRequest& request, const JobEvent& event, const Toke
 // A sampling setting out of range, named as its JSON field: "'top_p' must be in (0, 1], got 1.5".
 ApiError sampling_field_error(const std::string& field, const std::string& problem, bool temperature) {
   return ApiError(400, "'" + field + "' " + problem + (temperature ? " (0 means greedy)" : ""), field);
+}
+
+// A sampling field: number_field's range, then sampling_float's rule for tiny values (1e-320 is not 0, greedy).
+float sampling_field(const json& body, SamplingParam param, double fallback, double low, double high,
+                     bool low_inclusive = true) {
+  const std::string name(sampling_param_name(param));
+  const double number = number_field(body, name.c_str(), fallback, low, high, low_inclusive);
+  try {
+    return sampling_float(param, number);
+  } catch (const InvalidSamplingParam& invalid) {
+    throw sampling_field_error(name, invalid.problem(), param == SamplingParam::kTemperature);
+  }
 }
 
 }  // namespace
@@ -241,17 +257,17 @@ ApiRequest parse_request_body(Endpoint endpoint, const std::string& body_text, c
   // Defaults are SamplingParams{}'s; the ranges here are the API's own (OpenAI's temperature ≤ 2), the rules that
   // keep the arithmetic defined are SamplingParams::validate()'s, applied once below.
   const SamplingParams defaults;
-  settings.sampling.temperature = static_cast<float>(number_field(body, "temperature", defaults.temperature, 0.0, 2.0));
+  settings.sampling.temperature = sampling_field(body, SamplingParam::kTemperature, defaults.temperature, 0.0, 2.0);
   // 0 is greedy decoding: SamplingParams::takes_argmax, the rule the CLI and Python follow too.
-  settings.sampling.top_p = static_cast<float>(number_field(body, "top_p", defaults.top_p, 0.0, 1.0, false));
+  settings.sampling.top_p = sampling_field(body, SamplingParam::kTopP, defaults.top_p, 0.0, 1.0, false);
   settings.sampling.top_k = integer_field(body, "top_k", defaults.top_k, 0, 1 << 20);
-  settings.sampling.min_p = static_cast<float>(number_field(body, "min_p", defaults.min_p, 0.0, 1.0));
+  settings.sampling.min_p = sampling_field(body, SamplingParam::kMinP, defaults.min_p, 0.0, 1.0);
   settings.sampling.repetition_penalty =
-      static_cast<float>(number_field(body, "repetition_penalty", defaults.repetition_penalty, 0.01, 10.0));
-  settings.sampling.frequency_penalty = static_cast<float>(
-      number_field(body, "frequency_penalty", defaults.frequency_penalty, -kMaxOpenAiPenalty, kMaxOpenAiPenalty));
-  settings.sampling.presence_penalty = static_cast<float>(
-      number_field(body, "presence_penalty", defaults.presence_penalty, -kMaxOpenAiPenalty, kMaxOpenAiPenalty));
+      sampling_field(body, SamplingParam::kRepetitionPenalty, defaults.repetition_penalty, 0.01, 10.0);
+  settings.sampling.frequency_penalty = sampling_field(
+      body, SamplingParam::kFrequencyPenalty, defaults.frequency_penalty, -kMaxOpenAiPenalty, kMaxOpenAiPenalty);
+  settings.sampling.presence_penalty = sampling_field(body, SamplingParam::kPresencePenalty, defaults.presence_penalty,
+                                                      -kMaxOpenAiPenalty, kMaxOpenAiPenalty);
   settings.sampling.logit_bias = logit_bias_field(body, tokenizer);
   settings.sampling.seed = seed_field(body);
   settings.use_cache = bool_field(body, "use_cache", true);

@@ -81,6 +81,17 @@ double number(const json& object, const char* name, double fallback, double low,
   return x;
 }
 
+// A sampling parameter: number()'s range, then sampling_float's rule for tiny values (1e-320 is not 0, greedy).
+float sampling_number(const json& object, SamplingParam param, double fallback, double low, double high) {
+  const std::string name(sampling_param_name(param));
+  const double x = number(object, name.c_str(), fallback, low, high);
+  try {
+    return sampling_float(param, x);
+  } catch (const InvalidSamplingParam& invalid) {
+    throw field_error(name, invalid.problem());
+  }
+}
+
 int64_t integer(const json& object, const char* name, int64_t fallback, int64_t low, int64_t high) {
   const json* value = present(object, name);
   if (value == nullptr) return fallback;
@@ -192,16 +203,16 @@ SequenceRequest sequence_settings(const json& params, const Tokenizer& tokenizer
                                   const std::shared_ptr<const TokenVocabulary>& vocabulary) {
   SequenceRequest settings;
   SamplingParams& sampling = settings.sampling;
-  sampling.temperature = static_cast<float>(number(params, "temperature", kDefaultTemperature, 0.0, 100.0));
-  sampling.top_p = static_cast<float>(number(params, "top_p", 1.0, 0.0, 1.0));
+  sampling.temperature = sampling_number(params, SamplingParam::kTemperature, kDefaultTemperature, 0.0, 100.0);
+  sampling.top_p = sampling_number(params, SamplingParam::kTopP, 1.0, 0.0, 1.0);
   if (sampling.top_p <= 0.0f) throw field_error("top_p", "must be in (0, 1], got 0");
   const int64_t top_k = integer(params, "top_k", -1, -1, 1 << 30);
   if (top_k == 0) throw field_error("top_k", "must be -1 (off) or at least 1, got 0");
   sampling.top_k = top_k < 0 ? 0 : static_cast<int>(top_k);
-  sampling.min_p = static_cast<float>(number(params, "min_p", 0.0, 0.0, 1.0));
-  sampling.repetition_penalty = static_cast<float>(number(params, "repetition_penalty", 1.0, 0.01, 10.0));
-  sampling.frequency_penalty = static_cast<float>(number(params, "frequency_penalty", 0.0, -2.0, 2.0));
-  sampling.presence_penalty = static_cast<float>(number(params, "presence_penalty", 0.0, -2.0, 2.0));
+  sampling.min_p = sampling_number(params, SamplingParam::kMinP, 0.0, 0.0, 1.0);
+  sampling.repetition_penalty = sampling_number(params, SamplingParam::kRepetitionPenalty, 1.0, 0.01, 10.0);
+  sampling.frequency_penalty = sampling_number(params, SamplingParam::kFrequencyPenalty, 0.0, -2.0, 2.0);
+  sampling.presence_penalty = sampling_number(params, SamplingParam::kPresencePenalty, 0.0, -2.0, 2.0);
   const json* seed = present(params, "sampling_seed");
   if (seed != nullptr && !seed->is_number_integer()) throw field_error("sampling_seed", "must be an integer ≥ 0");
   if (seed != nullptr && !seed->is_number_unsigned() && seed->get<int64_t>() < 0) {

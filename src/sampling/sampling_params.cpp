@@ -1,6 +1,7 @@
 #include "sampling/sampling_params.h"
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 #include <random>
 #include <string>
@@ -34,6 +35,42 @@ void check_temperature(float temperature) {
     throw InvalidSamplingParam(SamplingParam::kTemperature, "must be at least " + shortest_decimal(kMinTemperature) +
                                                                 " (smaller ones overflow the logits), got " +
                                                                 shortest_decimal(temperature));
+  }
+}
+
+namespace {
+
+// The shortest decimal that reads back as `value` ("1e-320"), as the user would have written it.
+std::string shortest_double(double value) {
+  char text[32];
+  const auto written = std::to_chars(text, text + sizeof text, value);
+  return std::string(text, written.ptr);
+}
+
+}  // namespace
+
+float sampling_float(SamplingParam param, double value) {
+  if (value == 0.0 || !(std::fabs(value) < kSmallestSamplingMagnitude)) return static_cast<float>(value);  // NaN too
+  refuse_tiny_sampling_value(param, shortest_double(value));
+}
+
+void refuse_tiny_sampling_value(SamplingParam param, const std::string& written) {
+  const std::string got = ", got " + written;
+  const std::string smallest = shortest_decimal(static_cast<float>(kSmallestSamplingMagnitude));
+  switch (param) {
+    case SamplingParam::kTemperature:
+      throw InvalidSamplingParam(
+          param, "must be at least " + shortest_decimal(kMinTemperature) + " (smaller ones overflow the logits)" + got);
+    case SamplingParam::kRepetitionPenalty:
+      throw InvalidSamplingParam(param, "must be in [" + shortest_decimal(kMinRepetitionPenalty) + ", " +
+                                            shortest_decimal(kMaxRepetitionPenalty) + "] (1 turns it off)" + got);
+    case SamplingParam::kTopP:
+      throw InvalidSamplingParam(param,
+                                 "must be in (0, 1] and at least " + smallest + " (the smallest normal float)" + got);
+    default:
+      throw InvalidSamplingParam(
+          param, "must be 0 or at least " + smallest +
+                     " in magnitude (the smallest normal float; smaller ones are not rounded to 0)" + got);
   }
 }
 

@@ -105,6 +105,17 @@ class InvalidSamplingParam : public Error {
   std::string problem_;
 };
 
+// The one rule for a number given for a float field, in every frontend (CLI flags, the HTTP API's fields, Python's
+// keyword arguments), applied to the number as written (a double) before it becomes a float: a non-zero value smaller
+// in magnitude than the smallest normal float (FLT_MIN, 1.17549435e-38) — 1e-320, 4.9e-324, 1e-39 — is refused with
+// the field's range, never rounded. As a float it would become 0 (greedy decoding for a temperature, "off" for min-p
+// or a penalty) or a subnormal, silently. Returns the float; throws InvalidSamplingParam.
+inline constexpr double kSmallestSamplingMagnitude = 1.17549435082228750797e-38;  // FLT_MIN
+float sampling_float(SamplingParam param, double value);
+// The same refusal for a number written as text that is too small even for a double (the CLI's "1e-400", which
+// strtod reads as 0 with ERANGE): `written` is quoted in the message.
+[[noreturn]] void refuse_tiny_sampling_value(SamplingParam param, const std::string& written);
+
 // Each parameter's rule, written once: validate() applies them all, and each sampler stage checks its own argument
 // with the same function. check_temperature is the rule for a temperature that is applied (divided by).
 void check_temperature(float temperature);

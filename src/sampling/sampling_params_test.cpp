@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <limits>
 #include <string>
 
@@ -105,6 +106,43 @@ TEST(SamplingParamsTest, TemperaturesAndPenaltiesThatOverflowLogitsAreRejected) 
 TEST(SamplingParamsTest, BoundariesThatAreAllowed) {
   EXPECT_EQ(ValidationMessage({.top_k = 0, .top_p = 1.0f, .min_p = 1.0f}), "");
   EXPECT_EQ(ValidationMessage({.min_p = 0.0f, .repetition_penalty = 0.5f}), "");
+}
+
+// Issue 46 item 5: one rule for tiny values in every float field, applied to the number as written. 1e-320 and the
+// subnormal 4.9e-324 became 0 as floats (greedy decoding for a temperature, "off" for min-p or a penalty); they are
+// refused with the field's range, as is every non-zero value below the smallest normal float.
+TEST(SamplingParamsTest, ValuesBelowTheSmallestNormalFloatAreRefusedNotRounded) {
+  const auto problem = [](SamplingParam param, double value) -> std::string {
+    try {
+      sampling_float(param, value);
+    } catch (const InvalidSamplingParam& invalid) {
+      EXPECT_EQ(invalid.param(), param);
+      return invalid.what();
+    }
+    return "";
+  };
+  EXPECT_EQ(problem(SamplingParam::kTemperature, 1e-320),
+            "temperature must be at least 0.01 (smaller ones overflow the logits), got 1e-320");
+  EXPECT_EQ(problem(SamplingParam::kTemperature, 4.9e-324),
+            "temperature must be at least 0.01 (smaller ones overflow the logits), got 5e-324");
+  EXPECT_EQ(problem(SamplingParam::kRepetitionPenalty, 1e-320),
+            "repetition_penalty must be in [0.01, 100] (1 turns it off), got 1e-320");
+  EXPECT_EQ(problem(SamplingParam::kTopP, 4.9e-324),
+            "top_p must be in (0, 1] and at least 1.1754944e-38 (the smallest normal float), got 5e-324");
+  for (const SamplingParam param : {SamplingParam::kMinP, SamplingParam::kFrequencyPenalty,
+                                    SamplingParam::kPresencePenalty, SamplingParam::kLogitBias}) {
+    for (const double tiny : {1e-320, -4.9e-324, 1e-39}) {
+      EXPECT_NE(problem(param, tiny).find(" must be 0 or at least 1.1754944e-38 in magnitude"), std::string::npos)
+          << sampling_param_name(param) << " " << tiny;
+    }
+    EXPECT_EQ(problem(param, 0.0), "");
+    EXPECT_EQ(problem(param, -0.0), "");
+  }
+  // The smallest normal float and everything above it pass unchanged, to the field's own check.
+  EXPECT_EQ(sampling_float(SamplingParam::kMinP, kSmallestSamplingMagnitude), std::numeric_limits<float>::min());
+  EXPECT_EQ(sampling_float(SamplingParam::kTemperature, 0.0), 0.0f);
+  EXPECT_EQ(sampling_float(SamplingParam::kTemperature, 0.85), 0.85f);
+  EXPECT_TRUE(std::isnan(sampling_float(SamplingParam::kTopP, std::nan(""))));  // NaN is validate()'s to refuse
 }
 
 }  // namespace
