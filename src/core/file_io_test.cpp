@@ -177,6 +177,16 @@ TEST_F(FileIoTest, AFullDiskIsReportedWithItsErrno) {
   ::close(descriptor);
 }
 
+// The errno reaches the message end to end: a file size limit (RLIMIT_FSIZE, as a quota or a full disk would) makes
+// the write fail with EFBIG, and write_file_atomically says so, leaving nothing behind.
+TEST_F(FileIoTest, AFailedWriteSaysWhy) {
+  const testing::FileSizeLimit limit(4096);
+  const fs::path path = directory_ / "big.bin";
+  EXPECT_EQ(error_of([&] { write_file_atomically(path, std::string(100000, 'x')); }),
+            "cannot write " + path.string() + ": File too large");
+  EXPECT_EQ(std::distance(fs::directory_iterator(directory_), fs::directory_iterator()), 0);
+}
+
 TEST_F(FileIoTest, PrivateTemporaryDirectoryIsOnlyOursAndRemoved) {
   fs::path made;
   {

@@ -1,12 +1,14 @@
 #pragma once
-// Links planted where a writer might put its temporary files: each points at a victim file outside the output
-// folder, which a write that followed the link (or truncated the file it names) would overwrite. A test plants them
-// at the predictable names minigen once used and at guesses of the random ones, runs the write, and checks that the
-// victims are byte-identical and every planted name is still the link it was.
+// Hostile conditions for the code that writes files. Links planted where a writer might put its temporary files: each
+// points at a victim file outside the output folder, which a write that followed the link (or truncated the file it
+// names) would overwrite. A test plants them at the predictable names minigen once used and at guesses of the random
+// ones, runs the write, and checks that the victims are byte-identical and every planted name is still the link it was.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -70,6 +72,30 @@ class PlantedLinks {
   std::filesystem::path victims_;
   std::vector<std::filesystem::path> symbolic_;
   std::vector<std::filesystem::path> hard_;
+};
+
+// While it lives, no file of this process (or of a child it starts) may grow past `bytes`: a write beyond fails with
+// EFBIG ("File too large") instead of raising SIGXFSZ, standing in for a full disk (ENOSPC), which a test cannot make
+// without mounting a file system.
+class FileSizeLimit {
+ public:
+  explicit FileSizeLimit(rlim_t bytes) {
+    previous_handler_ = std::signal(SIGXFSZ, SIG_IGN);
+    ::getrlimit(RLIMIT_FSIZE, &previous_);
+    rlimit limited = previous_;
+    limited.rlim_cur = bytes;
+    EXPECT_EQ(::setrlimit(RLIMIT_FSIZE, &limited), 0);
+  }
+  ~FileSizeLimit() {
+    ::setrlimit(RLIMIT_FSIZE, &previous_);
+    std::signal(SIGXFSZ, previous_handler_);
+  }
+  FileSizeLimit(const FileSizeLimit&) = delete;
+  FileSizeLimit& operator=(const FileSizeLimit&) = delete;
+
+ private:
+  rlimit previous_{};
+  void (*previous_handler_)(int) = nullptr;
 };
 
 // The old predictable temporary names beside `path` (PATH.tmp.<pid>, PATH.partial.<pid>, PATH.partial.<pid>.tmp.<pid>,

@@ -132,5 +132,27 @@ TEST(LabGnuplot, AFailedWriteOfThePlotSaysWhy) {
   }
 }
 
+// The same with the write itself failing, as on a full disk: a file size limit below the SVG's size (EFBIG) is
+// reported as such, not as "gnuplot failed … (exit status 0)".
+TEST(LabGnuplot, APlotThatCannotBeWrittenSaysWhy) {
+  const std::filesystem::path gnuplot = gnuplot_or_empty();
+  if (gnuplot.empty()) GTEST_SKIP() << "gnuplot is not installed (Debian's gnuplot-nox): the plot is not drawn";
+  namespace fs = std::filesystem;
+  const fs::path folder = fs::temp_directory_path() / ("minigen_gnuplot_full_" + std::to_string(::getpid()));
+  fs::remove_all(folder);
+  fs::create_directories(folder);
+  const PlotSpec spec{"full.svg", "t", "x", "y", false, false, {}, {{"s", {1, 2}, {3, 4}, "lines"}}};
+  const fs::path svg = folder / spec.file_name;
+  try {
+    const testing::FileSizeLimit limit(2048);  // the script fits; an SVG is some 10 KB
+    render_svg(gnuplot, spec, svg);
+    ADD_FAILURE() << "wrote past the file size limit";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "cannot write " + svg.string() + ": File too large");
+  }
+  EXPECT_TRUE(fs::is_empty(folder));
+  fs::remove_all(folder);
+}
+
 }  // namespace
 }  // namespace minigen::lab
