@@ -105,6 +105,9 @@ for readme in "README.md|## Quick start" "README.zh-CN.md|## 快速上手"; do
   file="$source_dir/${readme%%|*}"
   mapfile -t commands < <(quickstart_commands "$file" "${readme#*|}")
   echo "== ${readme%%|*}: ${#commands[@]} commands"
+  # Each quick start is a learner's first run: the reports the other README's lab wrote are not there (`minigen lab`
+  # refuses to replace a report without --force).
+  rm -rf "$scratch"/lab-report* "$scratch/my-lab"
   # The quick start shows the shipped model, the lab, a .pth, Python and an OpenAI client: at least 7 lines.
   ((${#commands[@]} >= 7)) || fail "${readme%%|*}: only ${#commands[@]} commands found in its quick start"
   for command in "${commands[@]}"; do run_command "$command"; done
