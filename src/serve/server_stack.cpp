@@ -55,7 +55,8 @@ WeightUpdateReport ServerStack::update_weights(const std::string& model_path, co
   const auto started = Clock::now();
   // Served as f16, the file's fp16 matrices pack as they are: no fp32 copy of the whole model to fault in and fill.
   const TensorReadOptions read{.keep_fp16_matrices = options_.weight_type == WeightType::kF16};
-  std::unique_ptr<Model> model = load_replacement_weights(model_path, engine_.config(), read);
+  std::unique_ptr<Model> model = weight_loader_ ? weight_loader_(model_path, engine_.config(), read)
+                                                : load_replacement_weights(model_path, engine_.config(), read);
   auto next = std::make_unique<Transformer>(*model, threads_, options_.weight_type);
   model->release_matrices();  // the packed copy is the one that runs
   const auto loaded = Clock::now();

@@ -7,6 +7,7 @@
 // event on a stream) and serve() returns.
 #include <chrono>
 #include <cstddef>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -55,6 +56,12 @@ class ServerStack {
   WeightUpdateReport update_weights(const std::string& model_path, const std::string& weight_version,
                                     bool abort_all_requests);
 
+  // How update_weights reads a directory: load_replacement_weights unless replaced (a test holds a load mid-way
+  // to watch the server meanwhile). Set before serving.
+  using WeightLoader =
+      std::function<std::unique_ptr<Model>(const std::string&, const ModelConfig&, const TensorReadOptions&)>;
+  void set_weight_loader(WeightLoader loader) { weight_loader_ = std::move(loader); }
+
   const ServeOptions& options() const { return options_; }
   ThreadPool& threads() { return threads_; }
   // The weights served now (for the startup summary: an update replaces them).
@@ -70,6 +77,7 @@ class ServerStack {
   std::unique_ptr<Model> updated_model_;      // the model of the last weight update (the first one is the caller's)
   std::unique_ptr<Transformer> transformer_;  // the weights served
   std::mutex update_mutex_;
+  WeightLoader weight_loader_;
   int updates_ = 0;
   BlockPool blocks_;
   Engine engine_;

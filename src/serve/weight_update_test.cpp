@@ -9,6 +9,7 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <map>
 #include <mutex>
 #include <string>
@@ -199,6 +200,38 @@ TEST(WeightUpdate, TheNextRolloutHasTheNewPolicysLogprobsAndABadDirectoryChanges
   EXPECT_EQ(update(server, kRolloutData / "policy_v2", 400, {{"model_pth", "x"}})["error"]["param"], "model_pth");
   EXPECT_EQ(post(server, "/update_weights_from_disk", json::object(), 400)["error"]["param"], "model_path");
   EXPECT_EQ(server.settled().kv_blocks_used, 0);
+}
+
+// A weight update reads and packs beside the serving (issue 46): with its load held mid-way, /health answers and a
+// whole streamed completion comes back on the old weights; released, the update answers 200 and the next rollout is
+// the new policy's.
+TEST(WeightUpdate, HealthAndStreamsGoOnWhileAWeightDirectoryLoads) {
+  LiveServer server(kRolloutData / "policy_v1", 64, 256);
+  std::promise<void> started;
+  std::promise<void> release;
+  std::shared_future<void> released = release.get_future().share();
+  server.stack.set_weight_loader(
+      [&started, released](const std::string& path, const ModelConfig& config, const TensorReadOptions& read) {
+        started.set_value();
+        released.wait();
+        return load_replacement_weights(path, config, read);
+      });
+  json answer;
+  std::thread updating([&] { answer = update(server, kRolloutData / "policy_v2", 200); });
+  started.get_future().wait();
+  const auto health = server.client().Get("/health");
+  ASSERT_TRUE(health);
+  EXPECT_EQ(health->status, 200);
+  const json body = {{"prompt", "The"}, {"max_tokens", 8}, {"temperature", 0}, {"stream", true}};
+  const auto streamed = server.client().Post("/v1/completions", body.dump(), "application/json");
+  ASSERT_TRUE(streamed);
+  EXPECT_EQ(streamed->status, 200);
+  EXPECT_NE(streamed->body.find("data: [DONE]"), std::string::npos) << streamed->body;
+  EXPECT_TRUE(answer.is_null()) << "the update answered before its load was released";
+  release.set_value();
+  updating.join();
+  EXPECT_EQ(answer["weight_version"], "1");
+  expect_policy(greedy_rollout(server), "policy_v2", "1");
 }
 
 // The route opens a path the client names: with a key it needs the key; listening beyond loopback without one, never.
