@@ -35,6 +35,7 @@ TEST(AdapterVariants, TrainedShapedAdapterHasTheAskedSizeAndItsSizeIsMeasured) {
   const auto model = testing::random_test_model("tiny");
   const LoraAdapter adapter = trained_shaped_adapter(model->config, model->weights, 16, 0.10, 3);
   EXPECT_EQ(adapter.summary(), "q_proj, o_proj in 4 of 4 layers, rank 16");
+  EXPECT_EQ(adapter.summary_zh(), "q_proj、o_proj（4 层中的 4 层），秩 16");  // no English words in the zh report
   // B's σ is drawn for an expected ‖B·A‖ of 10 % of ‖W‖; one draw of 8 matrices lands within a few percent of it.
   EXPECT_NEAR(relative_size(adapter, model->weights), 0.10, 0.01);
   const AdapterSize size = adapter_size(adapter, model->config, "tiny");

@@ -283,14 +283,14 @@ ReportSection adapters_report(const AdaptersData& data, Language language) {
       data.learners_adapter
           ? say("This section measures your adapter `" + data.adapter_source + "` (" + data.adapter_summary +
                     "); its ‖scale · B·A‖_F is " + relative + " of the ‖W‖_F it adapts.",
-                "本节测量你的适配器 `" + data.adapter_source + "`（" + data.adapter_summary +
+                "本节测量你的适配器 `" + data.adapter_source + "`（" + data.adapter_summary_zh +
                     "）；它的 ‖scale · B·A‖_F 是它所适配的 ‖W‖_F 的 " + relative + "。")
           : say("No adapter was given (`--lora`), so this section makes a random one in MiniMind's shape (" +
                     data.adapter_summary + ") with B drawn so that ‖B·A‖_F is about " +
                     fixed(100 * data.target_relative_size, 0) + " % of the ‖W‖_F it adapts (measured: " + relative +
                     ") — an assumed size for a trained adapter, not one measured on a trained MiniMind adapter. "
                     "`minigen lab --lora your_adapter.pth` measures your own.",
-                "没有给出适配器（`--lora`），所以本节按 MiniMind 的形状生成一个随机适配器（" + data.adapter_summary +
+                "没有给出适配器（`--lora`），所以本节按 MiniMind 的形状生成一个随机适配器（" + data.adapter_summary_zh +
                     "），B 的大小使 ‖B·A‖_F 约为它所适配的 ‖W‖_F 的 " + fixed(100 * data.target_relative_size, 0) +
                     " %（实测：" + relative +
                     "）——这是对训练后适配器大小的假设，而不是在训练过的 MiniMind 适配器上测得的。"

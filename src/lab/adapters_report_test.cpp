@@ -28,6 +28,7 @@ AdaptersData made_up() {
   AdaptersData data;
   data.adapter_source = "random";
   data.adapter_summary = "q_proj, o_proj in 4 of 4 layers, rank 16";
+  data.adapter_summary_zh = "q_proj、o_proj（4 层中的 4 层），秩 16";
   data.relative_size = 0.0987;
   data.target_relative_size = 0.10;
   data.size = {"tiny", 4'852'224, {{"q_proj", 256, 256, 16, 4}, {"o_proj", 256, 256, 16, 4}}, 65'536};
@@ -142,7 +143,8 @@ TEST(AdaptersReport, ChineseFollowsTheSameNumbers) {
   data.learners_adapter = true;
   data.adapter_source = "out/lora/lora_identity_768.pth";
   const std::string text = markdown_of(adapters_report(data, Language::kChinese));
-  expect_says(text, "本节测量你的适配器 `out/lora/lora_identity_768.pth`");
+  expect_says(text, "本节测量你的适配器 `out/lora/lora_identity_768.pth`（q_proj、o_proj（4 层中的 4 层），秩 16）");
+  EXPECT_EQ(text.find("layers, rank"), std::string::npos) << "the English summary in the Chinese report";
   expect_says(text, "B = 0 时——也就是 MiniMind 初始化时的适配器——什么都没有改变：4 / 4 个回答相同");
   expect_says(text, "在 minimind-3 上取秩 16：16 · (768 + 768) = 24,576 每个矩阵 × 16 (q_proj, o_proj) = 393,216");
 }

@@ -201,6 +201,7 @@ AdaptersData measure_adapters(LabContext& lab) {
   }
   data.adapter_source = data.learners_adapter ? adapter->source : "random";
   data.adapter_summary = adapter->summary();
+  data.adapter_summary_zh = adapter->summary_zh();
   data.scale = adapter->scale;
   data.relative_size = relative_size(*adapter, model.weights);
   data.size = adapter_size(*adapter, config, identify_family(config));

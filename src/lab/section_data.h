@@ -390,9 +390,10 @@ struct MixedBatchTiming {
 };
 
 struct AdaptersData {
-  bool learners_adapter = false;  // --lora: the learner's adapter; else a random one in MiniMind's shape
-  std::string adapter_source;     // the file, or "random"
-  std::string adapter_summary;    // "q_proj, o_proj in 4 of 4 layers, rank 16"
+  bool learners_adapter = false;   // --lora: the learner's adapter; else a random one in MiniMind's shape
+  std::string adapter_source;      // the file, or "random"
+  std::string adapter_summary;     // "q_proj, o_proj in 4 of 4 layers, rank 16"
+  std::string adapter_summary_zh;  // "q_proj、o_proj（4 层中的 4 层），秩 16"
   float scale = 1.0f;
   // ‖scale · B·A‖_F ÷ ‖W‖_F over the wrapped matrices: the adapter's size against the weights it changes (measured;
   // a random adapter's B is drawn to make it target_relative_size).

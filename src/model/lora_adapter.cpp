@@ -217,35 +217,68 @@ int LoraAdapter::max_rank() const {
   return rank;
 }
 
-std::string LoraAdapter::summary() const {
-  // The short module names wrapped, in the order of kTargetNames, and in how many layers.
+namespace {
+
+// What both summaries say: the short module names wrapped (in the order of kTargetNames), in how many layers, with
+// which ranks.
+struct SummaryParts {
+  std::vector<std::string> names;
+  std::size_t layers_wrapped = 0;
+  std::string ranks;  // "16", or "8/16" for an adapter of mixed ranks
+};
+
+SummaryParts summary_parts(const LoraAdapter& adapter) {
   std::set<std::string> names;
   std::set<std::string> layer_paths;
   std::set<int> ranks;
-  for (const Wrapped& w : wrapped()) {
+  for (const LoraAdapter::Wrapped& w : adapter.wrapped()) {
     names.insert(w.module.substr(w.module.rfind('.') + 1));
     const std::size_t after_index = w.module.find('.', std::string("model.layers.").size());
     layer_paths.insert(w.module.substr(0, after_index));
     ranks.insert(w.pair->rank);
   }
-  std::string text;
+  SummaryParts parts;
   for (const char* name : kTargetNames) {
-    if (names.count(name) == 0) continue;
-    if (!text.empty()) text += ", ";
+    if (names.count(name) != 0) parts.names.push_back(name);
+  }
+  parts.layers_wrapped = layer_paths.size();
+  for (int rank : ranks) {
+    if (!parts.ranks.empty()) parts.ranks += '/';
+    parts.ranks += std::to_string(rank);
+  }
+  return parts;
+}
+
+std::string joined(const std::vector<std::string>& names, const std::string& separator) {
+  std::string text;
+  for (const std::string& name : names) {
+    if (!text.empty()) text += separator;
     text += name;
   }
-  text += " in " + std::to_string(layer_paths.size()) + " of " + std::to_string(layers.size()) + " layers, rank ";
-  std::string rank_text;
-  for (int rank : ranks) {
-    if (!rank_text.empty()) rank_text += "/";
-    rank_text += std::to_string(rank);
-  }
-  text += rank_text;
-  if (scale != 1.0f) {
-    char buffer[64];
-    std::snprintf(buffer, sizeof buffer, ", scale %g", static_cast<double>(scale));
-    text += buffer;
-  }
+  return text;
+}
+
+std::string scale_text(float scale) {
+  char buffer[64];
+  std::snprintf(buffer, sizeof buffer, "%g", static_cast<double>(scale));
+  return buffer;
+}
+
+}  // namespace
+
+std::string LoraAdapter::summary() const {
+  const SummaryParts parts = summary_parts(*this);
+  std::string text = joined(parts.names, ", ") + " in " + std::to_string(parts.layers_wrapped) + " of " +
+                     std::to_string(layers.size()) + " layers, rank " + parts.ranks;
+  if (scale != 1.0f) text += ", scale " + scale_text(scale);
+  return text;
+}
+
+std::string LoraAdapter::summary_zh() const {
+  const SummaryParts parts = summary_parts(*this);
+  std::string text = joined(parts.names, "、") + "（" + std::to_string(layers.size()) + " 层中的 " +
+                     std::to_string(parts.layers_wrapped) + " 层），秩 " + parts.ranks;
+  if (scale != 1.0f) text += "，缩放系数 " + scale_text(scale);
   return text;
 }
 

@@ -68,6 +68,8 @@ struct LoraAdapter {
   int max_rank() const;
   // "q_proj, o_proj in 8 of 8 layers, rank 16" — what the CLI prints when it loads one.
   std::string summary() const;
+  // The same in Chinese, for the lab's zh report: "q_proj、o_proj（4 层中的 4 层），秩 16".
+  std::string summary_zh() const;
 };
 
 // The wrapped matrices an adapter file names, before they are checked against a model: the module path as in the
