@@ -88,15 +88,15 @@ CommandAction add_lab_command(CLI::App& app) {
                       "[default: models/minigen-tiny-sft]");
   command->add_option("--prompt-text", flags->prompt_text,
                       "UTF-8 text the base-model prompts are cut from (sections 1-4, 9), at least as many tokens as "
-                      "the longest prompt [default: examples/genesis-183.txt, examples/zh/poems.txt for MiniMind's "
-                      "tokenizer]");
+                      "the longest prompt [default: examples/genesis-183.txt; examples/zh/poems.txt with --lang zh or "
+                      "MiniMind's tokenizer]");
   command->add_option("--chat-prompts", flags->chat_prompts,
                       "UTF-8 file of questions, one per line, for the SFT sections (5-8, 10) [default: "
-                      "examples/questions.txt, examples/zh/questions.txt for MiniMind's tokenizer]");
+                      "examples/questions.txt; examples/zh/questions.txt with --lang zh or MiniMind's tokenizer]");
   command->add_option("--eval", flags->eval,
                       "section 9's perplexity text: .jsonl of {\"text\": ...} documents (MiniMind's pretraining "
-                      "format) or a plain UTF-8 text [default: examples/heldout.jsonl, examples/zh/heldout.jsonl for "
-                      "MiniMind's tokenizer]");
+                      "format) or a plain UTF-8 text [default: examples/heldout.jsonl; examples/zh/heldout.jsonl with "
+                      "--lang zh or MiniMind's tokenizer]");
   command->add_option("--lora", flags->lora,
                       "your LoRA adapter for the SFT model (MiniMind .pth, PEFT folder or GGUF), measured in section "
                       "11 [default: a random adapter in MiniMind's shape]");

@@ -135,12 +135,16 @@ bool is_minimind_tokenizer(const Tokenizer& tokenizer, const fs::path& minigen_h
 LabMaterial choose_lab_material(const LabMaterialFiles& files, const Tokenizer& base_tokenizer,
                                 const fs::path& minigen_home) {
   LabMaterial material;
-  const bool chinese =
-      (!files.prompt_text || !files.chat_prompts || !files.eval) && is_minimind_tokenizer(base_tokenizer, minigen_home);
+  const bool missing = !files.prompt_text || !files.chat_prompts || !files.eval;
+  const bool minimind_tokenizer = missing && is_minimind_tokenizer(base_tokenizer, minigen_home);
+  const bool chinese = missing && (files.chinese_report || minimind_tokenizer);
   if (chinese) {
+    material.chinese_set_for_report = !minimind_tokenizer;
     material.chinese_set_reason =
-        "the base model's tokenizer is MiniMind's (not minigen-6400), so the shipped Chinese material "
-        "(examples/zh: Tang and Song poems, twelve questions) stands in for what was not given";
+        std::string(minimind_tokenizer ? "the base model's tokenizer is MiniMind's (not minigen-6400)"
+                                       : "the report is in Chinese (--lang zh)") +
+        ", so the shipped Chinese material (examples/zh: Tang and Song poems, twelve questions) stands in for what "
+        "was not given";
   }
   if (files.prompt_text) {
     material.prompt_text = read_prompt_text(*files.prompt_text);

@@ -18,6 +18,9 @@ struct LabMaterialFiles {
   std::optional<std::filesystem::path> prompt_text;   // --prompt-text: a long plain text
   std::optional<std::filesystem::path> chat_prompts;  // --chat-prompts: one question per line
   std::optional<std::filesystem::path> eval;          // --eval: .jsonl of {"text": …} documents, or a plain text
+  // The report is written in Chinese (--lang zh): the shipped Chinese set stands in for what was not given, whatever
+  // the tokenizer (the shipped models read and answer Chinese too).
+  bool chinese_report = false;
 };
 
 // The long text every base-model prompt is cut from.
@@ -53,6 +56,7 @@ struct LabMaterial {
   EvalText eval;
   // Why the shipped Chinese set was chosen, for the report; empty when it was not.
   std::string chinese_set_reason;
+  bool chinese_set_for_report = false;  // chosen because the report is in Chinese (else: MiniMind's tokenizer)
 };
 
 // Each throws minigen::Error naming the flag and the file: a missing or unreadable file, one that is not UTF-8, one
@@ -66,8 +70,8 @@ EvalText read_eval_text(const std::filesystem::path& path);
 // under `minigen_home`, compared token by token).
 bool is_minimind_tokenizer(const Tokenizer& tokenizer, const std::filesystem::path& minigen_home);
 
-// The learner's files, and the shipped set for the rest: examples/zh when `base_tokenizer` is MiniMind's, else the
-// English examples.
+// The learner's files, and the shipped set for the rest: examples/zh when the report is in Chinese or
+// `base_tokenizer` is MiniMind's, else the English examples.
 LabMaterial choose_lab_material(const LabMaterialFiles& files, const Tokenizer& base_tokenizer,
                                 const std::filesystem::path& minigen_home);
 

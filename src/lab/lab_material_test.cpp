@@ -110,8 +110,9 @@ TEST_F(LabMaterialInput, MissingFilesAndDirectoriesAreRefused) {
   EXPECT_EQ(error_of([&] { read_eval_text(scratch_); }), "--eval: " + scratch_.string() + " is not a file");
 }
 
-// MiniMind's layout with another vocabulary is MiniMind's tokenizer; minigen-6400 (the same layout) is not.
-TEST_F(LabMaterialInput, ChineseSetIsChosenForMiniMindsTokenizerOnly) {
+// MiniMind's layout with another vocabulary is MiniMind's tokenizer; minigen-6400 (the same layout) is not. Either
+// way a Chinese report reads the Chinese set.
+TEST_F(LabMaterialInput, ChineseSetIsChosenForMiniMindsTokenizerOrAChineseReport) {
   const fs::path home = minigen_home();
   const auto minigen_6400 = load_tokenizer(home / "tokenizers" / "minigen-6400");
   EXPECT_FALSE(is_minimind_tokenizer(*minigen_6400, home));
@@ -137,6 +138,19 @@ TEST_F(LabMaterialInput, ChineseSetIsChosenForMiniMindsTokenizerOnly) {
   EXPECT_TRUE(chinese.eval.documents);
   EXPECT_EQ(chinese.eval.texts.size(), 96u);  // the Song poems of fortunes-zh's song100 that parse
   EXPECT_FALSE(chinese.chinese_set_reason.empty());
+  EXPECT_FALSE(chinese.chinese_set_for_report);
+
+  // A Chinese report (--lang zh) reads the Chinese set with minigen-6400 too (issue 43: the zh report of the shipped
+  // models quoted Genesis and "What does 'river' mean?"), and says why.
+  LabMaterialFiles zh_report;
+  zh_report.chinese_report = true;
+  const LabMaterial shipped_zh = choose_lab_material(zh_report, *minigen_6400, home);
+  EXPECT_EQ(shipped_zh.prompt_text.source, "examples/zh/poems.txt");
+  EXPECT_EQ(shipped_zh.chat_prompts.source, "examples/zh/questions.txt");
+  EXPECT_EQ(shipped_zh.eval.source, "examples/zh/heldout.jsonl");
+  EXPECT_TRUE(shipped_zh.chinese_set_for_report);
+  EXPECT_TRUE(shipped_zh.chinese_set_reason.starts_with("the report is in Chinese (--lang zh)"))
+      << shipped_zh.chinese_set_reason;
 
   // Every file given: nothing shipped is read, and no reason is given.
   LabMaterialFiles files;

@@ -55,6 +55,7 @@ RunDescription describe_run(const LabContext& lab, const LabOptions& options) {
   run.eval_source = material.eval.source;
   run.eval_is_documents = material.eval.documents;
   run.chinese_set = !material.chinese_set_reason.empty();
+  run.chinese_set_for_report = material.chinese_set_for_report;
   run.one_model_for_both = lab.one_model_for_both();
   run.cuts = lab.scale().cuts;
   run.estimate = lab.estimate();
@@ -70,7 +71,9 @@ LabOutcome run_lab(const LabOptions& options, std::ostream& progress, Language l
   // Everything that can be wrong with the input is found before the output directory is touched.
   const fs::path gnuplot = find_gnuplot();
   check_output_directory(options.out_dir, "--out");
-  LabContext lab(options, progress);
+  LabOptions chosen = options;
+  chosen.material.chinese_report = language == Language::kChinese;  // a Chinese report reads Chinese material
+  LabContext lab(chosen, progress);
   // Made once the models loaded; every file is renamed into it only when all are drawn and written.
   OutputDirectory out(options.out_dir, "--out");
   lab.progress(std::string("loaded the models; the ") + (options.quick ? "quick" : "full") + " lab should take about " +

@@ -58,13 +58,14 @@ std::string one_model_note(OneModelForBoth which, const Words& say) {
 }
 
 // Why the shipped Chinese material was used, in the report's language; empty when it was not.
-std::string chinese_set_reason(bool chinese_set, const Words& say) {
-  if (!chinese_set) return {};
-  return say(
-      "the base model's tokenizer is MiniMind's (not minigen-6400), so the shipped Chinese material "
-      "(examples/zh: Tang and Song poems, twelve questions) stands in for what was not given",
-      "基础模型的分词器是 MiniMind 的（不是 minigen-6400），所以由 minigen 自带的中文材料（examples/zh：唐诗、"
-      "宋词和十二个问题）补上没有给出的部分");
+std::string chinese_set_reason(const RunDescription& run, const Words& say) {
+  if (!run.chinese_set) return {};
+  return (run.chinese_set_for_report ? say("the report is in Chinese (--lang zh)", "报告是中文的（--lang zh）")
+                                     : say("the base model's tokenizer is MiniMind's (not minigen-6400)",
+                                           "基础模型的分词器是 MiniMind 的（不是 minigen-6400）")) +
+         say(", so the shipped Chinese material (examples/zh: Tang and Song poems, twelve questions) stands in for "
+             "what was not given",
+             "，所以由 minigen 自带的中文材料（examples/zh：唐诗、宋词和十二个问题）补上没有给出的部分");
 }
 
 }  // namespace
@@ -141,7 +142,7 @@ std::vector<std::string> introduction(const RunDescription& run, Language langua
   const std::string genesis_tokens = std::to_string(run.genesis_text_prompt_tokens);
   const std::string threads = std::to_string(run.threads);
   const std::string note = one_model_note(run.one_model_for_both, say);
-  const std::string reason = chinese_set_reason(run.chinese_set, say);
+  const std::string reason = chinese_set_reason(run, say);
   const std::vector<std::string> fixed_paragraphs = {
       say("This report measures what the course module on KV caches and sampling claims, on the models below. Every "
           "number comes from minigen's generate loop — the same loop as MiniMind's `generate`, with counters added — "
@@ -217,7 +218,7 @@ nlohmann::json settings_json(const RunDescription& run) {
             {"chat_prompts", run.chat_prompts_source},
             {"eval", run.eval_source},
             {"eval_format", run.eval_is_documents ? "jsonl documents" : "plain text"},
-            {"chinese_set_reason", chinese_set_reason(run.chinese_set, Words{})}}},
+            {"chinese_set_reason", chinese_set_reason(run, Words{})}}},
           {"models_note", one_model_note(run.one_model_for_both, Words{})},
           {"cuts", run.cuts},
           {"estimated_seconds_at_default_sizes", run.estimate.estimated_seconds_before},

@@ -51,7 +51,8 @@ struct RunDescription {
   std::string chat_prompts_source;
   std::string eval_source;
   bool eval_is_documents = true;
-  bool chinese_set = false;  // the shipped Chinese material stood in for what was not given (MiniMind's tokenizer)
+  bool chinese_set = false;             // the shipped Chinese material stood in for what was not given
+  bool chinese_set_for_report = false;  // because the report is in Chinese (else: MiniMind's tokenizer)
   OneModelForBoth one_model_for_both = OneModelForBoth::kNo;
   std::vector<std::string> cuts;
   BudgetFit estimate;

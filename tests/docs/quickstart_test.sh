@@ -94,6 +94,9 @@ run_command() {
           fail "$command: no ${BASH_REMATCH[1]}/report.md"
         elif [[ $command == *"--lang zh"* ]] && ! grep -q '首个 token 时间' "$report"; then
           fail "$command: ${BASH_REMATCH[1]}/report.md is not in Chinese (no 首个 token 时间)"
+        elif [[ $command == *"--lang zh"* && $command != *"--prompt-text"* ]] &&
+          ! grep -q 'examples/zh/poems.txt' "$report"; then
+          fail "$command: the Chinese report ${BASH_REMATCH[1]}/report.md does not read the Chinese material"
         fi
       fi
       ;;
