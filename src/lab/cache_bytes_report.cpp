@@ -7,6 +7,7 @@
 
 #include "core/format.h"
 #include "lab/section_reports.h"
+#include "ops/kv_block.h"
 
 namespace minigen::lab {
 namespace {
@@ -156,10 +157,37 @@ void add_growth(ReportSection& section, const CacheBytesData& data, const Words&
                        " B；按需增长的缓存最多预留两倍。"));
 }
 
+// Why the reserved column is larger than P + N positions: generate() reserves P + N positions for a row, rounded up
+// to whole blocks of 16 (the attention kernel reads 16 keys per vector load), and says it with the run's numbers:
+// 37 + 64 = 101 positions → 112 reserved. Computed from the bytes, so a reservation that is not whole blocks of
+// positions says so instead.
+std::string reserved_text(const CacheRunBytes& run, const CacheBytesData& data, const Words& say) {
+  const uint64_t per_position = data.kv_bytes_per_token;
+  const int wanted = run.prompt_tokens + run.new_tokens;
+  if (per_position == 0 || run.kv_bytes_allocated % per_position != 0) {
+    return say("The reserved bytes are not a whole number of positions of " + bytes_text(per_position) + " B.",
+               "预留字节不是整数个位置（每个位置 " + bytes_text(per_position) + " B）。");
+  }
+  const uint64_t reserved = run.kv_bytes_allocated / per_position;
+  const std::string sum =
+      std::to_string(run.prompt_tokens) + " + " + std::to_string(run.new_tokens) + " = " + std::to_string(wanted);
+  if (reserved == static_cast<uint64_t>(wanted)) {
+    return say("The reserved column is exactly P + N positions (" + sum + ").",
+               "预留一列正好是 P + N 个位置（" + sum + "）。");
+  }
+  return say("The reserved column is P + N positions rounded up to whole blocks of " +
+                 std::to_string(KvBlockLayout::kBlockTokens) + " (the attention kernel reads " +
+                 std::to_string(KvBlockLayout::kBlockTokens) + " keys per vector load): " + sum + " → " +
+                 std::to_string(reserved) + " positions = " + bytes_text(run.kv_bytes_allocated) + " B.",
+             "预留一列是 P + N 个位置向上取整到 " + std::to_string(KvBlockLayout::kBlockTokens) +
+                 " 的整块（注意力内核每次向量加载读 " + std::to_string(KvBlockLayout::kBlockTokens) + " 个键）：" +
+                 sum + " → " + std::to_string(reserved) + " 个位置 = " + bytes_text(run.kv_bytes_allocated) + " B。");
+}
+
 void add_generate_runs(ReportSection& section, const CacheBytesData& data, const Words& say) {
   ReportTable table{{"P", "N", say("positions cached (P+N−1)", "缓存的位置数 (P+N−1)"),
                      say("bytes used (measured)", "已用字节（实测）"), say("formula", "公式"),
-                     say("bytes reserved (P+N)", "预留字节 (P+N)")},
+                     say("bytes reserved (P+N, in blocks of 16)", "预留字节（P+N，按 16 个位置一块）")},
                     {}};
   nlohmann::json runs = nlohmann::json::array();
   bool all_match = true;
@@ -196,6 +224,7 @@ void add_generate_runs(ReportSection& section, const CacheBytesData& data, const
                 "。真实的生成报告的字节数**并不**都等于公式——见下表：");
   section.paragraph(opening + say("100 cached tokens take ", "100 个缓存 token 占用 ") + formula + runs_text);
   section.table(std::move(table));
+  if (!data.generate_runs.empty()) section.paragraph(reserved_text(data.generate_runs.front(), data, say));
   section.data["generate_runs"] = runs;
   section.data["generate_runs_match_formula"] = all_match;
 }

@@ -286,6 +286,24 @@ CacheBytesData cache_bytes(KvShape model) {
   return data;
 }
 
+// issue 43: the reserved column (229,376 B for 101 positions) is P + N rounded up to blocks of 16, and the report
+// says so with the run's own numbers; a reservation of exactly P + N says that instead.
+TEST(LabReportClaims, ReservedBytesNameTheBlockRounding) {
+  CacheBytesData data = cache_bytes({"tiny", 4, 8, 2, 32});
+  data.generate_runs = {{37, 64, 100, 204800, 229376, 204800}};
+  for (const Language language : {Language::kEnglish, Language::kChinese}) {
+    const std::string text = markdown_of(cache_bytes_report(data, language));
+    expect_says(text,
+                language == Language::kEnglish
+                    ? "The reserved column is P + N positions rounded up to whole blocks of 16 (the attention "
+                      "kernel reads 16 keys per vector load): 37 + 64 = 101 → 112 positions = 229,376 B."
+                    : "预留一列是 P + N 个位置向上取整到 16 的整块（注意力内核每次向量加载读 16 个键）：37 + 64 = "
+                      "101 → 112 个位置 = 229,376 B。");
+  }
+  data.generate_runs = {{36, 64, 99, 202752, 204800, 202752}};
+  expect_says(markdown_of(cache_bytes_report(data)), "The reserved column is exactly P + N positions (36 + 64 = 100).");
+}
+
 // issue 27: "minimind3 (this model)" and "minimind-3" as two rows of one shape.
 TEST(LabReportClaims, GqaTableListsAModelOfACatalogueShapeOnce) {
   const std::string text = markdown_of(cache_bytes_report(cache_bytes({"minimind3", 8, 8, 4, 32})));
