@@ -543,6 +543,20 @@ TEST(LabReportClaims, UntrainedWarningAtOrAboveTheVocabularySize) {
       << paragraphs.front();
 }
 
+// issue 43: the introduction's list of what the sections do ended at section 10 of eleven.
+TEST(LabReportClaims, IntroductionNamesEverySection) {
+  for (const Language language : {Language::kEnglish, Language::kChinese}) {
+    std::string text;
+    for (const std::string& paragraph : introduction(run_with(20, 20), language)) text += paragraph + "\n";
+    for (int section = 9; section <= 11; ++section) {
+      expect_says(text, language == Language::kEnglish
+                            ? "ection " + std::to_string(section) + " "  // "Section 9 …", "section 10 …"
+                            : "第 " + std::to_string(section) + " 节");
+    }
+    expect_says(text, language == Language::kEnglish ? "LoRA adapter on the SFT model" : "给 SFT 模型加上 LoRA 适配器");
+  }
+}
+
 // ---- the same numbers in Chinese ----
 
 TEST(LabReportClaims, ChineseReportHasTheSameNumbersAndChineseSentences) {

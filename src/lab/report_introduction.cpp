@@ -158,10 +158,13 @@ std::vector<std::string> introduction(const RunDescription& run, Language langua
           "token comes out (sections 1–4, on the base model). The **sampler** (greedy decoding, temperature, top-p) "
           "decides which token is chosen from the model's distribution (sections 5–8, on the SFT model). Section 9 "
           "shrinks the cache's and the weights' element types on both models and measures what that gives up; "
-          "section 10 adds a grammar stage to the sampler and shows what it takes away.",
+          "section 10 adds a grammar stage to the sampler and shows what it takes away; section 11 puts a LoRA adapter "
+          "on the SFT model and measures its size, what it changes and one batch serving several adapters.",
           "各节贯穿两个概念。**KV 缓存**决定计算量：它从不改变输出哪个 token（第 1–4 节，基础模型）。**采样器**（贪心"
           "解码、温度、top-p）决定从模型的分布中选出哪个 token（第 5–8 节，SFT 模型）。第 9 节在两个模型上缩小缓存和"
-          "权重的元素类型，并测量由此放弃了什么；第 10 节给采样器加上语法阶段，展示它拿走了什么。"),
+          "权重的元素类型，并测量由此放弃了什么；第 10 节给采样器加上语法阶段，展示它拿走了什么；第 11 节给 SFT "
+          "模型加上 "
+          "LoRA 适配器，测量它的大小、它改变了什么，以及一个批次同时服务多个适配器。"),
       say("Models:\n\n- base (pretrained, for the cache sections): " + model_text(run.base, language) +
               "\n- SFT (chat, for the sampling sections): " + model_text(run.sft, language),
           "模型：\n\n- 基础模型（预训练，用于缓存各节）：" + model_text(run.base, language) +
@@ -177,12 +180,14 @@ std::vector<std::string> introduction(const RunDescription& run, Language langua
       say("Prompts are built with each model's own tokenizer. The prompt text (`" + run.prompt_text_source + "`) is " +
               genesis_tokens +
               " tokens with bos for the base model's tokenizer; every prompt of P tokens is that token sequence cut "
-              "(the shipped English text also repeated) to exactly P, so the 183-token prompt is 183 tokens for any "
+              "(a shipped text is repeated where it is shorter than P) to exactly P, so the 183-token prompt is 183 "
+              "tokens for any "
               "tokenizer. Chat prompts use " +
               run.chat_template + ", thinking off.",
           "提示用每个模型自己的分词器构建。提示文本（`" + run.prompt_text_source + "`）用基础模型的分词器加上 bos 共 " +
               genesis_tokens +
-              " 个 token；每个 P 个 token 的提示都是把这个 token 序列截断（自带的英文文本也会重复）到恰好 P "
+              " 个 token；每个 P 个 token 的提示都是把这个 token 序列截断（自带的文本不够 P 个 token 时会重复）到恰好 "
+              "P "
               "个，所以对任何"
               "分词器，183 个 token 的提示都是 183 个 token。对话提示使用 " +
               (run.chat_template_zh.empty() ? run.chat_template : run.chat_template_zh) + "，关闭思考。"),
