@@ -72,16 +72,23 @@ std::string gnuplot_script(const PlotSpec& spec) {
   if (spec.y_range) script << "set yrange [" << spec.y_range->first << ":" << spec.y_range->second << "]\n";
   // A legend inside the top of the frame needs room above the data, or it hides the highest points: an automatic
   // y range grows by one legend line (~6 % of the frame) per series.
-  if (!spec.y_range && spec.key_position.find("top") != std::string::npos) {
-    script << "set offsets 0, 0, graph " << 0.06 * static_cast<double>(spec.series.size() + 1) << ", 0\n";
+  const double top = !spec.y_range && spec.key_position.find("top") != std::string::npos
+                         ? 0.06 * static_cast<double>(spec.series.size() + 1)
+                         : 0.0;
+  // A categorical axis: half a bin beside the first and last and a right margin, so that the last rotated bin label
+  // is not cut at the frame; the labels move down (below) out from under the markers drawn at 0.
+  const bool categorical = !spec.x_tick_labels.empty();
+  if (top > 0 || categorical) {
+    script << "set offsets " << (categorical ? "0.5, 0.5" : "0, 0") << ", graph " << top << ", 0\n";
   }
+  if (categorical) script << "set rmargin 10\n";
   if (!spec.x_tick_labels.empty()) {
     script << "set xtics (";
     for (std::size_t i = 0; i < spec.x_tick_labels.size(); ++i) {
       script << (i == 0 ? "" : ", ") << quoted(spec.x_tick_labels[i].second) << " " << spec.x_tick_labels[i].first;
     }
     script << ")\n"
-           << "set xtics rotate by -35\n";  // bin labels such as "1025–2048" would overlap side by side
+           << "set xtics rotate by -35 offset 0, -0.7\n";  // "1025–2048" would overlap its neighbours level
   }
   for (std::size_t s = 0; s < spec.series.size(); ++s) {
     const PlotSeries& series = spec.series[s];

@@ -56,6 +56,18 @@ TEST(LabGnuplot, ChineseLabelsAreWrittenAsUtf8AndAFixedRangeTakesNoOffset) {
   EXPECT_EQ(script.find("set offsets"), std::string::npos);
 }
 
+// issue 43: the top-p histogram's rotated bin labels sat under the markers at 0 and the last one was cut at the
+// frame. A categorical axis gets half a bin beside its ends and a right margin, and its labels move down.
+TEST(LabGnuplot, BinLabelsKeepClearOfTheMarkersAndTheFrame) {
+  const PlotSpec spec{
+      "h.svg", "t", "x", "y", false, false, {{0, "1"}, {1, "2–3"}}, {{"a", {0, 1}, {0, 50}, "linespoints"}}};
+  const std::string script = gnuplot_script(spec);
+  EXPECT_NE(script.find("set offsets 0.5, 0.5, graph 0.12, 0\n"), std::string::npos) << script;
+  EXPECT_NE(script.find("set rmargin 10\n"), std::string::npos);
+  EXPECT_NE(script.find("set xtics ('1' 0, '2–3' 1)\nset xtics rotate by -35 offset 0, -0.7\n"), std::string::npos)
+      << script;
+}
+
 TEST(LabGnuplot, UnequalSeriesAreRefused) {
   const PlotSpec spec{"t.svg", "t", "x", "y", false, false, {}, {{"s", {1, 2}, {1}, "lines"}}};
   EXPECT_THROW(gnuplot_script(spec), Error);
