@@ -288,14 +288,17 @@ std::unique_ptr<Model> load_replacement_weights(const fs::path& path, const Mode
     if (fs::is_directory(path) || path.extension() == ".safetensors") {
       const fs::path directory = fs::is_directory(path) ? path : path.parent_path();
       const fs::path weights_file = fs::is_directory(path) ? directory_weights_file(directory) : path;
+      std::optional<nlohmann::json> config_json;
       if (fs::exists(directory / "config.json")) {
-        const nlohmann::json config_json = read_json_file(directory / "config.json");
-        stated =
-            config_from_json(config_json, has_qk_norm_tensors(read_weights_file(weights_file, {.shapes_only = true})));
+        config_json = read_json_file(directory / "config.json");
       } else if (fs::is_directory(path)) {
         throw Error("no config.json in " + name);
       }
-      tensors = read_checked_tensors(weights_file, read, [&](const TensorMap&) { return served; }).tensors;
+      tensors = read_checked_tensors(weights_file, read, [&](const TensorMap& claimed) {
+                  // What config.json says, with the qk-norm question answered by the file's claims (read once).
+                  if (config_json && !stated) stated = config_from_json(*config_json, has_qk_norm_tensors(claimed));
+                  return served;
+                }).tensors;
     } else if (path.extension() == ".pth" || path.extension() == ".pt") {
       tensors = read_checked_tensors(path, read, [&](const TensorMap&) { return served; }).tensors;
     } else {
