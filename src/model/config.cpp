@@ -400,6 +400,9 @@ ModelConfig config_from_json(const nlohmann::json& config_json, bool has_qk_norm
     config.head_dim = config.hidden_size / config.num_q_heads;
   }
   const int multiple_of = fields.integer({"multiple_of"}, 64);
+  // The default width is derived from these two, so they are checked before the arithmetic can overflow.
+  check_range("hidden_size", config.hidden_size, 1, kMaxHiddenSize);
+  check_range("multiple_of", multiple_of, 1, kMaxIntermediateSize);
   const int default_intermediate = config.qk_norm ? minimind3_intermediate_size(config.hidden_size)
                                                   : minimind2_intermediate_size(config.hidden_size, multiple_of);
   config.intermediate_size = fields.integer({"intermediate_size", "hidden_dim"}, default_intermediate);

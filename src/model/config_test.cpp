@@ -181,9 +181,9 @@ TEST(ConfigTest, ParsesQwen3AndLlamaConfigs) {
 }
 
 // The message config_from_json throws for a config, or "" if it is accepted.
-std::string parse_error(const json& config_json) {
+std::string parse_error(const json& config_json, bool has_qk_norm_tensors = true) {
   try {
-    config_from_json(config_json, true);
+    config_from_json(config_json, has_qk_norm_tensors);
   } catch (const Error& error) {
     return error.what();
   }
@@ -304,6 +304,15 @@ TEST(ConfigTest, FieldsThatSizeAllocationsAreCapped) {
       EXPECT_EQ(std::string(error.what()), "model config: " + expected);
     }
   }
+  // The fuzzer's find: a huge dim (or multiple_of) once overflowed the default-width arithmetic before any check.
+  for (const bool qk_norm : {false, true}) {
+    const json huge_dim = json::parse(R"({"model_type": "minimind", "dim": 777777512, "n_layers": 8, "n_heads": 8,
+                                          "vocab_size": 6401, "multiple_of": 64})");
+    EXPECT_EQ(parse_error(huge_dim, qk_norm), "model config: hidden_size = 777777512 is outside [1, 32768]");
+  }
+  const json huge_multiple = json::parse(R"({"model_type": "minimind", "dim": 512, "n_layers": 8, "n_heads": 8,
+                                             "vocab_size": 6401, "multiple_of": 641000000})");
+  EXPECT_EQ(parse_error(huge_multiple, false), "model config: multiple_of = 641000000 is outside [1, 131072]");
   ModelConfig huge_context = config_for_family("tiny");
   huge_context.max_position_embeddings = 2147483647;
   EXPECT_NO_THROW(huge_context.validate());
