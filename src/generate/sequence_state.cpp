@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <utility>
+#include <vector>
 
 namespace minigen {
 
@@ -33,9 +34,12 @@ TokenChoice SequenceState::choose(std::span<float> logits, int top_candidates, i
     choice.raw = raw_logprobs(raw_row, sampled.token, raw_top);
   }
   if (top_candidates > 0) {
-    DrawDistribution drawn = describe_draw(logits, sampled.token, top_candidates);
+    std::vector<int> raw_top_tokens;
+    for (const TokenLogprob& candidate : choice.raw.top) raw_top_tokens.push_back(candidate.token);
+    DrawDistribution drawn = describe_draw(logits, sampled.token, top_candidates, raw_top_tokens);
     choice.probability = drawn.chosen_probability;
     choice.top = std::move(drawn.top);
+    for (std::size_t i = 0; i < choice.raw.top.size(); ++i) choice.raw.top[i].kept_probability = drawn.of_tokens[i];
   }
   return choice;
 }

@@ -50,7 +50,8 @@ class SequenceState {
   // This step's token from the row's last logits: the grammar's mask, then the chain, filtering `logits` in place,
   // then the draw (or argmax). Changes nothing of the sequence but its matcher's mask cache; throws what the chain
   // throws (minigen::Error, InvalidSamplingParam) and MaskWorkLimit for a mask over its work budget.
-  // raw_top ≥ 0: also the raw log-probability of the chosen token and the raw_top most likely raw tokens.
+  // raw_top ≥ 0: also the raw log-probability of the chosen token and the raw_top most likely raw tokens — with
+  // top_candidates > 0, each of those with its probability in the kept set too (TokenLogprob::kept_probability).
   TokenChoice choose(std::span<float> logits, int top_candidates = 0, int raw_top = -1);
   // Appends the chosen token, advances the grammar by it and applies the end rules.
   void accept(int token);

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
 #include <memory>
 #include <string>
 #include <vector>
@@ -86,6 +87,32 @@ TEST(SequenceState, RawLogprobsAreTakenBeforeTheChainFilters) {
   EXPECT_FLOAT_EQ(choice.raw.chosen, raw_logprobs(raw, 2, 0).chosen);
   EXPECT_EQ(choice.raw.top.at(0).token, 2);
   EXPECT_FALSE(state.choose(logits, 0).has_raw_logprob);
+}
+
+// With the draw's distribution reported too, each of the raw top tokens carries its probability in the kept set:
+// top-k 2 keeps tokens 2 and 3 (raw logits 3 and 2), so they split the mass e³ : e² and token 1 gets 0.
+TEST(SequenceState, RawTopTokensCarryTheirKeptProbabilityWhenTheDrawIsReported) {
+  SamplingParams top_two = greedy();
+  top_two.temperature = 1.0f;
+  top_two.top_k = 2;
+  top_two.top_p = 1.0f;
+  SequenceState state({4}, top_two, 0, nullptr, {10, false, kEos});
+  std::vector<float> logits = {0.0f, 1.0f, 3.0f, 2.0f};
+  const TokenChoice choice = state.choose(logits, 1, 3);
+  ASSERT_EQ(choice.raw.top.size(), 3u);
+  const float kept_2 = std::exp(3.0f) / (std::exp(3.0f) + std::exp(2.0f));
+  EXPECT_EQ(choice.raw.top[0].token, 2);
+  EXPECT_NEAR(choice.raw.top[0].kept_probability, kept_2, 1e-6);
+  EXPECT_NEAR(choice.raw.top[1].kept_probability, 1.0f - kept_2, 1e-6);
+  EXPECT_EQ(choice.raw.top[2].token, 1);
+  EXPECT_EQ(choice.raw.top[2].kept_probability, 0.0f);
+  EXPECT_NEAR(choice.probability, kept_2, 1e-6);
+  // The raw one is smaller: tokens 0 and 1 hold part of the model's mass, e³ / (1 + e + e³ + e²) = 0.644 < 0.731.
+  const float raw_2 = std::exp(3.0f) / (1.0f + std::exp(1.0f) + std::exp(3.0f) + std::exp(2.0f));
+  EXPECT_NEAR(std::exp(choice.raw.top[0].logprob), raw_2, 1e-6);
+  EXPECT_LT(raw_2, kept_2 - 0.05f);
+  std::vector<float> again = {0.0f, 1.0f, 3.0f, 2.0f};
+  EXPECT_EQ(state.choose(again, 0, 3).raw.top[0].kept_probability, -1.0f);  // not asked for
 }
 
 // The grammar masks before the chain: the favoured "a" is not allowed before the opening quote.

@@ -72,25 +72,32 @@ json token_fields(const Tokenizer& tokenizer, int token) {
   return {{"token", valid_utf8(bytes)}, {"bytes", byte_values}, {"token_id", token}};
 }
 
-double log_probability(float probability) { return probability > 0 ? std::log(probability) : -1e30; }
-
 // The eos that ends a choice is counted in usage but is not part of the text, so logprobs do not list it either
 // (as OpenAI's do not): logprobs.content joins to exactly the returned text.
 bool listed_in_logprobs(const JobEvent& event, const Tokenizer& tokenizer) {
   return event.token >= 0 && !(event.finished && event.token == tokenizer.eos_id());
 }
 
+// One token's logprobs entry, and each of its top_logprobs. "logprob" means what OpenAI's and vLLM's (v1, its
+// default raw_logprobs) mean: the model's own log-probability — log_softmax of the raw logits, temperature 1, before
+// the grammar, the penalties and the filters — so the same text scores the same whatever settings sampled it
+// (vLLM's issue 9453: filtered logprobs were incompatible with OpenAI's). top_logprobs are the model's most likely
+// tokens by that measure. minigen adds, for learners, the two probabilities side by side: "raw_probability" (the
+// model's, exp of logprob) and "kept_probability" (the one the draw used: after temperature, penalties, top-k, top-p
+// and min-p, renormalised over the kept set; 0 for a token a filter removed).
 json logprob_entry(const JobEvent& event, const Tokenizer& tokenizer) {
   json top = json::array();
-  for (const Candidate& candidate : event.top) {
+  for (const TokenLogprob& candidate : event.raw.top) {
     json entry = token_fields(tokenizer, candidate.token);
-    entry["logprob"] = log_probability(candidate.probability);
-    entry["probability"] = candidate.probability;
+    entry["logprob"] = candidate.logprob;
+    entry["raw_probability"] = std::exp(static_cast<double>(candidate.logprob));
+    entry["kept_probability"] = candidate.kept_probability;
     top.push_back(std::move(entry));
   }
   json entry = token_fields(tokenizer, event.token);
-  entry["logprob"] = log_probability(event.probability);
-  entry["probability"] = event.probability;
+  entry["logprob"] = event.raw.chosen;
+  entry["raw_probability"] = std::exp(static_cast<double>(event.raw.chosen));
+  entry["kept_probability"] = event.probability;
   entry["kept_candidates"] = event.kept_candidates;
   if (event.grammar_allowed >= 0) entry["grammar_allowed"] = event.grammar_allowed;  // ids the grammar's mask left
   entry["top_logprobs"] = std::move(top);
@@ -322,8 +329,10 @@ ApiRequest parse_request_body(Endpoint endpoint, const std::string& body_text, c
       throw ApiError(400, "'logprobs' must be a boolean or an integer", "logprobs");
     }
   }
-  // The engine needs at least one candidate to report the chosen token's probability.
-  settings.top_candidates = request.logprobs ? std::max(1, request.top_logprobs) : 0;
+  // The raw row gives logprob and top_logprobs (logprob_entry); one kept candidate makes the engine report the kept
+  // set's probability of the chosen token and of each listed one.
+  settings.raw_logprobs = request.logprobs ? request.top_logprobs : -1;
+  settings.top_candidates = request.logprobs ? 1 : 0;
   try {
     check_sampling_settings(settings.sampling);
   } catch (const RequestError& error) {

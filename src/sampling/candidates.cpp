@@ -7,7 +7,8 @@
 
 namespace minigen {
 
-DrawDistribution describe_draw(std::span<const float> filtered_logits, int chosen, int count) {
+DrawDistribution describe_draw(std::span<const float> filtered_logits, int chosen, int count,
+                               std::span<const int> tokens) {
   thread_local std::vector<float> probabilities;  // one buffer per pool thread; see probabilities.h
   softmax_probabilities(filtered_logits, probabilities);
   DrawDistribution out;
@@ -21,6 +22,7 @@ DrawDistribution describe_draw(std::span<const float> filtered_logits, int chose
     return probabilities[a] != probabilities[b] ? probabilities[a] > probabilities[b] : a < b;
   });
   for (int i = 0; i < shown; ++i) out.top.push_back({kept[i], probabilities[kept[i]]});
+  for (int token : tokens) out.of_tokens.push_back(probabilities.at(static_cast<std::size_t>(token)));
   return out;
 }
 

@@ -14,11 +14,15 @@ struct Candidate {
 
 struct DrawDistribution {
   float chosen_probability = 0;
-  std::vector<Candidate> top;  // the `count` most likely kept tokens, most likely first (ties: lower id first)
+  std::vector<Candidate> top;    // the `count` most likely kept tokens, most likely first (ties: lower id first)
+  std::vector<float> of_tokens;  // the probability of each id describe_draw's `tokens` named, in that order
 };
 
 // `filtered_logits` is a row after SamplerChain filtered it (−inf for removed tokens); `chosen` the token drawn.
 // Uses the samplers' own softmax (softmax_probabilities), so the probability reported is the one the draw used.
-DrawDistribution describe_draw(std::span<const float> filtered_logits, int chosen, int count);
+// `tokens`: more ids whose probability is wanted (the model's most likely raw tokens, which a filter may have
+// removed: 0), read from the same softmax instead of a second one over the vocabulary.
+DrawDistribution describe_draw(std::span<const float> filtered_logits, int chosen, int count,
+                               std::span<const int> tokens = {});
 
 }  // namespace minigen

@@ -35,5 +35,17 @@ TEST(DescribeDraw, ShowsOnlyKeptTokensAndBreaksTiesById) {
   EXPECT_TRUE(describe_draw(filtered, 1, 0).top.empty());
 }
 
+// Ids asked for by name get their probability from the same softmax, in the order asked, 0 for a removed one.
+TEST(DescribeDraw, ReportsTheProbabilityOfNamedTokensRemovedOnesAsZero) {
+  const std::vector<float> filtered = {std::log(0.5f), std::log(0.3f), kRemoved, std::log(0.2f)};
+  const std::vector<int> named = {3, 2, 0};
+  const DrawDistribution drawn = describe_draw(filtered, 0, 1, named);
+  ASSERT_EQ(drawn.of_tokens.size(), 3u);
+  EXPECT_FLOAT_EQ(drawn.of_tokens[0], 0.2f);
+  EXPECT_EQ(drawn.of_tokens[1], 0.0f);
+  EXPECT_FLOAT_EQ(drawn.of_tokens[2], 0.5f);
+  EXPECT_TRUE(describe_draw(filtered, 0, 1).of_tokens.empty());
+}
+
 }  // namespace
 }  // namespace minigen

@@ -10,6 +10,11 @@ namespace minigen {
 struct TokenLogprob {
   int token = 0;
   float logprob = 0;
+  // The token's probability in the distribution it could have been drawn from (after the grammar, temperature,
+  // penalties and filters, renormalised over the kept set; 0 when a filter removed it), filled in by
+  // SequenceState::choose when that distribution is reported too, so that a learner sees what top-k / top-p did to
+  // each of the model's most likely tokens; −1 when it was not asked for.
+  float kept_probability = -1;
 };
 
 struct RawLogprobs {

@@ -116,7 +116,7 @@ TEST(ApiServer, StreamEndsWithDoneAndLogprobsCarryTheKeptCandidates) {
       ++finished;
     } else {
       const json& entry = choice["logprobs"]["content"][0];
-      EXPECT_GT(entry["probability"].get<double>(), 0.0);
+      EXPECT_GT(entry["kept_probability"].get<double>(), 0.0);
       EXPECT_LE(entry["top_logprobs"].size(), 3u);
       EXPECT_GE(entry["kept_candidates"].get<int>(), 1);
     }

@@ -8,7 +8,12 @@
 # while a fetch is pending, so performance.now() does not move and the page's TTFT and tokens/s read 0. Over the
 # pipe the page runs in real time and the test polls its DOM.
 #
-# usage: drive_page.pl CHROMIUM URL DOM_OUT [SCREENSHOT_OUT]   (environment: PAGE_TIMEOUT seconds, default 120)
+# usage: drive_page.pl [--language=LANG] [--hover=N] CHROMIUM URL DOM_OUT [SCREENSHOT_OUT]
+#   --language=zh-CN  the browser's language (navigator.languages, Accept-Language), as a Chinese user's browser has
+#   --hover=N         once the page is done, move the mouse onto the N-th token chip (0 = the first) and wait until
+#                     the inspector shows that token; <body data-hovered> then holds the chip's logprobs entry as the
+#                     page received it, for check_page.pl to compare with what the inspector shows
+# Environment: PAGE_TIMEOUT seconds, default 120.
 use strict;
 use warnings;
 use File::Temp qw(tempdir);
@@ -18,8 +23,15 @@ use MIME::Base64;
 use POSIX qw(dup2 _exit WNOHANG);
 use Time::HiRes qw(sleep time);
 
+my ($language, $hover);
+while (@ARGV && $ARGV[0] =~ /\A--/) {
+  my $option = shift @ARGV;
+  if ($option =~ /\A--language=([A-Za-z-]+)\z/) { $language = $1; }
+  elsif ($option =~ /\A--hover=(\d+)\z/) { $hover = $1; }
+  else { die "drive_page: unknown option $option\n"; }
+}
 my ($chromium, $url, $dom_out, $screenshot_out) = @ARGV;
-die "usage: drive_page.pl CHROMIUM URL DOM_OUT [SCREENSHOT_OUT]\n" unless defined $dom_out;
+die "usage: drive_page.pl [--language=LANG] [--hover=N] CHROMIUM URL DOM_OUT [SCREENSHOT_OUT]\n" unless defined $dom_out;
 my $timeout = $ENV{PAGE_TIMEOUT} || 120;
 my $deadline = time + $timeout;
 my $profile = tempdir('minigen-chromium-XXXXXX', TMPDIR => 1, CLEANUP => 1);
@@ -128,6 +140,10 @@ my $target = call('Target.createTarget', {url => 'about:blank'})->{targetId};
 my $session = call('Target.attachToTarget', {targetId => $target, flatten => JSON::PP::true})->{sessionId};
 call('Emulation.setDeviceMetricsOverride',
      {width => 1200, height => 900, deviceScaleFactor => 1, mobile => JSON::PP::false}, $session);
+if (defined $language) {  # keeps the browser's own user agent; only the languages change
+  my $agent = call('Browser.getVersion')->{userAgent};
+  call('Emulation.setUserAgentOverride', {userAgent => $agent, acceptLanguage => $language}, $session);
+}
 my $navigation = call('Page.navigate', {url => $url}, $session);
 fail("cannot load $url: $navigation->{errorText}") if $navigation->{errorText};
 
@@ -137,6 +153,30 @@ while (1) {
   last if $state eq 'done' || $state eq 'error';
   fail("the page did not finish within ${timeout}s (data-autotest is '$state')") if time > $deadline;
   sleep(0.2);
+}
+if (defined $hover && $state eq 'done') {
+  # A real mouse move (the DevTools Input domain), so the chip's mouseenter handler runs as it does for a user.
+  my $point = evaluate($session, <<"SCRIPT");
+(() => {
+  const chip = document.querySelectorAll('#conversation .chip')[$hover];
+  if (!chip) return null;
+  chip.scrollIntoView({ block: 'center' });
+  document.body.dataset.hovered = JSON.stringify(chip.entry);
+  const box = chip.getBoundingClientRect();
+  return { x: box.left + box.width / 2, y: box.top + box.height / 2, token_id: chip.entry.token_id };
+})()
+SCRIPT
+  fail("the page has no token chip $hover to hover over") unless $point;
+  call('Input.dispatchMouseEvent', {type => 'mouseMoved', x => $point->{x}, y => $point->{y}}, $session);
+  my $shown = '';
+  for (1 .. 50) {
+    $shown = evaluate($session, "(document.querySelector('#inspector-body .picked') || {dataset: {}}).dataset.tokenId || ''");
+    last if $shown eq $point->{token_id};
+    sleep(0.1);
+  }
+  fail("hovering chip $hover (token $point->{token_id}) left the inspector on token '$shown'")
+    unless $shown eq $point->{token_id};
+  evaluate($session, "document.getElementById('inspector').scrollIntoView({ block: 'nearest' })");  # for a screenshot
 }
 my $dom = evaluate($session, 'document.documentElement.outerHTML');
 open(my $out, '>:encoding(UTF-8)', $dom_out) or fail("cannot write $dom_out: $!");
