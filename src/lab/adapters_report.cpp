@@ -342,9 +342,10 @@ ReportSection adapters_report(const AdaptersData& data, Language language) {
     const std::vector<int>& parted = data.trained.first_differing_step;
     const bool changed = data.example_prompt < static_cast<int>(parted.size()) && parted[data.example_prompt] >= 0;
     section.paragraph(
-        (changed ? say("The first question whose answer the adapter changed, \"", "适配器改变了回答的第一个问题“")
-                 : say("The first question, \"", "第一个问题“")) +
-        data.prompts[data.example_prompt] + say("\", answered greedily by the base model:", "”，基础模型的贪心回答："));
+        (changed ? say("The first question whose answer the adapter changed, ", "适配器改变了回答的第一个问题")
+                 : say("The first question, ", "第一个问题")) +
+        say.quoted(data.prompts[data.example_prompt]) +
+        say(", answered greedily by the base model:", "，基础模型的贪心回答："));
     section.paragraph(blockquote(printable_text(data.base_answer)));
     section.paragraph(say("and with the adapter:", "以及使用适配器的回答："));
     section.paragraph(blockquote(printable_text(data.adapter_answer)));

@@ -98,8 +98,8 @@ ReportSection constraining_report(const ConstrainingData& data, Language languag
       "某种语言——这里是符合模式的 JSON——的 token 设为 −inf，然后通常的各阶段在剩下的 token 上运行，选出的 token "
       "推进语法。只有"
       "在文档完整的地方才允许 eos。SFT 模型被问 " +
-          samples + " 次“" + data.question + "”（MiniMind 的默认抽样设置，种子 " + seed + "，最多 " + new_tokens +
-          " 个 token），一次自由回答，一次使用模式 `" + data.schema.dump() +
+          samples + " 次" + say.quoted(data.question) + "（MiniMind 的默认抽样设置，种子 " + seed + "，最多 " +
+          new_tokens + " 个 token），一次自由回答，一次使用模式 `" + data.schema.dump() +
           "`（`--json-schema`，或 API 中的 `response_format`）。一个回答只有是恰好包含这两个字符串且长度符合要求的 "
           "JSON 对象时才算能解析，检查时不使用语法。"));
 

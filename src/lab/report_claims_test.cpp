@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/format.h"
 #include "lab/report_introduction.h"
 #include "lab/report_text_expectations.h"
 #include "lab/report_thresholds.h"
@@ -77,6 +78,33 @@ TEST(LabReportClaims, TimePerTokenLongerAboutTheSameOrShorterWithoutTheCache) {
               "The time between later tokens was shorter without the cache (ratio 0.75)");
 }
 
+// issue 43: the report said the speed-up is about the drop in tokens fed per step (184–246×) beside a measured 16–43×
+// and did not say why. The gap is now computed: the cached step's time minus its proportional share is fixed cost.
+TEST(LabReportClaims, SpeedUpIsReadAgainstTheTokensFedAndTheFixedCostIsComputed) {
+  std::string text = markdown_of(timing_report(timing(100, 20)));
+  expect_says(text,
+              "That is less than the drop in tokens fed per step (215× on average, 184 … 246 against 1), because a "
+              "step also has costs that do not grow with the tokens it feeds: were the time proportional to them, a "
+              "cached step would take 20.00 ms ÷ 215 = 0.09 ms; it took 2.00 ms, so about 1.91 ms of every step is "
+              "fixed");
+  std::string chinese = markdown_of(timing_report(timing(100, 20), Language::kChinese));
+  expect_says(chinese, "这比每步输入 token 数减少的倍数（平均 215 倍，184 … 246 个对 1 个）小");
+  expect_says(chinese, "有缓存的一步应为 20.00 ms ÷ 215 = 0.09 ms；实测为 2.00 ms，所以每一步约有 1.91 ms 是固定的");
+  // 430 ms against 2 ms is 215×: the speed-up is the drop in tokens fed.
+  text = markdown_of(timing_report(timing(100, 430)));
+  expect_says(text, "That is about the drop in tokens fed per step (215× on average, within ±10 %)");
+  expect_not_says(text, "is fixed");
+  chinese = markdown_of(timing_report(timing(100, 430), Language::kChinese));
+  expect_says(chinese, "这与每步输入 token 数减少的倍数（平均 215 倍）大致相同（在 ±10 % 以内）");
+  // 300×: more than the tokens fed, attention over the longer sequence.
+  text = markdown_of(timing_report(timing(100, 600)));
+  expect_says(text, "That is more than the drop in tokens fed per step (215× on average)");
+  expect_says(markdown_of(timing_report(timing(100, 600), Language::kChinese)),
+              "这比每步输入 token 数减少的倍数（平均 215 倍）还大");
+  // No speed-up at all: no sentence about the gap.
+  expect_not_says(markdown_of(timing_report(timing(100, 2.2))), "drop in tokens fed per step (");
+}
+
 TEST(LabReportClaims, AgainstPromptCaptionReadsTheTable) {
   TimingData data = timing(100, 20);
   data.against_prompt_length = {{16, 8, {{10}, {1}, {20}}, {{10.5}, {2}, {30}}}};
@@ -128,7 +156,8 @@ TEST(LabReportClaims, TopPOnATrainedModelAdaptsToTheShape) {
       top_p_report(top_p_data({filter("top-p 0.50", {1, 1}, {8, 10}), filter("top-p 0.80", {1, 2}, {20, 24}),
                                filter("top-p 0.90", {2, 3}, {40, 50}), filter("top-p 0.95", {4, 6}, {80, 90})}));
   const std::string text = markdown_of(section);
-  expect_says(text, "On peaked steps (top token ≥ 0.5) every p kept a handful of tokens (medians 1–5).");
+  expect_says(text,
+              "On peaked steps (top token ≥ 0.5) every p kept a handful of tokens (medians 1, 2, 2, 5, at most 5).");
   expect_says(text,
               "On flat steps (top token < 0.2) the medians were 9–85 of 6,400 tokens, at least 4× the peaked steps' "
               "for every p, and the larger p, the further into the tail it reached.");
@@ -159,9 +188,30 @@ TEST(LabReportClaims, TopPMoreThanAHandfulAndNoSpreadAreSaid) {
       top_p_report(top_p_data({filter("top-p 0.50", {6}, {20}), filter("top-p 0.80", {6}, {23}),
                                filter("top-p 0.90", {6}, {22}), filter("top-p 0.95", {6}, {24})}));
   const std::string text = markdown_of(section);
-  expect_says(text, "On peaked steps (top token ≥ 0.5) the medians were 6: more than a handful (5)");
+  expect_says(text,
+              "On peaked steps (top token ≥ 0.5) no p kept only a handful (5 or fewer): the medians were 6, 6, 6, 6");
   expect_says(text, ", not 4× the peaked steps' for every p; they did not grow with p at every step of the list.");
   expect_says(text, "This run does not show top-p adapting");
+}
+
+// issue 43: peaked medians 1, 2, 4, 26 were reported as "more than a handful (5)" though three of four are at most 5.
+TEST(LabReportClaims, TopPPeakedMediansAreReadPByP) {
+  const TopPData data = top_p_data({filter("top-p 0.50", {1}, {24}), filter("top-p 0.80", {2}, {150}),
+                                    filter("top-p 0.90", {4}, {222}), filter("top-p 0.95", {26}, {268})});
+  expect_says(markdown_of(top_p_report(data)),
+              "On peaked steps (top token ≥ 0.5) p 0.50, 0.80 and 0.90 kept a handful (medians 1, 2, 4, at most 5); "
+              "p 0.95 kept more (26): a larger p reaches into the tail even when the model is sure.");
+  const std::string chinese = markdown_of(top_p_report(data, Language::kChinese));
+  expect_says(chinese,
+              "在尖锐的步上（最可能 token 的概率 ≥ 0.5），p 0.50、0.80 和 0.90 只保留少数几个（中位数 1、2、4，不超过 "
+              "5）；p 0.95 保留得更多（26）：p 越大，即使模型有把握也会伸进长尾。");
+  expect_not_says(chinese, "多于少数几个");
+  // Over a handful at a smaller p than one that kept a handful: listed, with no claim about larger p.
+  const std::string unordered =
+      markdown_of(top_p_report(top_p_data({filter("top-p 0.50", {1}, {24}), filter("top-p 0.80", {9}, {150}),
+                                           filter("top-p 0.90", {4}, {222}), filter("top-p 0.95", {3}, {268})})));
+  expect_says(unordered, "p 0.50, 0.90 and 0.95 kept a handful (medians 1, 4, 3, at most 5); p 0.80 kept more (9).");
+  expect_not_says(unordered, "a larger p reaches");
 }
 
 TEST(LabReportClaims, TopPWithoutFlatStepsSaysThereIsNoData) {
@@ -402,8 +452,16 @@ TEST(LabReportClaims, WallTimeCaptionComparesTheTwoGrowths) {
 // ---- 5. temperature ----
 
 TemperatureSettingResult setting(const std::string& name, double temperature, int distinct, double eos_share,
-                                 double entropy) {
-  TemperaturePromptResult prompt{"hi", distinct, distinct, 10, eos_share, entropy, {"a", "b", "c"}};
+                                 double entropy, std::vector<std::vector<int>> openings = {},
+                                 int distinct_openings = -1) {
+  TemperaturePromptResult prompt{"hi",
+                                 distinct,
+                                 distinct_openings < 0 ? distinct : distinct_openings,
+                                 10,
+                                 eos_share,
+                                 entropy,
+                                 {"a", "b", "c"},
+                                 std::move(openings)};
   return {name, temperature, {prompt}};
 }
 
@@ -421,21 +479,86 @@ TEST(LabReportClaims, TemperatureSentencesFollowTheTable) {
   std::string text = markdown_of(
       temperature_report(temperature({setting("greedy", 0, 1, 0.9, 1.0), setting("T = 1.6", 1.6, 3, 0.3, 2.0)})));
   expect_says(text, "Greedy decoding gave one answer per prompt however many times it ran.");
-  expect_says(text,
-              "From greedy → T = 1.6 the answers spread: 1.0 → 3.0 distinct answers per prompt on average, and "
-              "the entropy rose (1.00 → 2.00 bits per token).");
+  expect_says(text, "From greedy → T = 1.6 the answers spread: 1.0 → 3.0 distinct answers per prompt on average.");
   expect_says(text, "The share of answers that ended with eos moved with T (90 % → 30 %)");
   text = markdown_of(
       temperature_report(temperature({setting("greedy", 0, 2, 0, 1.0), setting("T = 1.6", 1.6, 2, 0, 1.05)})));
   expect_says(text, "**Greedy decoding gave more than one answer to a prompt**");
   expect_says(text, "the answers did not spread: 2.0 → 2.0");
-  expect_says(text, "while the entropy stayed about the same (1.00 → 1.05 bits per token, within ±10 %)");
   expect_says(text,
               "No answer ended with eos at either end, so this run says nothing about how T moves the stop token.");
   text = markdown_of(
       temperature_report(temperature({setting("greedy", 0, 1, 0.5, 2.0), setting("T = 1.6", 1.6, 3, 0.52, 1.0)})));
-  expect_says(text, "while the entropy fell (2.00 → 1.00 bits per token)");
   expect_says(text, "The share of answers that ended with eos stayed about the same (50 % → 52 %).");
+}
+
+// issue 43: the entropy was compared between the greedy row (the model's T = 1 entropy on its own path) and T 1.6,
+// hiding T 0.3's 0.80; on a flat model "about the same" was said while T 0.3 was 5.98. Now only sampled rows, and
+// "about the same" over the whole range.
+TEST(LabReportClaims, TemperatureEntropyIsComparedOverTheSampledRowsOnly) {
+  const auto report = [](std::vector<double> entropy, Language language = Language::kEnglish) {
+    std::vector<TemperatureSettingResult> settings = {setting("greedy", 0, 1, 1, 5.42)};
+    const double temperatures[] = {0.3, 0.7, 1.6};
+    for (std::size_t i = 0; i < entropy.size(); ++i) {
+      settings.push_back(setting("T = " + fixed(temperatures[i], 1), temperatures[i], 3, 1, entropy[i]));
+    }
+    return markdown_of(temperature_report(temperature(std::move(settings)), language));
+  };
+  std::string text = report({0.80, 3.0, 9.69});
+  expect_says(text,
+              "The entropy of the distribution drawn from rose with T at every row (T = 0.3 → T = 1.6: 0.80 → "
+              "9.69 bits per token). The greedy row (5.42) is left out: it is the model's own T = 1 entropy");
+  expect_says(report({0.80, 3.0, 9.69}, Language::kChinese),
+              "所抽取的分布的熵随温度逐行升高（T = 0.3 → T = 1.6：0.80 → 9.69 比特/token）。贪心那一行（5.42）不在比较"
+              "之内");
+  expect_not_says(report({0.80, 3.0, 9.69}, Language::kChinese), "熵也升高了");
+  // The flat model: greedy and T 1.6 alike, T 0.3 far below — not "about the same".
+  text = report({5.98, 8.0, 5.5});
+  expect_not_says(text, "drawn from stayed about the same");
+  expect_says(text, "did not rise with T (T = 0.3 → T = 1.6: 5.98 → 5.50 bits per token)");
+  expect_says(report({5.98, 6.8, 7.5}), "rose with T at every row (T = 0.3 → T = 1.6: 5.98 → 7.50");
+  text = report({6.0, 6.3, 6.5});
+  expect_says(text, "stayed about the same across the sampled rows (6.00–6.50 bits per token, within ±10 %)");
+  expect_says(report({6.0, 6.3, 6.5}, Language::kChinese),
+              "各抽样行所抽取的分布的熵大致不变（每个 token 6.00–6.50 比特");
+  text = report({1.0, 3.0, 2.0});
+  expect_says(text, "rose overall (T = 0.3 → T = 1.6: 1.00 → 2.00 bits per token), though not at every row");
+  expect_says(report({1.0, 3.0, 2.0}, Language::kChinese),
+              "总体上升高了（T = 0.3 → T = 1.6：1.00 → 2.00 比特/token），但并非逐行升高");
+}
+
+// issue 43: "the openings show the trend more gradually" and "at low T the samples are variations of the greedy
+// answer" were printed whatever the data; both are now read from the openings.
+TEST(LabReportClaims, TemperatureOpeningsAndGreedyVariationsAreRead) {
+  const std::vector<int> greedy_opening = {5, 6, 7, 8};
+  const auto data = [&](int same_as_greedy, int distinct_openings) {
+    std::vector<std::vector<int>> cool(3, {9, 9, 9, 9});
+    for (int i = 0; i < same_as_greedy; ++i) cool[i] = greedy_opening;
+    return temperature({setting("greedy", 0, 1, 1, 2.0, {greedy_opening, greedy_opening, greedy_opening}),
+                        setting("T = 0.3", 0.3, 3, 1, 1.0, cool, distinct_openings),
+                        setting("T = 1.6", 1.6, 3, 0.5, 4.5, {{1}, {2}, {3}})});
+  };
+  std::string text = markdown_of(temperature_report(data(2, 2)));
+  expect_says(text,
+              "At T = 0.3, 2 of 3 samples open with the greedy answer's first 4 tokens: low temperature draws "
+              "variations of the greedy answer.");
+  expect_says(text,
+              "The openings (first 4 tokens) spread more slowly than whole answers, which differ as soon as one "
+              "token does: at T = 0.3, 2.0 distinct openings against 3.0 distinct answers per prompt.");
+  expect_says(text, "At T = 1.6 each token is drawn from a distribution of 4.50 bits on average");
+  std::string chinese = markdown_of(temperature_report(data(2, 2), Language::kChinese));
+  expect_says(chinese, "T = 0.3 时，2 / 3 个样本的前 4 个 token 与贪心回答相同：低温抽出的是贪心回答的变体。");
+  expect_says(chinese, "T = 0.3 时每个提示平均有 2.0 个不同的开头，而不同的回答有 3.0 个。");
+  text = markdown_of(temperature_report(data(1, 3)));
+  expect_says(text,
+              "At T = 0.3, only 1 of 3 samples open with the greedy answer's first 4 tokens: on this model even "
+              "the lowest temperature measured leaves the greedy path early.");
+  expect_not_says(text, "variations of the greedy answer");
+  expect_says(text, "The openings (first 4 tokens) were as varied as the whole answers at every T");
+  expect_not_says(text, "more slowly");
+  chinese = markdown_of(temperature_report(data(1, 3), Language::kChinese));
+  expect_says(chinese, "只有 1 / 3 个样本的前 4 个 token 与贪心回答相同");
+  expect_says(chinese, "每个温度下，开头（前 4 个 token）都与整个回答一样分散");
 }
 
 // ---- 7. eos padding ----

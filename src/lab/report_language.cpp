@@ -34,6 +34,23 @@ std::string Words::label(const std::string& english) const {
   return found != kChinese.end() ? found->second : english;
 }
 
+std::string Words::quoted(const std::string& text) const {
+  if (language != Language::kChinese) return "\"" + text + "\"";
+  std::string inner;
+  for (std::size_t i = 0; i < text.size();) {
+    if (text.compare(i, 3, "“") == 0) {
+      inner += "‘";
+      i += 3;
+    } else if (text.compare(i, 3, "”") == 0) {
+      inner += "’";
+      i += 3;
+    } else {
+      inner += text[i++];
+    }
+  }
+  return "“" + inner + "”";
+}
+
 std::string_view language_name(Language language) { return language == Language::kChinese ? "zh" : "en"; }
 
 }  // namespace minigen::lab

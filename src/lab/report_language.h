@@ -23,6 +23,9 @@ struct Words {
   // A label that the measuring sections wrote in English ("greedy", "seed 1, cache on", a seed check's question),
   // in this language; a label with no translation (a prompt, "T = 0.7") is returned as it is.
   std::string label(const std::string& english) const;
+  // Text quoted inside a sentence: "…" in English; “…” in Chinese, with the text's own “” turned into the inner ‘’
+  // (a question such as “江”是什么意思？ would otherwise print as ““江”是什么意思？”).
+  std::string quoted(const std::string& text) const;
 };
 
 }  // namespace minigen::lab

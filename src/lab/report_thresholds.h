@@ -30,6 +30,11 @@ inline constexpr double kHandfulCandidates = 5;
 // a factor that survives the rounding of small medians (1 against 2 is not yet a different regime).
 inline constexpr double kSpreadFactor = 4;
 
+// The samples at the lowest temperature are "variations of the greedy answer" when at least half of them open with
+// the greedy answer's first tokens: then the typical low-T sample starts where greedy decoding goes and departs
+// later; below half, most samples leave the greedy path at once, and saying "variations" would describe the minority.
+inline constexpr double kGreedyVariationShare = 0.5;
+
 // A model is "untrained" when its perplexity is at or above its vocabulary size: a uniform guess over the
 // vocabulary has exactly that perplexity, so the model predicts no better than chance and its sampling numbers
 // describe noise, not a learned distribution.

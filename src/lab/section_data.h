@@ -173,7 +173,8 @@ struct TemperaturePromptResult {
   double mean_length_tokens = 0;
   double eos_share = 0;
   double mean_entropy_bits = 0;
-  std::vector<std::string> answers;  // decoded, special tokens skipped
+  std::vector<std::string> answers;        // decoded, special tokens skipped
+  std::vector<std::vector<int>> openings;  // each answer's first opening_tokens token ids, in the answers' order
 };
 
 struct TemperatureSettingResult {

@@ -93,8 +93,8 @@ ReportSection seed_report(const SeedData& data, Language language) {
       "（没有固定种子，或共享的随机数生成器的状态取决于之前运行过什么），或者一边抽样而另一边用贪心解码。MiniMind 的"
       "每一行都从 torch 唯一的全局生成器抽样，所以即使固定了种子，一行的抽样也取决于其他行和之前的每一次抽样。minigen "
       "给每一行一个由（种子，行，步）决定的独立随机流：同一个请求不论其他情况如何，都抽到相同的数。下面每项检查都让 "
-      "SFT 模型回答“" +
-          data.prompt + "”（最多 " + new_tokens +
+      "SFT 模型回答" +
+          say.quoted(data.prompt) + "（最多 " + new_tokens +
           " 个 token，除贪心解码外使用 MiniMind 的默认抽样设置），并比较两个回答。"));
 
   ReportTable table{

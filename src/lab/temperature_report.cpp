@@ -48,6 +48,143 @@ SettingMeans means_of(const TemperatureSettingResult& setting) {
   return means;
 }
 
+// The sampled settings (T > 0), lowest T first: the entropy column means the same thing only on these rows, since
+// the greedy row shows the model's T = 1 entropy along its one path and draws nothing.
+std::vector<const TemperatureSettingResult*> sampled_settings(const TemperatureData& data) {
+  std::vector<const TemperatureSettingResult*> sampled;
+  for (const TemperatureSettingResult& setting : data.settings) {
+    if (setting.temperature > 0) sampled.push_back(&setting);
+  }
+  return sampled;
+}
+
+// How the entropy of the distribution drawn from moved with T, over every sampled row: "about the same" only when
+// the whole range (not just the two ends) is within ±10 %, "rose with T" only when it rose at every row.
+std::string entropy_sentence(const TemperatureData& data, const Words& say) {
+  const std::vector<const TemperatureSettingResult*> sampled = sampled_settings(data);
+  if (sampled.size() < 2) return "";
+  std::vector<double> entropy;
+  for (const TemperatureSettingResult* setting : sampled) entropy.push_back(means_of(*setting).entropy_bits);
+  const auto [lowest, highest] = std::minmax_element(entropy.begin(), entropy.end());
+  const std::string span = say.label(sampled.front()->name) + " → " + say.label(sampled.back()->name) +
+                           say(": ", "：") + fixed(entropy.front(), 2) + " → " + fixed(entropy.back(), 2);
+  const std::string greedy_note =
+      data.settings.front().temperature == 0
+          ? say(" The greedy row (" + fixed(means_of(data.settings.front()).entropy_bits, 2) +
+                    ") is left out: it is the model's own T = 1 entropy along its single path, since greedy draws "
+                    "nothing.",
+                "贪心那一行（" + fixed(means_of(data.settings.front()).entropy_bits, 2) +
+                    "）不在比较之内：贪心解码不抽样，它显示的是模型沿唯一路径在 T = 1 下自身的不确定性。")
+          : "";
+  if (*lowest > 0 && compare_ratio(*highest / *lowest) == Comparison::kAboutSame) {
+    return say("The entropy of the distribution drawn from stayed about the same across the sampled rows (" +
+                   fixed(*lowest, 2) + "–" + fixed(*highest, 2) + " bits per token, within ±10 %).",
+               "各抽样行所抽取的分布的熵大致不变（每个 token " + fixed(*lowest, 2) + "–" + fixed(*highest, 2) +
+                   " 比特，在 ±10 % 以内）。") +
+           greedy_note + say(" ", "");
+  }
+  std::string text;
+  if (std::is_sorted(entropy.begin(), entropy.end()) && entropy.back() > entropy.front()) {
+    text = say("The entropy of the distribution drawn from rose with T at every row (" + span + " bits per token).",
+               "所抽取的分布的熵随温度逐行升高（" + span + " 比特/token）。");
+  } else if (entropy.back() > entropy.front()) {
+    text = say("The entropy of the distribution drawn from rose overall (" + span +
+                   " bits per token), though not at every row of the table.",
+               "所抽取的分布的熵总体上升高了（" + span + " 比特/token），但并非逐行升高。");
+  } else {
+    text = say("The entropy of the distribution drawn from did not rise with T (" + span + " bits per token).",
+               "所抽取的分布的熵没有随温度升高（" + span + " 比特/token）。");
+  }
+  return text + greedy_note + say(" ", "");
+}
+
+// Whether the openings (the first few tokens) spread more slowly than whole answers, read from the two columns: an
+// answer differs as soon as one token does, so openings can only be as varied or less.
+std::string openings_sentence(const TemperatureData& data, const Words& say) {
+  const TemperatureSettingResult* widest = nullptr;
+  double widest_gap = 0;
+  for (const TemperatureSettingResult* setting : sampled_settings(data)) {
+    double gap = 0;
+    for (const TemperaturePromptResult& prompt : setting->prompts) {
+      gap += prompt.distinct_answers - prompt.distinct_openings;
+    }
+    gap /= static_cast<double>(std::max<std::size_t>(1, setting->prompts.size()));
+    if (gap > widest_gap) {
+      widest_gap = gap;
+      widest = setting;
+    }
+  }
+  const std::string tokens = std::to_string(data.opening_tokens);
+  if (widest == nullptr) {
+    return say("The openings (first " + tokens +
+                   " tokens) were as varied as the whole answers at every T: the "
+                   "answers parted within their first " +
+                   tokens + " tokens. ",
+               "每个温度下，开头（前 " + tokens + " 个 token）都与整个回答一样分散：回答在前 " + tokens +
+                   " 个 token 之内就分开了。");
+  }
+  double answers = 0;
+  double openings = 0;
+  for (const TemperaturePromptResult& prompt : widest->prompts) {
+    answers += prompt.distinct_answers;
+    openings += prompt.distinct_openings;
+  }
+  const double prompts = static_cast<double>(widest->prompts.size());
+  return say("The openings (first " + tokens +
+                 " tokens) spread more slowly than whole answers, which differ as soon "
+                 "as one token does: at " +
+                 say.label(widest->name) + ", " + fixed(openings / prompts, 1) + " distinct openings against " +
+                 fixed(answers / prompts, 1) + " distinct answers per prompt. ",
+             "开头（前 " + tokens + " 个 token）比整个回答分散得慢，因为回答只要有一个 token 不同就算不同：" +
+                 say.label(widest->name) + " 时每个提示平均有 " + fixed(openings / prompts, 1) +
+                 " 个不同的开头，而不同的回答有 " + fixed(answers / prompts, 1) + " 个。");
+}
+
+// The paragraph before the answers: whether the lowest temperature's samples start as the greedy answer does
+// (kGreedyVariationShare of them), and the highest temperature's entropy, from which the long tail is drawn.
+std::string reading_the_answers(const TemperatureData& data, const Words& say) {
+  const std::vector<const TemperatureSettingResult*> sampled = sampled_settings(data);
+  std::string text =
+      say("Whether the spread is creativity or noise shows in the text. ", "这种分散是创造力还是噪声，要看文本本身。");
+  const TemperatureSettingResult& greedy = data.settings.front();
+  if (greedy.temperature == 0 && !sampled.empty()) {
+    const TemperatureSettingResult& coolest = *sampled.front();
+    int same = 0;
+    int total = 0;
+    for (std::size_t p = 0; p < coolest.prompts.size() && p < greedy.prompts.size(); ++p) {
+      if (greedy.prompts[p].openings.empty()) continue;
+      for (const std::vector<int>& opening : coolest.prompts[p].openings) {
+        same += opening == greedy.prompts[p].openings.front() ? 1 : 0;
+        ++total;
+      }
+    }
+    const std::string tokens = std::to_string(data.opening_tokens);
+    const std::string count = std::to_string(same) + say(" of ", " / ") + std::to_string(total);
+    const std::string at = say.label(coolest.name);
+    if (total > 0 && same >= kGreedyVariationShare * total) {
+      text += say(
+          "At " + at + ", " + count + " samples open with the greedy answer's first " + tokens +
+              " tokens: low temperature draws variations of the greedy answer. ",
+          at + " 时，" + count + " 个样本的前 " + tokens + " 个 token 与贪心回答相同：低温抽出的是贪心回答的变体。");
+    } else if (total > 0) {
+      text += say("At " + at + ", only " + count + " samples open with the greedy answer's first " + tokens +
+                      " tokens: on this model even the lowest temperature measured leaves the greedy path early. ",
+                  at + " 时，只有 " + count + " 个样本的前 " + tokens +
+                      " 个 token 与贪心回答相同：在这个模型上，即使所测的最低温度也很早就离开了贪心的路径。");
+    }
+  }
+  if (!sampled.empty()) {
+    const TemperatureSettingResult& hottest = *sampled.back();
+    text += say("At " + say.label(hottest.name) + " each token is drawn from a distribution of " +
+                    fixed(means_of(hottest).entropy_bits, 2) +
+                    " bits on average, the long tail of the vocabulary "
+                    "included. ",
+                say.label(hottest.name) + " 时每个 token 平均从 " + fixed(means_of(hottest).entropy_bits, 2) +
+                    " 比特的分布中抽出，词表的长尾也在其中。");
+  }
+  return text + say("Read the answers:", "请读下面的回答：");
+}
+
 // What the table says, from the lowest setting (greedy when measured) to the highest temperature: one greedy answer,
 // more distinct answers and more entropy as T rises, and how the share ending with eos moved.
 std::string reading_paragraph(const TemperatureData& data, const Words& say) {
@@ -68,36 +205,16 @@ std::string reading_paragraph(const TemperatureData& data, const Words& say) {
   if (data.settings.size() < 2) return text;
   if (high.distinct_answers > low.distinct_answers) {
     text += say("From " + from_to + " the answers spread: " + fixed(low.distinct_answers, 1) + " → " +
-                    fixed(high.distinct_answers, 1) + " distinct answers per prompt on average",
-                "从 " + from_to + "，回答逐渐分散：每个提示平均 " + fixed(low.distinct_answers, 1) + " → " +
-                    fixed(high.distinct_answers, 1) + " 个不同的回答");
+                    fixed(high.distinct_answers, 1) + " distinct answers per prompt on average. ",
+                "从" + from_to + "，回答逐渐分散：每个提示平均 " + fixed(low.distinct_answers, 1) + " → " +
+                    fixed(high.distinct_answers, 1) + " 个不同的回答。");
   } else {
     text += say("From " + from_to + " the answers did not spread: " + fixed(low.distinct_answers, 1) + " → " +
-                    fixed(high.distinct_answers, 1) + " distinct answers per prompt on average",
-                "从 " + from_to + "，回答并没有分散：每个提示平均 " + fixed(low.distinct_answers, 1) + " → " +
-                    fixed(high.distinct_answers, 1) + " 个不同的回答");
+                    fixed(high.distinct_answers, 1) + " distinct answers per prompt on average. ",
+                "从" + from_to + "，回答并没有分散：每个提示平均 " + fixed(low.distinct_answers, 1) + " → " +
+                    fixed(high.distinct_answers, 1) + " 个不同的回答。");
   }
-  const std::string entropy = fixed(low.entropy_bits, 2) + " → " + fixed(high.entropy_bits, 2);
-  switch (compare_ratio(low.entropy_bits > 0 ? high.entropy_bits / low.entropy_bits : std::nan(""))) {
-    case Comparison::kLarger:
-      text += say(", and the entropy rose (" + entropy + " bits per token). ",
-                  "，熵也升高了（每个 token " + entropy + " 比特）。");
-      break;
-    case Comparison::kAboutSame:
-      text += say(", while the entropy stayed about the same (" + entropy + " bits per token, within ±10 %). ",
-                  "，而熵大致不变（每个 token " + entropy + " 比特，在 ±10 % 以内）。");
-      break;
-    case Comparison::kSmaller:
-      text += say(", while the entropy fell (" + entropy + " bits per token). ",
-                  "，而熵反而下降了（每个 token " + entropy + " 比特）。");
-      break;
-  }
-  text += say(
-      "(A whole answer differs as soon as one of its tokens does, so the openings show the trend more "
-      "gradually; the entropy counts the bits of choice per token, and the greedy row shows the model's own "
-      "T = 1 uncertainty along its single path, since greedy draws nothing.) ",
-      "（整个回答只要有一个 token 不同就算不同，所以开头部分更平缓地显示这一趋势；熵衡量每个 token 有多少比特的选择，"
-      "贪心那一行显示的是模型沿唯一路径在 T = 1 下自身的不确定性，因为贪心解码不抽样。）");
+  text += entropy_sentence(data, say) + openings_sentence(data, say);
   const std::string eos = fixed(100 * low.eos_share, 0) + " % → " + fixed(100 * high.eos_share, 0) + " %";
   if (low.eos_share == 0 && high.eos_share == 0) {
     text += say("No answer ended with eos at either end, so this run says nothing about how T moves the stop token.",
@@ -160,10 +277,8 @@ void add_distinct_plot(ReportSection& section, const TemperatureData& data, cons
   static const char* const kStyles[] = {"linespoints pointtype 7", "linespoints pointtype 5", "linespoints pointtype 9",
                                         "linespoints pointtype 11"};
   for (const TemperaturePromptResult& prompt : data.settings.front().prompts) {
-    series.push_back(PlotSeries{say("answers: \"", "回答：“") + prompt.prompt + say("\"", "”"),
-                                {},
-                                {},
-                                kStyles[series.size() % std::size(kStyles)]});
+    series.push_back(PlotSeries{
+        say("answers: ", "回答：") + say.quoted(prompt.prompt), {}, {}, kStyles[series.size() % std::size(kStyles)]});
   }
   PlotSeries openings{say("openings (first " + opening_tokens + " tokens), mean over prompts",
                           "开头（前 " + opening_tokens + " 个 token），各提示的平均"),
@@ -236,8 +351,9 @@ ReportSection temperature_report(const TemperatureData& data, Language language)
                      say("mean entropy (bits/token)", "平均熵（比特/token）")},
                     {}};
   ReportTable answers_table{
-      {say("setting", "设置"), say("first " + std::to_string(kShownAnswers) + " answers to \"" + first_prompt + "\"",
-                                   "对“" + first_prompt + "”的前 " + std::to_string(kShownAnswers) + " 个回答")},
+      {say("setting", "设置"),
+       say("first " + std::to_string(kShownAnswers) + " answers to \"" + first_prompt + "\"",
+           "对" + say.quoted(first_prompt) + "的前 " + std::to_string(kShownAnswers) + " 个回答")},
       {}};
   nlohmann::json by_setting = nlohmann::json::array();
   std::string summary = "distinct answers of " + std::to_string(samples) + ", prompt 1 (distinct first " +
@@ -256,12 +372,7 @@ ReportSection temperature_report(const TemperatureData& data, Language language)
   }
   section.table(std::move(table));
   section.paragraph(reading_paragraph(data, say));
-  section.paragraph(
-      say("Whether the spread is creativity or noise shows in the text: at low T the samples are "
-          "variations of the greedy answer, at high T the long tail of the vocabulary gets drawn. Read "
-          "the answers:",
-          "这种分散是创造力还是噪声，要看文本本身：低温时样本是贪心回答的变体，高温时词表的长尾会被抽中。"
-          "请读下面的回答："));
+  section.paragraph(reading_the_answers(data, say));
   section.table(std::move(answers_table));
   add_distinct_plot(section, data, say);
 

@@ -61,6 +61,7 @@ TemperaturePromptResult batch_statistics(const GenerateResult& result, double te
   const double rows = static_cast<double>(result.sequences.size());
   statistics.distinct_answers = distinct_count(answers);
   statistics.distinct_openings = distinct_count(openings);
+  statistics.openings = std::move(openings);
   statistics.mean_length_tokens = static_cast<double>(tokens) / rows;
   statistics.eos_share = ended_with_eos / rows;
   statistics.mean_entropy_bits = steps > 0 ? entropy_sum / static_cast<double>(steps) : 0;

@@ -50,6 +50,70 @@ std::string median_range(const std::vector<double>& medians) {
   return *low == *high ? fixed(*low, 0) : fixed(*low, 0) + "–" + fixed(*high, 0);
 }
 
+// "p 0.50, 0.80 and 0.90" from the filters' names ("top-p 0.50", ...), in the report's language.
+std::string p_list(const std::vector<const FilterMedians*>& filters, const Words& say) {
+  std::vector<std::string> values;
+  for (const FilterMedians* filter : filters) {
+    const std::string_view name = filter->name;
+    values.emplace_back(name.starts_with("top-p ") ? name.substr(6) : name);
+  }
+  std::string text = "p ";
+  for (std::size_t i = 0; i < values.size(); ++i) {
+    if (i > 0) text += i + 1 == values.size() ? say(" and ", " 和 ") : say(", ", "、");
+    text += values[i];
+  }
+  return text;
+}
+
+std::string medians_list(const std::vector<const FilterMedians*>& filters, const Words& say) {
+  std::string text;
+  for (const FilterMedians* filter : filters) {
+    if (!text.empty()) text += say(", ", "、");
+    text += fixed(filter->peaked.median, 0);
+  }
+  return text;
+}
+
+// What the peaked steps' medians say, p by p: which p kept a handful (at most kHandfulCandidates) and which did not.
+// When the ones over a handful are exactly the largest p, that is said too, since it is the course's point seen
+// from the other side: a larger p reaches into the tail even when the model is sure.
+std::string peaked_sentence(const std::vector<FilterMedians>& top_p, const std::string& peaked_at, const Words& say) {
+  std::vector<const FilterMedians*> handful;
+  std::vector<const FilterMedians*> more;
+  for (const FilterMedians& filter : top_p) {
+    if (filter.peaked.steps == 0) continue;
+    (filter.peaked.median <= kHandfulCandidates ? handful : more).push_back(&filter);
+  }
+  const std::string on_peaked = say("On peaked steps (top token ≥ " + peaked_at + ")",
+                                    "在尖锐的步上（最可能 token 的概率 ≥ " + peaked_at + "），");
+  const std::string five = fixed(kHandfulCandidates, 0);
+  if (more.empty()) {
+    return on_peaked +
+           say(" every p kept a handful of tokens (medians " + medians_list(handful, say) + ", at most " + five + "). ",
+               "每个 p 都只保留少数几个 token（中位数 " + medians_list(handful, say) + "，不超过 " + five + "）。");
+  }
+  if (handful.empty()) {
+    return on_peaked +
+           say(" no p kept only a handful (" + five + " or fewer): the medians were " + medians_list(more, say) +
+                   ", because even the surest steps left much probability to "
+                   "the tail. ",
+               "没有一个 p 只保留少数几个（不超过 " + five + " 个）：中位数为 " + medians_list(more, say) +
+                   "，因为即使最有把握的步也给长尾留了不少概率。");
+  }
+  // top_p is in increasing p, so "the largest p are the ones over a handful" is: every handful one comes first.
+  const bool largest_p_reach_further = handful.back() < more.front();
+  std::string text =
+      on_peaked +
+      say(" " + p_list(handful, say) + " kept a handful (medians " + medians_list(handful, say) + ", at most " + five +
+              "); " + p_list(more, say) + " kept more (" + medians_list(more, say) + ")",
+          p_list(handful, say) + " 只保留少数几个（中位数 " + medians_list(handful, say) + "，不超过 " + five + "）；" +
+              p_list(more, say) + " 保留得更多（" + medians_list(more, say) + "）");
+  text += largest_p_reach_further ? say(": a larger p reaches into the tail even when the model is sure. ",
+                                        "：p 越大，即使模型有把握也会伸进长尾。")
+                                  : say(". ", "。");
+  return text;
+}
+
 // The paragraph after the table: what the peaked and flat columns of the top-p rows say, and top-k beside them.
 std::string reading_paragraph(const std::vector<FilterMedians>& top_p, const CandidateCounts& top_k, int vocab_size,
                               const TopPData& data, const Words& say) {
@@ -74,18 +138,8 @@ std::string reading_paragraph(const std::vector<FilterMedians>& top_p, const Can
                     "probability at every step. ",
                 "本次运行没有一步是“尖锐”的（最可能 token 的概率 ≥ " + peaked_at +
                     "），所以这里没有数据说明模型有把握时 top-p 的表现：模型在每一步都把概率分散开了。");
-  } else if (*std::max_element(peaked.begin(), peaked.end()) <= kHandfulCandidates) {
-    text += say("On peaked steps (top token ≥ " + peaked_at + ") every p kept a handful of tokens (medians " +
-                    median_range(peaked) + "). ",
-                "在尖锐的步上（最可能 token 的概率 ≥ " + peaked_at + "），每个 p 只保留少数几个 token（中位数 " +
-                    median_range(peaked) + "）。");
   } else {
-    text +=
-        say("On peaked steps (top token ≥ " + peaked_at + ") the medians were " + median_range(peaked) +
-                ": more than a handful (" + fixed(kHandfulCandidates, 0) +
-                "), because even the surest steps left much probability to the tail. ",
-            "在尖锐的步上（最可能 token 的概率 ≥ " + peaked_at + "），中位数为 " + median_range(peaked) +
-                "：多于少数几个（" + fixed(kHandfulCandidates, 0) + "），因为即使最有把握的步也给长尾留了不少概率。");
+    text += peaked_sentence(top_p, peaked_at, say);
   }
   if (flat.empty()) {
     text += say("No step was flat (top token < " + flat_at + "), so there is no data here for a hesitating model. ",
