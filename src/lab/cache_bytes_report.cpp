@@ -86,7 +86,7 @@ std::string same_cost_note(const std::vector<GqaSaving>& rows, const Words& say)
 }
 
 void add_dtypes(ReportSection& section, const CacheBytesData& data, const Words& say) {
-  ReportTable table{{"--kv-dtype", say("bytes per element", "每个元素的字节数"),
+  ReportTable table{{"`--kv-dtype`", say("bytes per element", "每个元素的字节数"),
                      say("bytes per token", "每个 token 的字节数"), say("1,000 tokens", "1,000 个 token")},
                     {}};
   nlohmann::json rows = nlohmann::json::array();
@@ -129,10 +129,11 @@ void add_growth(ReportSection& section, const CacheBytesData& data, const Words&
       data.bytes_used_match_formula
           ? say("A cache grown one position at a time up to " + max_length +
                     " positions: at every length the bytes used equal the formula (checked at all " + max_length +
-                    " lengths). The memory actually reserved is larger between doublings; generate() avoids that by "
+                    " lengths). The memory actually reserved is larger between doublings; `generate()` avoids that by "
                     "reserving P + N positions for each row up front.",
                 "一个缓存逐个位置增长到 " + max_length + " 个位置：在每个长度上已用字节都等于公式（" + max_length +
-                    " 个长度全部检查过）。两次翻倍之间实际预留的内存更大；generate() 通过预先为每行预留 P + N 个位置来"
+                    " 个长度全部检查过）。两次翻倍之间实际预留的内存更大；`generate()` 通过预先为每行预留 P + N "
+                    "个位置来"
                     "避免这一点。")
           : say("A cache grown one position at a time up to " + max_length +
                     " positions: the bytes used do **NOT** equal the formula at every length — a bug in the cache's "
@@ -290,10 +291,10 @@ void add_budgets(ReportSection& section, const CacheBytesData& data, const Famil
   section.paragraph(
       say("In serving, this number decides how many requests run at once. Each cell below is ⌊(budget − "
           "weights) / (bytes per token · L)⌋, with fp32 weights and the cache in " +
-              dtype + " (this report's --kv-dtype)." + (note.empty() ? "" : " " + note),
+              dtype + " (this report's `--kv-dtype`)." + (note.empty() ? "" : " " + note),
           "在服务中，这个数字决定能同时运行多少个请求。下表每格为 ⌊(预算 − 权重) / (每 token 字节数 · L)⌋，权重为 "
           "fp32，缓存为 " +
-              dtype + "（本报告的 --kv-dtype）。" + note));
+              dtype + "（本报告的 `--kv-dtype`）。" + note));
   section.table(std::move(table));
   section.data["budgets"] = rows;
 }

@@ -116,7 +116,7 @@ ReportSection cache_equivalence_report(const CacheEquivalenceData& data, Languag
     }
     max_difference = std::max(max_difference, comparison.max_abs_logit_difference);
     const std::string decoding = run.sampled ? say("sampled, seed ", "抽样，种子 ") + seed : say("greedy", "贪心解码");
-    table.rows.push_back({run.prompt_name, std::to_string(run.prompt_tokens), decoding,
+    table.rows.push_back({say.label(run.prompt_name), std::to_string(run.prompt_tokens), decoding,
                           verdict(comparison.token_ids_identical, say),
                           exact_or_scientific(comparison.max_abs_logit_difference),
                           verdict(comparison.logits_bit_identical, say), with_thousands(comparison.logits_compared)});

@@ -72,7 +72,7 @@ ReportSection eos_padding_report(const EosPaddingData& data, Language language) 
           "padding steps per row. With the cache each padding step is one token of forward work (plus its cache "
           "entry); the share below is padding steps over all row-steps computed.",
       "第 5 节把每个温度作为一个 " + rows +
-          " 行的批次运行。MiniMind 的 generate——以及沿用它的 minigen——只有在每一行都生成了 eos（或达到 token 上限）时"
+          " 行的批次运行。MiniMind 的 `generate`——以及沿用它的 minigen——只有在每一行都生成了 eos（或达到 token 上限）时"
           "才停止一个批次。提前结束的行在之后的每一步仍会被输入，用 eos 填充：模型为它计算一个 token，然后把结果丢掉。"
           "minigen 统计每一行的这些填充步。有缓存时，每个填充步是一个 token "
           "的前向计算（外加它的缓存条目）；下表的比例是"

@@ -84,7 +84,7 @@ LabOutcome run_lab(const LabOptions& options, std::ostream& progress, Language l
 
   LabReport report;
   report.title =
-      Words{language}("minigen lab: the KV cache and sampling, measured", "minigen lab：KV 缓存与采样的实测");
+      Words{language}("minigen lab: the KV cache and sampling, measured", "`minigen lab`：KV 缓存与采样的实测");
 
   // Each section measures into plain data, then the report writer renders that data; nothing else passes between.
   std::vector<TemperatureBatch> temperature_batches;

@@ -60,12 +60,12 @@ std::string one_model_note(OneModelForBoth which, const Words& say) {
 // Why the shipped Chinese material was used, in the report's language; empty when it was not.
 std::string chinese_set_reason(const RunDescription& run, const Words& say) {
   if (!run.chinese_set) return {};
-  return (run.chinese_set_for_report ? say("the report is in Chinese (--lang zh)", "报告是中文的（--lang zh）")
+  return (run.chinese_set_for_report ? say("the report is in Chinese (`--lang zh`)", "报告是中文的（`--lang zh`）")
                                      : say("the base model's tokenizer is MiniMind's (not minigen-6400)",
                                            "基础模型的分词器是 MiniMind 的（不是 minigen-6400）")) +
-         say(", so the shipped Chinese material (examples/zh: Tang and Song poems, twelve questions) stands in for "
+         say(", so the shipped Chinese material (`examples/zh`: Tang and Song poems, twelve questions) stands in for "
              "what was not given",
-             "，所以由 minigen 自带的中文材料（examples/zh：唐诗、宋词和十二个问题）补上没有给出的部分");
+             "，所以由 minigen 自带的中文材料（`examples/zh`：唐诗、宋词和十二个问题）补上没有给出的部分");
 }
 
 }  // namespace

@@ -31,7 +31,16 @@ std::string Words::label(const std::string& english) const {
       {"seed 1, row 0 of 3", "种子 1，3 行中的第 0 行"},
   };
   const auto found = kChinese.find(english);
-  return found != kChinese.end() ? found->second : english;
+  if (found != kChinese.end()) return found->second;
+  // lab_context.cpp's prompt names: "the first 8 tokens of `examples/zh/poems.txt`".
+  constexpr std::string_view kFirst = "the first ";
+  constexpr std::string_view kTokensOf = " tokens of ";
+  const std::size_t tokens_of = english.find(kTokensOf);
+  if (english.starts_with(kFirst) && tokens_of != std::string::npos) {
+    const std::string count = english.substr(kFirst.size(), tokens_of - kFirst.size());
+    return english.substr(tokens_of + kTokensOf.size()) + " 的前 " + count + " 个 token";
+  }
+  return english;
 }
 
 std::string Words::quoted(const std::string& text) const {

@@ -151,7 +151,7 @@ std::string trade_paragraph(const std::vector<KvTypeResult>& base_kv, const std:
 }
 
 void add_kv_table(ReportSection& section, const ShrinkingData& data, const Words& say) {
-  ReportTable table{{say("model", "模型"), "--kv-dtype", say("bytes at 100 tokens", "100 个 token 的字节数"),
+  ReportTable table{{say("model", "模型"), "`--kv-dtype`", say("bytes at 100 tokens", "100 个 token 的字节数"),
                      say("sequences per GiB (256 tokens)", "每 GiB 序列数（256 token）"),
                      say("sequences per GiB (2,048 tokens)", "每 GiB 序列数（2,048 token）"),
                      say("max abs Δ logit", "最大 |Δ logit|"),
@@ -195,7 +195,7 @@ void add_weight_table(ReportSection& section, const ShrinkingData& data, const W
       "解码步要读取的量（每个打包矩阵一次，加上归一化参数），速度是在 " +
           prompt_tokens + " 个 token 的提示之后贪心解码 " + decode_tokens +
           " 个 token（两次中较快的一次），困惑度、KL 和 top-1 一致率都是在相同文档上与 f32 权重比较，缓存均为 f32："));
-  ReportTable table{{"--weights", say("bytes one decode step reads", "一个解码步读取的字节"), say("of f32", "占 f32"),
+  ReportTable table{{"`--weights`", say("bytes one decode step reads", "一个解码步读取的字节"), say("of f32", "占 f32"),
                      say("decode tokens/s", "解码 token/秒"), say("perplexity", "困惑度"),
                      say("mean KL vs f32", "与 f32 的平均 KL"), say("top-1 agreement", "top-1 一致率")},
                     {}};

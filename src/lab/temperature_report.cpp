@@ -22,7 +22,14 @@ std::string shown_answer(const std::string& answer) {
     while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80) --cut;  // not inside a character
     text = text.substr(0, cut) + "…";
   }
-  return "\"" + text + "\"";
+  // Quotes and backslashes the model wrote are escaped (Markdown shows \" as " and \\ as \), so the quoted answer
+  // ends where it ends.
+  std::string escaped;
+  for (const char c : text) {
+    if (c == '"' || c == '\\') escaped += '\\';
+    escaped += c;
+  }
+  return "\"" + escaped + "\"";
 }
 
 // A setting's values averaged over its prompts.
