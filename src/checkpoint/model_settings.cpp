@@ -5,6 +5,7 @@
 #include "checkpoint/lora_loader.h"
 #include "core/error.h"
 #include "core/nearest_name.h"
+#include "core/translated_error.h"
 #include "ops/thread_pool.h"
 
 namespace minigen {
@@ -32,9 +33,12 @@ std::filesystem::path resolve_model_path(const std::string& given) {
   if (given.empty()) {
     const fs::path path = default_model_path();
     if (!fs::exists(path)) {
-      throw Error("no model given and the default model " + path.string() +
-                  " does not exist yet; pass -m DIR, e.g. a random model made with "
-                  "`minigen init-random --family tiny --out DIR`");
+      throw TranslatedError("no model given and the default model " + path.string() +
+                                " does not exist yet; pass -m DIR, e.g. a random model made with "
+                                "`minigen init-random --family tiny --out DIR`",
+                            "没有给出模型，默认模型 " + path.string() +
+                                " 还不存在；请用 -m DIR 指定，例如用 `minigen init-random --family tiny --out DIR` "
+                                "生成的随机模型");
     }
     return path;
   }
@@ -48,14 +52,19 @@ std::filesystem::path resolve_model_path(const std::string& given) {
     return minigen_home() / "models" / given;
   }
   std::string message = "model not found: " + given;
+  std::string chinese = "找不到模型：" + given;
   if (bare_name && !shipped.empty()) {
     std::string names;
     for (const std::string& name : shipped) names += (names.empty() ? "" : ", ") + name;
     const std::optional<std::string> nearest = nearest_name(given, shipped);
     message += nearest ? " (did you mean the shipped model '" + *nearest + "'?)"
                        : " (not a file or folder here, nor a shipped model: " + names + ")";
+    std::string names_zh;
+    for (const std::string& name : shipped) names_zh += (names_zh.empty() ? "" : "、") + name;
+    chinese += nearest ? "（是指自带的模型 “" + *nearest + "” 吗？）"
+                       : "（这里没有这个文件或文件夹，它也不是自带的模型：" + names_zh + "）";
   }
-  throw Error(message);
+  throw TranslatedError(message, chinese);
 }
 
 std::filesystem::path resolve_user_file(const std::string& given) {

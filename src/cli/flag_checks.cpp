@@ -13,6 +13,7 @@
 
 #include "core/error.h"
 #include "core/nearest_name.h"
+#include "core/translated_error.h"
 
 namespace minigen::cli {
 namespace {
@@ -260,13 +261,20 @@ void check_nothing_replaced(const std::filesystem::path& directory, const std::v
     if (is_plain_file(directory / name)) held += (held.empty() ? "" : ", ") + name;
   }
   if (held.empty()) return;
-  throw Error(directory.string() + " already holds " + what + " (" + held +
-              "); choose an empty or new directory, or add --force to replace it");
+  std::string held_zh = held;  // the same names, listed with the Chinese enumeration comma
+  for (std::size_t at = held_zh.find(", "); at != std::string::npos; at = held_zh.find(", ", at)) {
+    held_zh.replace(at, 2, "、");
+  }
+  throw TranslatedError(
+      directory.string() + " already holds " + what + " (" + held +
+          "); choose an empty or new directory, or add --force to replace it",
+      directory.string() + " 里已经有 " + held_zh + "；请换一个空的或新的文件夹，或加上 --force 覆盖");
 }
 
 void check_file_not_replaced(const std::filesystem::path& path, bool force) {
   if (force || !is_plain_file(path)) return;
-  throw Error(path.string() + " already exists; choose another path, or add --force to replace it");
+  throw TranslatedError(path.string() + " already exists; choose another path, or add --force to replace it",
+                        path.string() + " 已经存在；请换一个路径，或加上 --force 覆盖");
 }
 
 void add_force_flag(CLI::App& command, bool& force) {

@@ -10,6 +10,8 @@
 #include "cli/commands.h"
 #include "cli/flag_checks.h"
 #include "core/error.h"
+#include "core/message_language.h"
+#include "core/translated_error.h"
 #include "lab/lab_runner.h"
 
 namespace minigen::cli {
@@ -39,7 +41,7 @@ std::filesystem::path resolve_model_flag(const std::string& flag, const std::str
   try {
     return resolve_model_path(given);
   } catch (const Error& error) {
-    throw Error(flag + ": " + error.what());
+    rethrow_with_prefix(error, flag + ": ", flag + "：");
   }
 }
 
@@ -62,15 +64,23 @@ int run_lab_command(const LabFlags& flags) {
   options.quick = flags.quick;
   options.threads = flags.threads;
   const lab::Language language = lab::parse_language(flags.language);
+  // A Chinese report speaks Chinese on the terminal too: its progress lines and the errors that have a translation.
+  set_chinese_messages(language == lab::Language::kChinese);
   // Before the models load: an earlier report is replaced only with --force.
   check_nothing_replaced(options.out_dir, {"report.md", "report.json"}, "a lab report", flags.force);
   const lab::LabOutcome outcome = lab::run_lab(options, std::cerr, language);
-  std::printf("minigen lab (%s) finished in %.1f s (estimated %.0f s)\n", flags.quick ? "quick" : "full",
-              outcome.elapsed_s, outcome.estimated_s);
+  const bool chinese = language == lab::Language::kChinese;
+  if (chinese) {
+    std::printf("minigen lab（%s）用时 %.1f s（估计 %.0f s）\n", flags.quick ? "快速" : "完整", outcome.elapsed_s,
+                outcome.estimated_s);
+  } else {
+    std::printf("minigen lab (%s) finished in %.1f s (estimated %.0f s)\n", flags.quick ? "quick" : "full",
+                outcome.elapsed_s, outcome.estimated_s);
+  }
   for (const std::string& cut : outcome.cuts) std::printf("  cut: %s\n", cut.c_str());
   for (const std::string& line : outcome.summary) std::printf("  %s\n", line.c_str());
-  std::printf("report: %s (numbers: %s, %zu plots)\n", outcome.report_markdown.string().c_str(),
-              outcome.report_json.string().c_str(), outcome.plots.size());
+  std::printf(chinese ? "报告：%s（数字：%s，%zu 张图）\n" : "report: %s (numbers: %s, %zu plots)\n",
+              outcome.report_markdown.string().c_str(), outcome.report_json.string().c_str(), outcome.plots.size());
   return 0;
 }
 
@@ -112,9 +122,10 @@ CommandAction add_lab_command(CLI::App& app) {
   command
       ->add_option(
           "--lang", flags->language,
-          "language of report.md and the plots: en or zh (Chinese); report.json and this summary stay the same")
+          "language of report.md, the plots and the progress lines: en or zh (Chinese); report.json stays the same "
+          "[default: zh when MINIGEN_LANG starts with zh, else en]")
       ->check(CLI::IsMember({"en", "zh"}))
-      ->default_val("en");
+      ->default_val(chinese_messages() ? "zh" : "en");
   return [flags] { return run_lab_command(*flags); };
 }
 

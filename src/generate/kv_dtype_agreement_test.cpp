@@ -19,7 +19,7 @@
 namespace minigen {
 namespace {
 
-const std::string kGoldenDir = std::string(MINIGEN_TEST_DATA_DIR) + "/golden/";
+const std::string kKvAgreementGoldenDir = std::string(MINIGEN_TEST_DATA_DIR) + "/golden/";
 constexpr int kNewTokens = 64;
 
 // Measured on the 8 (model, prompt) pairs: bf16 and f16 agree with f32 on all 64 tokens of every prompt; int8 on
@@ -46,7 +46,7 @@ Agreement compare(const std::vector<int>& a, const std::vector<int>& b) {
 class ShippedModelKvDType : public ::testing::TestWithParam<std::string> {};
 
 TEST_P(ShippedModelKvDType, GreedyTokensAgreeWithTheF32Cache) {
-  const auto metadata = read_safetensors_metadata(kGoldenDir + GetParam() + ".safetensors");
+  const auto metadata = read_safetensors_metadata(kKvAgreementGoldenDir + GetParam() + ".safetensors");
   auto prompts = nlohmann::json::parse(metadata.at("prompts")).get<std::vector<std::vector<int>>>();
   const LoadedModel loaded = load_model(minigen_home() / "models" / GetParam());
   const std::string genesis =

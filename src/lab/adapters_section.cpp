@@ -207,7 +207,8 @@ AdaptersData measure_adapters(LabContext& lab) {
   data.size = adapter_size(*adapter, config, identify_family(config));
   data.minimind3 = minimind_adapter_size(config_for_family("minimind3"), kAdapterRank, "minimind-3");
 
-  lab.progress("  greedy answers on the base weights, with B = 0 and with the adapter");
+  lab.progress(lab.say("  greedy answers on the base weights, with B = 0 and with the adapter",
+                       "  基础权重上的贪心回答：不加适配器、B = 0、加适配器"));
   const LoraAdapter zero_b = with_zero_b(config, *adapter);
   const Answers base = greedy_answers(transformer, prompts, nullptr, data.new_tokens, kv_dtype);
   const Answers with_zero_b_answers = greedy_answers(transformer, prompts, &zero_b, data.new_tokens, kv_dtype);
@@ -232,7 +233,8 @@ AdaptersData measure_adapters(LabContext& lab) {
                          std::string(weight_type_name(model.weights.stored_quantization())) +
                          " codes, not the fp32 weights a merge adds B·A to";
   } else {
-    lab.progress("  the adapter merged into a copy of the weights (fp32) against it unmerged");
+    lab.progress(lab.say("  the adapter merged into a copy of the weights (fp32) against it unmerged",
+                         "  把适配器合并进权重的副本（fp32），与不合并的比较"));
     ModelWeights merged_weights = model.weights;  // a copy: the SFT model itself stays as it is
     merge_lora_into(merged_weights, *adapter);
     Model merged_model(config, std::move(merged_weights));
@@ -253,8 +255,11 @@ AdaptersData measure_adapters(LabContext& lab) {
                      answer_logits(merged, prompts, reference, nullptr, kv_dtype), merged_answers, vocab, eos_id);
   }
 
-  lab.progress("  a batch of " + std::to_string(kMixedBatchRows) + " rows over " + std::to_string(kMixedBatchAdapters) +
-               " adapters and the base, against the base alone");
+  const std::string rows = std::to_string(kMixedBatchRows);
+  const std::string adapters = std::to_string(kMixedBatchAdapters);
+  lab.progress(
+      lab.say("  a batch of " + rows + " rows over " + adapters + " adapters and the base, against the base alone",
+              "  " + rows + " 行的批次，混合 " + adapters + " 个适配器和基础模型，与只用基础模型的比较"));
   data.timing = time_mixed_batch(transformer, prompts, *adapter, lab.scale(), kv_dtype);
   return data;
 }

@@ -84,7 +84,8 @@ CacheBytesData measure_cache_bytes(LabContext& lab) {
     data.dtypes.push_back({each, kv_bytes_used_at(config, 1, each)});
   }
   data.max_length = std::min(lab.scale().kv_max_length, config.max_position_embeddings);
-  lab.progress("  growing a cache to " + std::to_string(data.max_length) + " positions, one at a time");
+  lab.progress(lab.say("  growing a cache to " + std::to_string(data.max_length) + " positions, one at a time",
+                       "  让缓存逐个位置增长到 " + std::to_string(data.max_length) + " 个位置"));
   grow_cache(data, config);
   // Real generations: the bytes generate() reports after a run (positions cached: P + N − 1).
   for (const auto& [prompt_tokens, new_tokens] :

@@ -38,8 +38,11 @@ CacheEquivalenceData measure_cache_equivalence(LabContext& lab) {
       const GenerateResult* cached = &sampled_cached;
       const GenerateResult* uncached = &sampled_uncached;
       if (sampled) {
-        lab.progress("  sampled, prompt " + prompt.name + " (" + std::to_string(prompt.tokens.size()) +
-                     " tokens), with and without the cache");
+        const std::string tokens = std::to_string(prompt.tokens.size());
+        lab.progress(
+            lab.say("  sampled, prompt " + prompt.name + " (" + tokens + " tokens), with and without the cache",
+                    "  抽样，提示 " + Words{Language::kChinese}.label(prompt.name) + "（" + tokens +
+                        " 个 token），有缓存和无缓存"));
         const std::vector<std::vector<int>> batch = {prompt.tokens};
         sampled_cached = lab.generate(lab.base_transformer(), batch, sampled_options(data.new_tokens, true));
         sampled_uncached = lab.generate(lab.base_transformer(), batch, sampled_options(data.new_tokens, false));

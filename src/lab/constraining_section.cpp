@@ -75,9 +75,11 @@ ConstrainingData measure_constraining(LabContext& lab) {
       compile_json_schema(data.schema),
       TokenVocabulary::from_tokenizer(*lab.sft().tokenizer, model.config.vocab_size, model.config.eos_token_id));
   const std::vector<int> prompt = lab.chat_prompt(lab.constraining_question());
-  lab.progress("  " + std::to_string(data.samples) + " answers without a schema");
+  lab.progress(lab.say("  " + std::to_string(data.samples) + " answers without a schema",
+                       "  " + std::to_string(data.samples) + " 个不用模式约束的回答"));
   data.free = sample(lab, prompt, nullptr);
-  lab.progress("  " + std::to_string(data.samples) + " answers with the schema");
+  lab.progress(lab.say("  " + std::to_string(data.samples) + " answers with the schema",
+                       "  " + std::to_string(data.samples) + " 个使用模式约束的回答"));
   data.constrained = sample(lab, prompt, grammar);
   return data;
 }

@@ -8,6 +8,7 @@
 #include "core/child_process.h"
 #include "core/error.h"
 #include "core/file_io.h"
+#include "core/translated_error.h"
 
 namespace minigen::lab {
 namespace {
@@ -45,9 +46,10 @@ fs::path find_gnuplot() {
     const fs::path candidate = fs::path(directory) / "gnuplot";
     if (::access(candidate.c_str(), X_OK) == 0) return candidate;
   }
-  throw Error(
+  throw TranslatedError(
       "gnuplot was not found on PATH; the lab draws its plots with it: install Debian's package gnuplot-nox "
-      "(apt-get install gnuplot-nox)");
+      "(apt-get install gnuplot-nox)",
+      "在 PATH 上找不到 gnuplot；lab 用它画图：请安装 Debian 的 gnuplot-nox 包（apt-get install gnuplot-nox）");
 }
 
 std::string gnuplot_script(const PlotSpec& spec) {

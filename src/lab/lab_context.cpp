@@ -6,19 +6,21 @@
 #include "checkpoint/lora_loader.h"
 #include "core/error.h"
 #include "core/file_io.h"
+#include "core/translated_error.h"
 
 namespace minigen::lab {
 namespace {
 
 LoadedModel load_lab_model(const std::filesystem::path& path, const char* flag, const LoadOptions& pth_options) {
   if (!std::filesystem::exists(path)) {
-    throw Error(std::string(flag) + ": model " + path.string() + " does not exist");
+    throw TranslatedError(std::string(flag) + ": model " + path.string() + " does not exist",
+                          std::string(flag) + "：模型 " + path.string() + " 不存在");
   }
   try {
     const bool pth = path.extension() == ".pth" || path.extension() == ".pt";
     return load_model(path, pth ? pth_options : LoadOptions{});
   } catch (const Error& e) {
-    throw Error(std::string(flag) + ": " + e.what());
+    rethrow_with_prefix(e, std::string(flag) + ": ", std::string(flag) + "：");
   }
 }
 
@@ -119,6 +121,7 @@ LabContext::LabContext(const LabOptions& options, std::ostream& progress)
     : scale_(LabScale::for_run(options.quick)),
       kv_dtype_(options.kv_dtype),
       progress_(progress),
+      say_{options.language},
       start_(std::chrono::steady_clock::now()),
       one_model_for_both_(choose_models(options).one_model_for_both),
       base_(load_lab_model(choose_models(options).base, options.base_model ? "--base" : "--sft", options.pth_options)),
@@ -176,15 +179,20 @@ LabContext::LabContext(const LabOptions& options, std::ostream& progress)
   // A learner's text must hold the longest prompt itself, so that every prompt the report shows is their text.
   const int longest = longest_base_prompt(scale_);
   if (!material_.prompt_text.may_repeat && prompt_text_tokens() < longest) {
-    throw Error("--prompt-text: " + material_.prompt_text.source + " is " + std::to_string(prompt_text_tokens()) +
-                " tokens (with bos) for the base model's tokenizer; the " + (options.quick ? "quick" : "full") +
-                " lab cuts prompts of up to " + std::to_string(longest) + " tokens from it. Give a longer text" +
-                (options.quick ? "." : ", or run with --quick."));
+    throw TranslatedError(
+        "--prompt-text: " + material_.prompt_text.source + " is " + std::to_string(prompt_text_tokens()) +
+            " tokens (with bos) for the base model's tokenizer; the " + (options.quick ? "quick" : "full") +
+            " lab cuts prompts of up to " + std::to_string(longest) + " tokens from it. Give a longer text" +
+            (options.quick ? "." : ", or run with --quick."),
+        "--prompt-text：" + material_.prompt_text.source + " 用基础模型的分词器只有 " +
+            std::to_string(prompt_text_tokens()) + " 个 token（含 bos）；" + (options.quick ? "快速" : "完整") +
+            "的 lab 要从中截取最长 " + std::to_string(longest) + " 个 token 的提示。请给出更长的文本" +
+            (options.quick ? "。" : "，或加上 --quick 运行。"));
   }
 
   // One untimed prefill of the longest prompt before anything is measured: the forward pass grows its activation
   // buffers on first use, a cost that would otherwise be charged to whichever timed run happens to come first.
-  this->progress("timing the models to estimate the run");
+  this->progress(say("timing the models to estimate the run", "为估计运行时间给模型计时"));
   const std::vector<std::vector<int>> warm_up = {base_prompt_of_length(longest)};
   generate(*base_transformer_, warm_up, base_greedy_options(1, true));
   // Both models priced on base-model-form prompts (any ids do: only the lengths matter to the price).
@@ -213,7 +221,7 @@ void LabContext::progress(std::string_view message) {
     const double speed = planned_done > 1.0 ? std::clamp(actual_done / planned_done, 0.25, 4.0) : 1.0;
     double left = std::max(0.0, planned[current_section_] * speed - (elapsed_s - section_started_s_.back()));
     for (std::size_t i = current_section_ + 1; i < planned.size(); ++i) left += planned[i] * speed;
-    stamp += ", about " + duration_text(left) + " left";
+    stamp += say(", about " + duration_text(left) + " left", "，还剩约 " + duration_text(left));
   }
   progress_ << stamp << "] " << message << "\n" << std::flush;
 }
@@ -260,8 +268,9 @@ const GenerateResult& LabContext::base_greedy_run(const std::vector<int>& prompt
   const RunKey key = std::make_tuple(prompt, new_tokens, use_cache);
   const auto found = base_greedy_runs_.find(key);
   if (found != base_greedy_runs_.end()) return found->second.result;
-  progress("  base model, greedy, P = " + std::to_string(prompt.size()) + ", N = " + std::to_string(new_tokens) +
-           (use_cache ? ", with the cache" : ", without the cache"));
+  const std::string shape = "P = " + std::to_string(prompt.size()) + ", N = " + std::to_string(new_tokens);
+  progress(say("  base model, greedy, " + shape + (use_cache ? ", with the cache" : ", without the cache"),
+               "  基础模型，贪心解码，" + shape + (use_cache ? "，有缓存" : "，无缓存")));
   const std::vector<std::vector<int>> prompts = {prompt};
   std::vector<int64_t> routing = base_transformer_->expert_token_counts();
   BaseRun run{generate(*base_transformer_, prompts, base_greedy_options(new_tokens, use_cache)), {}};

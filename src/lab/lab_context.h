@@ -17,6 +17,7 @@
 #include "generate/generate.h"
 #include "lab/budget_fit.h"
 #include "lab/lab_material.h"
+#include "lab/report_language.h"
 #include "lab/section_data.h"
 #include "model/lora_adapter.h"
 #include "model/transformer.h"
@@ -41,6 +42,8 @@ struct LabOptions {
   // --lora: the learner's own adapter for the SFT model (MiniMind .pth, PEFT folder or GGUF), which section 11
   // measures; absent: section 11 makes a random one in MiniMind's shape.
   std::optional<std::filesystem::path> lora;
+  // The language of the progress lines (run_lab sets it to the report's).
+  Language language = Language::kEnglish;
 };
 
 // A base-model prompt with the name the report gives it.
@@ -71,6 +74,9 @@ class LabContext {
 
   // "[lab  12.3 s, about 1 min 05 s left] message" on the progress stream.
   void progress(std::string_view message);
+  // A progress line in the run's language: say("growing a cache", "让缓存增长").
+  std::string say(std::string_view english, std::string_view chinese) const { return say_(english, chinese); }
+  Language language() const { return say_.language; }
   // Marks the start of a section (0-based), for the time-left estimate.
   void begin_section(int index);
   // The estimate made before the run, and the calibration it came from.
@@ -123,6 +129,7 @@ class LabContext {
   LabScale scale_;
   KvDType kv_dtype_;
   std::ostream& progress_;
+  Words say_;
   std::chrono::steady_clock::time_point start_;
   OneModelForBoth one_model_for_both_;
   LoadedModel base_;

@@ -8,6 +8,7 @@
 #include "core/file_io.h"
 #include "core/format.h"
 #include "core/jsonl_texts.h"
+#include "core/translated_error.h"
 #include "tokenizer/utf8.h"
 
 namespace minigen::lab {
@@ -24,8 +25,12 @@ constexpr const char* kEnglishConstrainingQuestion = "What does 'river' mean? An
 
 // The file's text, checked to be UTF-8 (a leading byte-order mark dropped); `flag` opens every error.
 std::string read_utf8_file(const fs::path& path, const std::string& flag) {
-  if (!fs::exists(path)) throw Error(flag + ": " + path.string() + " does not exist");
-  if (!fs::is_regular_file(path)) throw Error(flag + ": " + path.string() + " is not a file");
+  if (!fs::exists(path)) {
+    throw TranslatedError(flag + ": " + path.string() + " does not exist", flag + "：" + path.string() + " 不存在");
+  }
+  if (!fs::is_regular_file(path)) {
+    throw TranslatedError(flag + ": " + path.string() + " is not a file", flag + "：" + path.string() + " 不是文件");
+  }
   std::string text;
   try {
     text = read_whole_file(path, kMaxMaterialFileBytes, flag.substr(2) + " file");
@@ -70,7 +75,10 @@ PromptText read_prompt_text(const fs::path& path) {
   PromptText prompt_text;
   prompt_text.source = path.string();
   prompt_text.text = read_utf8_file(path, "--prompt-text");
-  if (blank(prompt_text.text)) throw Error("--prompt-text: " + path.string() + " holds no text");
+  if (blank(prompt_text.text)) {
+    throw TranslatedError("--prompt-text: " + path.string() + " holds no text",
+                          "--prompt-text：" + path.string() + " 里没有文本");
+  }
   return prompt_text;
 }
 
@@ -86,7 +94,8 @@ ChatPrompts read_chat_prompts(const fs::path& path) {
     start = end + 1;
   }
   if (prompts.questions.empty()) {
-    throw Error("--chat-prompts: " + path.string() + " holds no questions (one question per line)");
+    throw TranslatedError("--chat-prompts: " + path.string() + " holds no questions (one question per line)",
+                          "--chat-prompts：" + path.string() + " 里没有问题（每行一个问题）");
   }
   prompts.constraining_question = prompts.questions.front();
   return prompts;

@@ -73,14 +73,17 @@ LabOutcome run_lab(const LabOptions& options, std::ostream& progress, Language l
   check_output_directory(options.out_dir, "--out");
   LabOptions chosen = options;
   chosen.material.chinese_report = language == Language::kChinese;  // a Chinese report reads Chinese material
+  chosen.language = language;
   LabContext lab(chosen, progress);
   // Made once the models loaded; every file is renamed into it only when all are drawn and written.
   OutputDirectory out(options.out_dir, "--out");
-  lab.progress(std::string("loaded the models; the ") + (options.quick ? "quick" : "full") + " lab should take about " +
-               duration_text(lab.estimate().estimated_seconds) +
-               (lab.scale().cuts.empty() ? std::string()
-                                         : " (sizes cut to fit: " + std::to_string(lab.scale().cuts.size()) +
-                                               " cuts, listed in the report)"));
+  const std::string about = duration_text(lab.estimate().estimated_seconds);
+  const std::string cuts = std::to_string(lab.scale().cuts.size());
+  lab.progress(lab.say(
+      std::string("loaded the models; the ") + (options.quick ? "quick" : "full") + " lab should take about " + about +
+          (lab.scale().cuts.empty() ? std::string() : " (sizes cut to fit: " + cuts + " cuts, listed in the report)"),
+      std::string("模型已加载；") + (options.quick ? "快速" : "完整") + "的 lab 预计需要约 " + about +
+          (lab.scale().cuts.empty() ? std::string() : "（为适应模型缩小了 " + cuts + " 处规模，见报告）")));
 
   LabReport report;
   report.title =
@@ -92,38 +95,44 @@ LabOutcome run_lab(const LabOptions& options, std::ostream& progress, Language l
   std::optional<double> sft_perplexity;
   struct Section {
     const char* title;
+    const char* title_zh;
     SectionModels models;
     std::function<ReportSection()> run;
   };
   const std::vector<Section> sections = {
-      {"same tokens with and without the cache", SectionModels::kBase,
+      {"same tokens with and without the cache", "有无 KV 缓存，token 相同", SectionModels::kBase,
        [&] { return cache_equivalence_report(measure_cache_equivalence(lab), language); }},
-      {"tokens entering forward", SectionModels::kBase,
+      {"tokens entering forward", "进入前向计算的 token", SectionModels::kBase,
        [&] { return forward_tokens_report(measure_forward_tokens(lab), language); }},
-      {"time to first token and between tokens", SectionModels::kBase,
+      {"time to first token and between tokens", "首个 token 时间与每个 token 的时间", SectionModels::kBase,
        [&] { return timing_report(measure_timing(lab), language); }},
-      {"cache bytes", SectionModels::kBase, [&] { return cache_bytes_report(measure_cache_bytes(lab), language); }},
-      {"temperature", SectionModels::kSft,
+      {"cache bytes", "缓存的字节数", SectionModels::kBase,
+       [&] { return cache_bytes_report(measure_cache_bytes(lab), language); }},
+      {"temperature", "温度", SectionModels::kSft,
        [&] { return temperature_report(measure_temperature(lab, temperature_batches), language); }},
-      {"top-p candidates", SectionModels::kSft, [&] { return top_p_report(measure_top_p(lab), language); }},
-      {"eos padding in a batch", SectionModels::kSft,
+      {"top-p candidates", "top-p 的候选", SectionModels::kSft,
+       [&] { return top_p_report(measure_top_p(lab), language); }},
+      {"eos padding in a batch", "批次中的 eos 填充", SectionModels::kSft,
        [&] { return eos_padding_report(measure_eos_padding(temperature_batches), language); }},
-      {"seeds, cache and greedy", SectionModels::kSft, [&] { return seed_report(measure_seeds(lab), language); }},
-      {"shrinking the cache", SectionModels::kBoth,
+      {"seeds, cache and greedy", "种子、缓存与贪心解码", SectionModels::kSft,
+       [&] { return seed_report(measure_seeds(lab), language); }},
+      {"shrinking the cache", "缩小缓存", SectionModels::kBoth,
        [&] {
          const ShrinkingData shrinking = measure_shrinking(lab);
          base_perplexity = f32_perplexity(shrinking.base_kv);
          sft_perplexity = f32_perplexity(shrinking.sft_kv);
          return shrinking_report(shrinking, language);
        }},
-      {"constraining the sampler", SectionModels::kSft,
+      {"constraining the sampler", "约束采样器", SectionModels::kSft,
        [&] { return constraining_report(measure_constraining(lab), language); }},
-      {"adapters", SectionModels::kSft, [&] { return adapters_report(measure_adapters(lab), language); }},
+      {"adapters", "适配器", SectionModels::kSft, [&] { return adapters_report(measure_adapters(lab), language); }},
   };
   RunDescription run = describe_run(lab, options);
   for (std::size_t i = 0; i < sections.size(); ++i) {
     lab.begin_section(static_cast<int>(i));
-    lab.progress("section " + std::to_string(i + 1) + "/" + std::to_string(sections.size()) + ": " + sections[i].title);
+    const std::string which = std::to_string(i + 1) + "/" + std::to_string(sections.size());
+    lab.progress(
+        lab.say("section " + which + ": " + sections[i].title, "第 " + which + " 节：" + sections[i].title_zh));
     const auto section_start = std::chrono::steady_clock::now();
     ReportSection section = sections[i].run();
     run.measured_seconds.push_back(
@@ -143,7 +152,7 @@ LabOutcome run_lab(const LabOptions& options, std::ostream& progress, Language l
   report.settings["language"] = language_name(language);
 
   LabOutcome outcome;
-  lab.progress("drawing the plots with gnuplot");
+  lab.progress(lab.say("drawing the plots with gnuplot", "用 gnuplot 画图"));
   for (const ReportSection& section : report.sections) {
     for (const ReportBlock& block : section.blocks) {
       if (const auto* plot = std::get_if<ReportPlot>(&block)) {
@@ -166,7 +175,7 @@ LabOutcome run_lab(const LabOptions& options, std::ostream& progress, Language l
   outcome.elapsed_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   outcome.estimated_s = lab.estimate().estimated_seconds;
   outcome.cuts = lab.scale().cuts;
-  lab.progress("done");
+  lab.progress(lab.say("done", "完成"));
   return outcome;
 }
 

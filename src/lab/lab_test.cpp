@@ -259,6 +259,12 @@ TEST(LabQuick, ChineseReportKeepsOnlyTheGlossarysEnglish) {
   options.threads = 2;
   std::ostringstream progress;
   run_lab(options, progress, Language::kChinese);
+  // The progress lines are Chinese too.
+  EXPECT_NE(progress.str().find("，还剩约 "), std::string::npos) << progress.str();
+  EXPECT_NE(progress.str().find("] 第 1/11 节：有无 KV 缓存，token 相同\n"), std::string::npos);
+  EXPECT_NE(progress.str().find("]   基础模型，贪心解码，P = 183, N = 64，无缓存\n"), std::string::npos);
+  EXPECT_NE(progress.str().find("] 用 gnuplot 画图\n"), std::string::npos);
+  EXPECT_EQ(progress.str().find("section "), std::string::npos);
   const std::string markdown = read_text_file(out / "report.md");
   ASSERT_NE(markdown.find("## 6. top-p 保留多少个候选"), std::string::npos);
   const std::set<std::string> kept =

@@ -52,7 +52,7 @@ SeedData measure_seeds(LabContext& lab) {
   const Tokenizer& tokenizer = *lab.sft().tokenizer;
   const std::vector<std::vector<int>> batch = {prompt};
   for (const Pair& pair : pairs) {
-    lab.progress("  " + pair.question);
+    lab.progress("  " + Words{lab.language()}.label(pair.question));
     const GenerateResult a = lab.generate(lab.sft_transformer(), batch, setup_options(pair.a, data.new_tokens));
     const GenerateResult b = lab.generate(lab.sft_transformer(), batch, setup_options(pair.b, data.new_tokens));
     const GeneratedSequence& row_a = a.sequences.front();
@@ -64,7 +64,8 @@ SeedData measure_seeds(LabContext& lab) {
 
   // The same request alone and as row 0 of a batch with two other prompts: its row key (0) is the same, so its
   // draws are too — a shared global generator would give it different numbers here.
-  lab.progress("  the same request alone and inside a batch of three");
+  lab.progress(
+      lab.say("  the same request alone and inside a batch of three", "  同一个请求单独运行，以及在 3 行的批次中运行"));
   const Setup sampled{"seed 1, cache on", true, false, 1};
   const GenerateResult alone = lab.generate(lab.sft_transformer(), batch, setup_options(sampled, data.new_tokens));
   // The other two rows ask the next questions (the first again when the learner gave fewer than three).

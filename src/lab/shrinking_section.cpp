@@ -80,8 +80,13 @@ std::vector<KvTypeResult> measure_kv_types(LabContext& lab, const std::string& m
   GenerateResult reference;
   std::vector<PerplexityVariant> variants;
   for (KvDType dtype : kKvTypes) {
-    lab.progress("  " + model_name + " model, " + std::string(kv_dtype_name(dtype)) + " cache: " +
-                 std::to_string(prompts.size()) + " prompts × " + std::to_string(new_tokens) + " greedy tokens");
+    const std::string counts = std::to_string(prompts.size());
+    const std::string tokens = std::to_string(new_tokens);
+    const std::string type(kv_dtype_name(dtype));
+    lab.progress(
+        lab.say("  " + model_name + " model, " + type + " cache: " + counts + " prompts × " + tokens + " greedy tokens",
+                "  " + std::string(model_name == "base" ? "基础" : "SFT") + " 模型，" + type + " 缓存：" + counts +
+                    " 个提示 × " + tokens + " 个贪心 token"));
     KvTypeResult row;
     row.dtype = dtype;
     row.bytes_at_100_tokens = kv_bytes_used_at(config, 100, dtype);
@@ -96,8 +101,11 @@ std::vector<KvTypeResult> measure_kv_types(LabContext& lab, const std::string& m
   }
   // The reference is the same Transformer with an f32 cache: only the cache's type differs. One pass scores all four
   // types against one computation of its logits.
-  lab.progress("  " + model_name + " model: perplexity of the four cache types on " +
-               with_thousands(static_cast<long long>(sequences.size())) + " held-out sequences");
+  const std::string held_out = with_thousands(static_cast<long long>(sequences.size()));
+  lab.progress(
+      lab.say("  " + model_name + " model: perplexity of the four cache types on " + held_out + " held-out sequences",
+              "  " + std::string(model_name == "base" ? "基础" : "SFT") + " 模型：四种缓存类型在 " + held_out +
+                  " 个留出序列上的困惑度"));
   const std::vector<PerplexityResult> scores = score_perplexity_variants(variants, &transformer, sequences);
   for (std::size_t i = 0; i < rows.size(); ++i) rows[i].perplexity = scores[i];
   return rows;
@@ -133,8 +141,10 @@ std::vector<WeightTypeResult> measure_weight_types(LabContext& lab) {
   std::vector<std::unique_ptr<Transformer>> packed;  // alive until all four are scored in one pass
   std::vector<PerplexityVariant> variants;
   for (WeightType type : kWeightTypes) {
-    lab.progress("  base model, " + std::string(weight_type_name(type)) +
-                 " weights: " + std::to_string(lab.scale().shrinking_decode_tokens) + " timed decode steps");
+    const std::string steps = std::to_string(lab.scale().shrinking_decode_tokens);
+    const std::string weights(weight_type_name(type));
+    lab.progress(lab.say("  base model, " + weights + " weights: " + steps + " timed decode steps",
+                         "  基础模型，" + weights + " 权重：" + steps + " 个计时的解码步"));
     Transformer* transformer = f32;
     if (type != WeightType::kF32) {
       packed.push_back(std::make_unique<Transformer>(model, pool, type));
@@ -147,8 +157,9 @@ std::vector<WeightTypeResult> measure_weight_types(LabContext& lab) {
     rows.push_back(std::move(row));
     variants.push_back({transformer, KvDType::kF32});
   }
-  lab.progress("  base model: perplexity of the four weight types on " +
-               with_thousands(static_cast<long long>(sequences.size())) + " held-out sequences");
+  const std::string held_out = with_thousands(static_cast<long long>(sequences.size()));
+  lab.progress(lab.say("  base model: perplexity of the four weight types on " + held_out + " held-out sequences",
+                       "  基础模型：四种权重类型在 " + held_out + " 个留出序列上的困惑度"));
   const std::vector<PerplexityResult> scores = score_perplexity_variants(variants, f32, sequences);
   for (std::size_t i = 0; i < rows.size(); ++i) rows[i].perplexity = scores[i];
   return rows;

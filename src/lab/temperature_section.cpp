@@ -83,8 +83,13 @@ TemperatureData measure_temperature(LabContext& lab, std::vector<TemperatureBatc
   for (const TemperatureSetting& setting : kSettings) {
     TemperatureSettingResult by_setting{setting.name, setting.temperature, {}};
     for (int p = 0; p < prompt_count; ++p) {
-      lab.progress("  " + by_setting.name + ", prompt " + std::to_string(p + 1) + " of " +
-                   std::to_string(prompt_count) + ": " + std::to_string(data.samples) + " samples in one batch");
+      const std::string which = std::to_string(p + 1);
+      const std::string of = std::to_string(prompt_count);
+      const std::string samples = std::to_string(data.samples);
+      lab.progress(
+          lab.say("  " + by_setting.name + ", prompt " + which + " of " + of + ": " + samples + " samples in one batch",
+                  "  " + Words{Language::kChinese}.label(by_setting.name) + "，第 " + which + " / " + of + " 个提示：" +
+                      samples + " 个样本作为一个批次"));
       const std::vector<std::vector<int>> batch(data.samples, lab.chat_prompt(messages[p]));
       GenerateResult result =
           lab.generate(lab.sft_transformer(), batch, temperature_options(setting, data.max_new_tokens));

@@ -38,12 +38,14 @@ TimingData measure_timing(LabContext& lab) {
   TimingData data;
   data.repeats = lab.scale().timing_repeats;
   data.threads = lab.threads();
-  lab.progress("  P = 183, N = 64: " + std::to_string(data.repeats) + " repeat(s) with and without the cache");
+  lab.progress(lab.say("  P = 183, N = 64: " + std::to_string(data.repeats) + " repeat(s) with and without the cache",
+                       "  P = 183, N = 64：有缓存和无缓存各重复 " + std::to_string(data.repeats) + " 次"));
   data.headline = time_point(lab, lab.headline_prompt(), kHeadlineNewTokens, data.repeats);
   const int new_tokens = lab.scale().ttft_new_tokens;
   data.against_prompt_new_tokens = new_tokens;
   for (int prompt_tokens : lab.scale().ttft_prompt_tokens) {
-    lab.progress("  TTFT at P = " + std::to_string(prompt_tokens) + ", N = " + std::to_string(new_tokens));
+    const std::string shape = "P = " + std::to_string(prompt_tokens) + ", N = " + std::to_string(new_tokens);
+    lab.progress(lab.say("  TTFT at " + shape, "  " + shape + " 时的首个 token 时间"));
     data.against_prompt_length.push_back(
         time_point(lab, lab.base_prompt_of_length(prompt_tokens), new_tokens, data.repeats));
   }

@@ -62,7 +62,8 @@ TopPData measure_top_p(LabContext& lab) {
     lab.progress("  top-p " + fixed(p, 2));
     data.filters.push_back(collect(lab, "top-p " + fixed(p, 2), 0, p));
   }
-  lab.progress("  top-k " + std::to_string(kTopK) + " for comparison");
+  lab.progress(lab.say("  top-k " + std::to_string(kTopK) + " for comparison",
+                       "  top-k " + std::to_string(kTopK) + "，用于比较"));
   data.filters.push_back(collect(lab, "top-k " + std::to_string(kTopK), kTopK, 1.0f));
   return data;
 }
