@@ -31,22 +31,35 @@ class PerplexitySequences {
   // Documents, each bos + text + eos (every token after bos a target, as MiniMind's pretraining loss); one longer
   // than context + 1 tokens is cut into pieces of at most context + 1, each scored on its own.
   static PerplexitySequences document_pieces(std::span<const std::vector<int>> documents, int context);
+  // llama-perplexity's windows (examples/perplexity, build b4748): `tokens` is the text as it tokenizes it (bos first
+  // when the model adds one), cut into floor(size / window) windows of `window` tokens, at most `max_windows` (−1:
+  // all), the rest of the text unused; the first token of each window is replaced by `bos_id` (−1: kept), and only
+  // the second half is scored, the targets at positions window / 2 + 1 … window − 1 (window − 1 − window / 2 each).
+  // Throws minigen::Error for fewer than 2 × window tokens, as llama-perplexity refuses them.
+  static PerplexitySequences llama_windows(std::span<const int> tokens, int bos_id, int window, int max_windows);
 
   std::size_t size() const { return size_; }
   std::size_t longest() const { return longest_; }
   std::size_t shortest() const { return shortest_; }
   std::vector<int> at(std::size_t index) const;
+  // The position in sequence `index` of its first target: 1 (every token after the first), or window / 2 + 1 in
+  // llama_windows.
+  std::size_t first_target(std::size_t index) const;
 
  private:
   PerplexitySequences() = default;
-  // A run of tokens cut into pieces of `width`, each led by `lead` when it is not −1.
+  // A run of tokens cut into pieces of `width`, each led by `lead` when it is not −1 (put in front, or in place of
+  // the piece's first token with `replace_first`).
   struct Run {
     std::span<const int> tokens;
     std::size_t width = 0;
     int lead = -1;
     std::size_t first = 0;  // index of its first piece among all sequences
+    bool replace_first = false;
+    std::size_t first_target = 1;
   };
   void add(std::span<const int> tokens, std::size_t width, int lead, std::size_t pieces);
+  const Run& run_of(std::size_t index) const;
 
   std::vector<Run> runs_;
   std::size_t size_ = 0;
@@ -67,6 +80,7 @@ struct PerplexityResult {
   double kl_sum = 0;
   int64_t top1_agreements = 0;
   bool has_reference = false;
+  std::vector<double> kl_values;  // each target's KL, in target order (for its percentiles)
 
   double loss() const { return targets > 0 ? loss_sum / static_cast<double>(targets) : 0; }
   double perplexity() const;
@@ -76,15 +90,27 @@ struct PerplexityResult {
   }
 };
 
+// The value below which `fraction` of `values` lie, interpolated linearly between the two nearest ranks
+// (fraction × (n − 1)), as llama-perplexity reports its KLD percentiles; 0 for no values.
+double percentile(std::vector<double> values, double fraction);
+
 // Called after each batch with (sequences done, sequences in all).
 using PerplexityProgress = std::function<void(int64_t done, int64_t total)>;
 
+// A reference distribution saved earlier (`minigen perplexity --kl-base FILE`): the logits of targets [first, first +
+// count), numbered in scoring order, count × vocab floats.
+using SavedReferenceLogits = std::function<std::vector<float>(int64_t first, int64_t count)>;
+// Receives the model's logits at each batch's targets, in target order (count × vocab floats): --kl-base-out.
+using ScoredLogitsSink = std::function<void(std::span<const float> logits)>;
+
 // Scores every sequence (each at least 2 tokens, at most the model's context), several per forward call. `reference`,
-// if given, must have the same vocabulary; it always caches K and V in f32, the model in `kv_dtype`. Throws
+// if given, must have the same vocabulary; it always caches K and V in f32, the model in `kv_dtype`. `saved`, if
+// given, is the reference instead (then `reference` must be null); `sink` sees the model's logits. Throws
 // minigen::Error for a sequence the model cannot take.
 PerplexityResult score_perplexity(Transformer& transformer, Transformer* reference,
                                   const PerplexitySequences& sequences, const PerplexityProgress& progress = {},
-                                  KvDType kv_dtype = KvDType::kF32);
+                                  KvDType kv_dtype = KvDType::kF32, const SavedReferenceLogits& saved = {},
+                                  const ScoredLogitsSink& sink = {});
 
 // One model setting to score: its weights (the Transformer) and its cache's type.
 struct PerplexityVariant {
