@@ -6,7 +6,7 @@ Which fences are commands (the docs mark them so):
   ```bash / ```sh     each command runs (continuation lines joined, `#` comment lines dropped)
   ```console          a transcript: each `$ ` line (with its indented continuation lines) runs, and the lines under it
                       are its output, checked: numbers are masked (timings differ), `…` stands for anything, lines
-                      may be left out or wrapped; an output with `minigen: error:` means exit status 1
+                      may be left out or wrapped; an output with `minigen: error:` (or `minigen：错误：`) means exit status 1
   ```python           a `>>>` session runs line by line (output checked as a transcript's); another python block runs
                       as a script, or is saved under the name its marker gives (<!-- doc-test: file example.py -->)
   ``` / ```text       not commands (output, tables, listings); a bare block holding a `$ `, `>>> ` or `minigen ` line
@@ -270,7 +270,7 @@ def run_command(doc, where, command, expected, quick_start=False):
         doc.outputs[key] = (status, output)
         counts["commands run"] += 1
         print(indent(output, 12) + f"\n    ({time.time() - started:.1f} s, exit {status})", flush=True)
-    want = 1 if any(line.startswith("minigen: error:") for line in expected) else 0
+    want = 1 if any(line.startswith(("minigen: error:", "minigen：错误：")) for line in expected) else 0
     if status != want:
         fail(f"{where}: {command}: exit {status}, the doc says {want}\n{indent(output)}")
         return
