@@ -44,6 +44,17 @@ void expect_counts_match_formulas(const json& point) {
   }
 }
 
+// The quick lab on the shipped models, on two threads: what the single-section tests measure with.
+LabOptions shipped_models_quick() {
+  const fs::path models = minigen_home() / "models";
+  LabOptions options;
+  options.base_model = models / "minigen-tiny-base";
+  options.sft_model = models / "minigen-tiny-sft";
+  options.quick = true;
+  options.threads = 2;
+  return options;
+}
+
 // Labelled heavy (src/CMakeLists.txt): the sanitizer pass leaves the whole quick lab to the Release pass.
 TEST(LabQuick, ReportHoldsTheModuleInvariantsFor183PromptTokens) {
   const fs::path models = minigen_home() / "models";
@@ -248,15 +259,10 @@ TEST(LabQuick, ReportHoldsTheModuleInvariantsFor183PromptTokens) {
 // of"). The whole quick lab in Chinese on the shipped models: outside code, quotes and the models' own answers, only
 // the glossary's English (docs/zh-glossary.md). Labelled heavy with the other whole-lab runs.
 TEST(LabQuick, ChineseReportKeepsOnlyTheGlossarysEnglish) {
-  const fs::path models = minigen_home() / "models";
   const fs::path out = lab_scratch("quick_zh");
   fs::remove_all(out);
-  LabOptions options;
-  options.base_model = models / "minigen-tiny-base";
-  options.sft_model = models / "minigen-tiny-sft";
+  LabOptions options = shipped_models_quick();
   options.out_dir = out;
-  options.quick = true;
-  options.threads = 2;
   std::ostringstream progress;
   run_lab(options, progress, Language::kChinese);
   // The progress lines are Chinese too.
@@ -275,17 +281,6 @@ TEST(LabQuick, ChineseReportKeepsOnlyTheGlossarysEnglish) {
   EXPECT_EQ(testing::english_outside_the_glossary("在 4 of 4 layers 中", kept).size(), 2u);  // "of", "layers"
   EXPECT_TRUE(testing::english_outside_the_glossary("> the model wrote this\n“江”是 `--lang zh`", kept).empty());
   fs::remove_all(out);
-}
-
-// The quick lab on the shipped models, on two threads: what the single-section tests measure with.
-LabOptions shipped_models_quick() {
-  const fs::path models = minigen_home() / "models";
-  LabOptions options;
-  options.base_model = models / "minigen-tiny-base";
-  options.sft_model = models / "minigen-tiny-sft";
-  options.quick = true;
-  options.threads = 2;
-  return options;
 }
 
 // One section of the lab on the shipped models, small enough for the sanitizer pass (the whole quick lab is
