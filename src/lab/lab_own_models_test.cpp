@@ -75,7 +75,12 @@ TEST_P(LabOnOwnModels, QuickLabOnFp16PthCheckpointsHoldsTheFormulasForTheirShape
         testing::glossary_english_words(fs::path(MINIGEN_SOURCE_DIR) / "docs" / "zh-glossary.md");
     for (const std::string& word : testing::english_outside_the_glossary(markdown, kept)) ADD_FAILURE() << word;
   }
-  EXPECT_NE(progress.str().find(" left] section 11/11"), std::string::npos) << "progress lines carry the time left";
+  const std::string last_section =
+      test.language == Language::kChinese ? "] 第 11/11 节：适配器" : " left] section 11/11";
+  EXPECT_NE(progress.str().find(last_section), std::string::npos) << "progress lines carry the time left";
+  if (test.language == Language::kChinese) {
+    EXPECT_NE(progress.str().find("，还剩约 "), std::string::npos);
+  }
   const json report = json::parse(minigen::testing::read_text_file(outcome.report_json));
   const json& settings = report["settings"];
   const json& sections = report["sections"];
