@@ -2,9 +2,9 @@
 // with OpenBLAS on the same matrix shapes as the yardstick (benchmarks/README.md has the results).
 //
 // Groups, selectable with --benchmark_filter (e.g. '^BM_(Matmul|Sgemm)/'):
-//   BM_Matmul/<f32|bf16|q8|q4>/<model>.<matrix>/M<rows>/T<threads>   prefill product, M = 128, 512 FLOPS = 2·M·K·N / s
-//   BM_Sgemm/f32/<model>.<matrix>/M<rows>/T<threads>           OpenBLAS cblas_sgemm, same shapes
-//   BM_Decode/<f32|bf16|q8|q4>/<model>.<matrix>/M<rows>/T<threads>   M = 1, 8, 32: weight bytes streamed / s
+//   BM_Matmul/<f32|f16|bf16|q8|q8a8|q4>/<model>.<matrix>/M<rows>/T<threads>   prefill product, M = 128, 512 FLOPS =
+//   2·M·K·N / s BM_Sgemm/f32/<model>.<matrix>/M<rows>/T<threads>           OpenBLAS cblas_sgemm, same shapes
+//   BM_Decode/<f32|f16|bf16|q8|q8a8|q4>/<model>.<matrix>/M<rows>/T<threads>   M = 1, 8, 32: weight bytes streamed / s
 //   BM_SgemvDecode/...                                         OpenBLAS at M = 1 (sgemv) and 8, 32 (sgemm)
 //   BM_Attention/hd<head_dim>/keys<n>                          one GQA group (4 query heads) over n cached keys
 //   BM_RMSNorm/n<n>, BM_SiluMul/n<n>, BM_Rope/hd<head_dim>     elements / s (items_per_second)
@@ -68,8 +68,17 @@ constexpr MatrixShape kMatrixShapes[] = {
 constexpr int kPrefillRows[] = {128, 512};
 constexpr int kDecodeRows[] = {1, 8, 32};
 constexpr int kThreadCounts[] = {1, 2};
-constexpr WeightType kWeightTypes[] = {WeightType::kF32, WeightType::kF16, WeightType::kBF16, WeightType::kQ8,
-                                       WeightType::kQ4};
+// The products benchmarked: each weight type with its default activation codes, and q8 × int8 activations (W8A8)
+// as "q8a8".
+struct ProductKind {
+  const char* name;
+  WeightType type;
+  ActivationCodes activations;
+};
+constexpr ProductKind kProductKinds[] = {
+    {"f32", WeightType::kF32, ActivationCodes::kInt16},   {"f16", WeightType::kF16, ActivationCodes::kInt16},
+    {"bf16", WeightType::kBF16, ActivationCodes::kInt16}, {"q8", WeightType::kQ8, ActivationCodes::kInt16},
+    {"q8a8", WeightType::kQ8, ActivationCodes::kInt8},    {"q4", WeightType::kQ4, ActivationCodes::kInt8}};
 
 std::vector<float> random_floats(std::size_t count, uint32_t seed) {
   std::mt19937 generator(seed);
@@ -96,9 +105,10 @@ std::string matrix_name(const char* group, const char* type, const MatrixShape& 
 
 // minigen's matmul. Decode runs report the weight bytes the kernel streams per call as well: at M = 1 every
 // weight is used once, so memory (or cache) bandwidth, not arithmetic, bounds the step.
-void bench_matmul(benchmark::State& state, MatrixShape shape, WeightType type, int rows, int threads, bool decode) {
+void bench_matmul(benchmark::State& state, MatrixShape shape, ProductKind kind, int rows, int threads, bool decode) {
   const std::vector<float> weights = random_floats(static_cast<std::size_t>(shape.out_features) * shape.in_features, 1);
-  const PackedMatrix packed(weights.data(), shape.out_features, shape.in_features, type);
+  PackedMatrix packed(weights.data(), shape.out_features, shape.in_features, kind.type);
+  if (is_block_quantized(kind.type)) packed.use_activations(kind.activations);
   const std::vector<float> x = random_floats(static_cast<std::size_t>(rows) * shape.in_features, 2);
   std::vector<float> out(static_cast<std::size_t>(rows) * shape.out_features);
   ThreadPool pool(threads);
@@ -217,22 +227,20 @@ void register_benchmarks() {
   };
   for (const MatrixShape& shape : kMatrixShapes) {
     for (int rows : kPrefillRows) {
-      for (WeightType type : kWeightTypes) {
+      for (const ProductKind& kind : kProductKinds) {
         for (int threads : kThreadCounts) {
-          const std::string type_name(weight_type_name(type));
-          add(matrix_name("BM_Matmul", type_name.c_str(), shape, rows, threads), bench_matmul, shape, type, rows,
-              threads, false);
+          add(matrix_name("BM_Matmul", kind.name, shape, rows, threads), bench_matmul, shape, kind, rows, threads,
+              false);
         }
       }
     }
   }
   for (const MatrixShape& shape : kMatrixShapes) {
     for (int rows : kDecodeRows) {
-      for (WeightType type : kWeightTypes) {
+      for (const ProductKind& kind : kProductKinds) {
         for (int threads : kThreadCounts) {
-          const std::string type_name(weight_type_name(type));
-          add(matrix_name("BM_Decode", type_name.c_str(), shape, rows, threads), bench_matmul, shape, type, rows,
-              threads, true);
+          add(matrix_name("BM_Decode", kind.name, shape, rows, threads), bench_matmul, shape, kind, rows, threads,
+              true);
         }
       }
     }

@@ -327,7 +327,7 @@ PYBIND11_MODULE(minigen, module) {
   def_init_checking_keywords(
       model,
       [](const std::string& path, const std::string& weights, int threads, int heads, const std::string& tokenizer,
-         bool yarn, const std::string& kv_dtype, const std::string& lora) {
+         bool yarn, const std::string& kv_dtype, const std::string& lora, const std::string& activations) {
         // The CLI's ranges for --threads and --heads.
         if (threads < 0 || threads > 1024) throw Error("threads must be in [0, 1024] (0: one per core)");
         if (heads < 1 || heads > 1024) throw Error("heads must be in [1, 1024]");
@@ -340,12 +340,16 @@ PYBIND11_MODULE(minigen, module) {
         settings.yarn = yarn;
         settings.kv_dtype = kv_dtype;
         settings.lora_path = lora;
+        if (!activations.empty()) parse_activation_codes(activations);  // "unknown activation codes 'x' (expected …)"
+        settings.activations = activations;
         const py::gil_scoped_release release;
         return std::make_shared<PythonModel>(settings);
       },
       py::arg("path"), py::kw_only(), py::arg("weights") = "", py::arg("threads") = 0, py::arg("heads") = 8,
       py::arg("tokenizer") = "", py::arg("yarn") = false, py::arg("kv_dtype") = "f32", py::arg("lora") = "",
-      "an HF directory or a MiniMind .pth, loaded as `minigen -m PATH --weights … --threads … --lora …` loads it");
+      py::arg("activations") = "",
+      "an HF directory or a MiniMind .pth, loaded as `minigen -m PATH --weights … --activations … --threads … --lora "
+      "…` loads it");
   model
       .def("__repr__",
            [](const PythonModel& m) {
@@ -357,6 +361,13 @@ PYBIND11_MODULE(minigen, module) {
       .def_property_readonly("weights",
                              [](const PythonModel& m) { return weight_type_name(m.transformer().weight_type()); })
       .def_property_readonly("threads", [](const PythonModel& m) { return m.transformer().threads(); })
+      .def_property_readonly(
+          "activations",
+          [](const PythonModel& m) -> py::object {
+            if (!is_block_quantized(m.transformer().weight_type())) return py::none();
+            return py::str(std::string(activation_codes_name(m.transformer().activations())));
+          },
+          "q8/q4: the activation codes of the products ('int16' or 'int8'); None for f32, f16, bf16")
       .def_property_readonly(
           "config", [](const PythonModel& m) { return ConfigView{to_python(m.config_fields()).cast<py::dict>()}; },
           "the model's shape (minigen.ModelConfig): `minigen info --json`'s fields and config.json's names, as "

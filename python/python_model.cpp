@@ -18,7 +18,7 @@ PythonModel::PythonModel(const ModelSettings& settings)
     : loaded_(settings.load()), kv_dtype_(settings.kv_dtype_value()) {
   const WeightType weights = settings.weight_type(*loaded_.model);
   pool_ = std::make_unique<ThreadPool>(settings.thread_count());
-  transformer_ = std::make_unique<Transformer>(*loaded_.model, *pool_, weights);
+  transformer_ = std::make_unique<Transformer>(*loaded_.model, *pool_, weights, settings.activation_codes(weights));
   loaded_.model->release_matrices();  // the packed copy is the one that runs (as in the CLI)
   transformer_->warm_up();            // part of loading, as in the CLI: the first call's TTFT is its prefill
 }
@@ -34,6 +34,9 @@ nlohmann::json PythonModel::config_fields() const {
   // `minigen info --json` names it weight_type; Model(weights=...) and Model.weights name it weights.
   fields["weight_type"] = weight_type_name(transformer_->weight_type());
   fields["weights"] = fields["weight_type"];
+  if (is_block_quantized(transformer_->weight_type())) {
+    fields["activations"] = activation_codes_name(transformer_->activations());
+  }
   return fields;
 }
 

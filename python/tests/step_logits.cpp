@@ -25,7 +25,8 @@ int main(int argc, char** argv) {
     settings.threads = std::stoi(argv[3]);
     minigen::LoadedModel loaded = settings.load();
     minigen::ThreadPool pool(settings.thread_count());
-    minigen::Transformer transformer(*loaded.model, pool, settings.weight_type(*loaded.model));
+    const minigen::WeightType weight_type = settings.weight_type(*loaded.model);
+    minigen::Transformer transformer(*loaded.model, pool, weight_type, settings.activation_codes(weight_type));
     loaded.model->release_matrices();
 
     minigen::GenerateOptions options;

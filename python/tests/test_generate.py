@@ -92,6 +92,23 @@ def test_quantized_weights_and_kv_dtype_equal_the_program():
     assert r.kv_cache_bytes == cli["kv_cache_bytes"] and r.weights == "q8"
 
 
+def test_w8a8_activations_equal_the_program():
+    # activations="int8" is --activations int8: q8 weights with int8 activation codes, the CLI's tokens and summary.
+    model = minigen.Model(SFT, weights="q8", activations="int8", threads=2)
+    assert model.activations == "int8" and model.config.activations == "int8"
+    r = model.generate(VERSE, max_new_tokens=12, seed=4, temperature=0.9)
+    cli = cli_generate_json("-m", SFT, "--weights", "q8", "--activations", "int8", "-p", VERSE, "-n", "12", "--seed", "4",
+                            "--temperature", "0.9")
+    assert r.token_ids == [s["token_ids"] for s in cli["sequences"]]
+    assert r.summary["activations"] == cli["activations"] == "int8"
+    assert minigen.Model(SFT, weights="q8", threads=1).activations == "int16"
+    assert minigen.Model(SFT, threads=1).activations is None
+    with pytest.raises(minigen.Error, match="unknown activation codes 'int4' \\(expected int8 or int16\\)"):
+        minigen.Model(SFT, weights="q8", activations="int4")
+    with pytest.raises(minigen.Error, match="needs --weights q8 or q4"):
+        minigen.Model(SFT, activations="int8")
+
+
 def test_threads_share_a_model_safely(sft):
     """The GIL is released while computing; the model runs one call at a time, so threads get their own answers."""
     import concurrent.futures

@@ -61,6 +61,44 @@ std::vector<KvDType> parse_kv_dtype_list(std::string_view text) {
   return dtypes;
 }
 
+std::vector<ActivationCodes> parse_activation_codes_list(std::string_view text) {
+  std::vector<ActivationCodes> codes;
+  for (std::string_view part : split_commas(text)) {
+    ActivationCodes value = ActivationCodes::kInt16;
+    try {
+      value = parse_activation_codes(part);
+    } catch (const Error&) {
+      throw Error("--activations takes int16 and int8, comma-separated, got '" + std::string(part) + "'");
+    }
+    if (std::find(codes.begin(), codes.end(), value) == codes.end()) codes.push_back(value);
+  }
+  return codes;
+}
+
+std::vector<std::pair<WeightType, std::optional<ActivationCodes>>> weight_configurations(const BenchOptions& options) {
+  std::vector<std::pair<WeightType, std::optional<ActivationCodes>>> configurations;
+  bool any_quantized = false;
+  for (WeightType type : options.weight_types) {
+    if (!is_block_quantized(type) || options.activations.empty()) {
+      configurations.emplace_back(type, std::nullopt);
+      any_quantized = any_quantized || is_block_quantized(type);
+      continue;
+    }
+    any_quantized = true;
+    bool any = false;
+    for (ActivationCodes codes : options.activations) {
+      if (type == WeightType::kQ4 && codes != ActivationCodes::kInt8) continue;
+      configurations.emplace_back(type, codes);
+      any = true;
+    }
+    if (!any) throw Error("--activations int16: q4 weights take int8 activations only; add int8 or leave q4 out");
+  }
+  if (!options.activations.empty() && !any_quantized) {
+    throw Error("--activations applies to q8 and q4 weights: add q8 or q4 to --weights");
+  }
+  return configurations;
+}
+
 BenchOptions bench_options_from_flags(const BenchFlagValues& flags, int default_threads) {
   BenchOptions options;
   options.quick = flags.quick;
@@ -82,6 +120,8 @@ BenchOptions bench_options_from_flags(const BenchFlagValues& flags, int default_
   options.thread_counts = flags.threads ? parse_positive_int_list("--threads", *flags.threads, 1024)
                                         : std::vector<int>{std::max(1, default_threads)};
   if (flags.weights) options.weight_types = parse_weight_type_list(*flags.weights);
+  if (flags.activations) options.activations = parse_activation_codes_list(*flags.activations);
+  weight_configurations(options);  // a bad pair is an error before anything runs
   if (flags.repetitions) options.repetitions = parse_positive_int("-r/--repetitions", *flags.repetitions, 1000);
   if (flags.kv_dtypes) options.kv_dtypes = parse_kv_dtype_list(*flags.kv_dtypes);
   if (flags.long_context) {

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "model/config.h"
@@ -36,6 +37,9 @@ struct BenchOptions {
   std::vector<int> batch_sizes = {1, 8, 32};  // rows of the batch decode tests
   std::vector<int> thread_counts;             // one pool per entry
   std::vector<WeightType> weight_types = {WeightType::kF32};
+  // q8/q4 activation codes, each run for every q8/q4 type of weight_types (q4 only with int8); empty: each type's
+  // default. f32, f16 and bf16 run once whatever this holds.
+  std::vector<ActivationCodes> activations;
   bool no_cache = false;  // also generate without the cache (slow: P·N + N(N−1)/2 tokens)
   int repetitions = 5;    // measured runs per test, after one warm-up run
   bool quick = false;
@@ -68,6 +72,7 @@ struct BenchFlagValues {
   std::optional<std::string> batch_sizes;
   std::optional<std::string> threads;
   std::optional<std::string> weights;
+  std::optional<std::string> activations;
   std::optional<std::string> repetitions;
   std::optional<std::string> kv_dtypes;
   std::optional<std::string> long_context;
@@ -94,5 +99,12 @@ std::vector<int> parse_positive_int_list(std::string_view flag, std::string_view
 std::vector<WeightType> parse_weight_type_list(std::string_view text);
 // "f32,int8" → {kF32, kInt8}; the same rules.
 std::vector<KvDType> parse_kv_dtype_list(std::string_view text);
+// "int16,int8" → {kInt16, kInt8}; the same rules.
+std::vector<ActivationCodes> parse_activation_codes_list(std::string_view text);
+
+// The (weights, activation codes) pairs a bench runs, in order: each weight type of `options`, a q8/q4 one once per
+// entry of options.activations (q4 × int16 left out: q4 takes int8 only), nullopt for the type's default. Throws
+// minigen::Error when --activations leaves a quantized type nothing to run, or no type of the list is quantized.
+std::vector<std::pair<WeightType, std::optional<ActivationCodes>>> weight_configurations(const BenchOptions& options);
 
 }  // namespace minigen::bench

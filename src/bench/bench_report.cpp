@@ -8,6 +8,12 @@
 #include "core/format.h"
 
 namespace minigen::bench {
+
+std::string weights_label(const ConfigurationResult& configuration) {
+  return weights_label(configuration.weight_type,
+                       configuration.activations.value_or(default_activation_codes(configuration.weight_type)));
+}
+
 namespace {
 
 std::string format(const char* pattern, double value) {
@@ -168,8 +174,8 @@ void lora_lines(const BenchReport& report, std::ostringstream& out) {
     for (const TestResult& test : configuration.tests) {
       if (!test.lora) continue;
       const LoraComparison& c = *test.lora;
-      out << "  " << weight_type_name(configuration.weight_type) << ", " << threads_text(configuration.threads) << ": "
-          << test.name << " " << with_thousands(std::llround(test.tokens_per_second->mean)) << " ÷ " << c.base_test
+      out << "  " << weights_label(configuration) << ", " << threads_text(configuration.threads) << ": " << test.name
+          << " " << with_thousands(std::llround(test.tokens_per_second->mean)) << " ÷ " << c.base_test
           << (test.kind == "lora_batch" ? " without adapters " : " without the adapter ")
           << with_thousands(std::llround(c.base_tokens_per_second.mean))
           << " tok/s = " << format("%.2f", c.fraction_of_base) << format(" (target ≥ %.2f: ", c.target_fraction)
@@ -210,7 +216,7 @@ void bound_lines(const BenchReport& report, std::ostringstream& out) {
   out << "bandwidth bound of decoding (one decode step reads every weight once):\n";
   for (const ConfigurationResult& configuration : report.configurations) {
     const BandwidthBound& bound = configuration.bound;
-    out << "  " << weight_type_name(configuration.weight_type) << ", " << threads_text(configuration.threads)
+    out << "  " << weights_label(configuration) << ", " << threads_text(configuration.threads)
         << ": bound = " << format("%.1f GB/s", bound.bytes_per_second / 1e9) << " ÷ "
         << decimal_bytes(static_cast<double>(configuration.weight_bytes)) << " = "
         << with_thousands(std::llround(bound.bound_tokens_per_second)) << " tok/s ("
@@ -229,7 +235,7 @@ void roofline_lines(const BenchReport& report, std::ostringstream& out) {
          "the prefill against it:\n";
   for (const ConfigurationResult& configuration : report.configurations) {
     const ComputePeak& peak = configuration.peak;
-    out << "  " << weight_type_name(configuration.weight_type) << ", " << threads_text(configuration.threads) << ": "
+    out << "  " << weights_label(configuration) << ", " << threads_text(configuration.threads) << ": "
         << peak.instruction;
     if (peak.ops_per_second > 0) out << format(" = %.0f GOP/s", peak.ops_per_second / 1e9);
     for (const TestResult& test : configuration.tests) {
@@ -246,7 +252,7 @@ void no_cache_lines(const BenchReport& report, std::ostringstream& out) {
   for (const ConfigurationResult& configuration : report.configurations) {
     for (const TestResult& test : configuration.tests) {
       if (test.kind != "generate_no_cache") continue;
-      out << "no cache, " << weight_type_name(configuration.weight_type) << ", " << threads_text(configuration.threads)
+      out << "no cache, " << weights_label(configuration) << ", " << threads_text(configuration.threads)
           << " (P = " << report.options.prompt_tokens << ", N = " << report.options.generate_tokens
           << "): " << format("%.1f ms", test.uncached_total_ms->mean) << " vs "
           << format("%.1f ms", test.cached_total_ms->mean)
@@ -293,8 +299,8 @@ std::string render_table(const BenchReport& report) {
   const std::string model = model_label(report.model);
   for (const ConfigurationResult& configuration : report.configurations) {
     for (const TestResult& test : configuration.tests) {
-      out << "| " << model << " | " << weight_type_name(configuration.weight_type) << " | " << configuration.threads
-          << " | " << test.name << " | "
+      out << "| " << model << " | " << weights_label(configuration) << " | " << configuration.threads << " | "
+          << test.name << " | "
           << (test.tokens_per_second ? mean_plus_minus(*test.tokens_per_second, 2) : std::string("—")) << " | "
           << mean_plus_minus(test.time_ms, 3) << time_unit(test) << " | " << versus(test, configuration) << " |\n";
     }
@@ -311,13 +317,13 @@ std::string render_text(const BenchReport& report) {
   out << "\nmodel     " << report.model.source << " · " << report.model.family << " · "
       << with_thousands(static_cast<long long>(report.model.parameters)) << " parameters · context "
       << with_thousands(report.model.context) << "\nweights   ";
-  std::vector<WeightType> shown;
+  std::vector<std::string> shown;
   for (const ConfigurationResult& configuration : report.configurations) {
-    if (std::find(shown.begin(), shown.end(), configuration.weight_type) != shown.end()) continue;
-    out << (shown.empty() ? "" : " · ") << weight_type_name(configuration.weight_type) << " "
+    if (std::find(shown.begin(), shown.end(), weights_label(configuration)) != shown.end()) continue;
+    out << (shown.empty() ? "" : " · ") << weights_label(configuration) << " "
         << decimal_bytes(static_cast<double>(configuration.weight_bytes)) << " ("
         << with_thousands(static_cast<long long>(configuration.weight_bytes)) << " B)";
-    shown.push_back(configuration.weight_type);
+    shown.push_back(weights_label(configuration));
   }
   out << " read per decode step\nsettings  pp " << options.prompt_tokens << " · tg " << options.generate_tokens
       << " · batch decode";
@@ -423,6 +429,10 @@ nlohmann::json report_json(const BenchReport& report) {
     const BandwidthBound& bound = configuration.bound;
     json["results"].push_back(
         {{"weights", weight_type_name(configuration.weight_type)},
+         {"activations", is_block_quantized(configuration.weight_type)
+                             ? nlohmann::json(activation_codes_name(configuration.activations.value_or(
+                                   default_activation_codes(configuration.weight_type))))
+                             : nlohmann::json(nullptr)},
          {"threads", configuration.threads},
          {"weight_bytes", configuration.weight_bytes},
          {"tests", tests},

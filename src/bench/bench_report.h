@@ -109,12 +109,16 @@ struct BandwidthBound {
 
 struct ConfigurationResult {
   WeightType weight_type = WeightType::kF32;
+  std::optional<ActivationCodes> activations;  // q8/q4 codes asked for with --activations; nullopt: the default
   int threads = 1;
   std::size_t weight_bytes = 0;  // Transformer::weight_bytes(): what one decode step reads
   std::vector<TestResult> tests;
   BandwidthBound bound;
   ComputePeak peak;  // the arithmetic ceiling of this weight type's kernel on these threads
 };
+
+// "q8", or "q8·int8" when --activations chose codes other than the type's default.
+std::string weights_label(const ConfigurationResult& configuration);
 
 // bf16 against f32 weights on the same prompt.
 struct DriftResult {

@@ -204,8 +204,8 @@ TestResult long_context_test(Transformer& transformer, const BenchOptions& optio
 }
 
 std::string describe(const Transformer& transformer) {
-  return std::string(weight_type_name(transformer.weight_type())) + " · " + std::to_string(transformer.threads()) +
-         (transformer.threads() == 1 ? " thread" : " threads");
+  return weights_label(transformer.weight_type(), transformer.activations()) + " · " +
+         std::to_string(transformer.threads()) + (transformer.threads() == 1 ? " thread" : " threads");
 }
 
 }  // namespace
@@ -313,10 +313,11 @@ BenchReport run_bench(const Model& model, const ModelDescription& description, c
     ThreadPool pool(threads);
     // Copied, not referenced: later measurements may grow the vector.
     const double dram_bytes_per_second = measure_bandwidth(pool, options.dram_buffer_bytes).bytes_per_second;
-    for (WeightType type : options.weight_types) {
-      Transformer transformer(model, pool, type);
+    for (const auto& [type, activations] : weight_configurations(options)) {
+      Transformer transformer(model, pool, type, activations);
       ConfigurationResult configuration;
       configuration.weight_type = type;
+      configuration.activations = activations;
       configuration.threads = threads;
       configuration.weight_bytes = transformer.weight_bytes();
       configuration.tests = run_configuration_tests(transformer, options, progress, adapters);
@@ -335,9 +336,9 @@ BenchReport run_bench(const Model& model, const ModelDescription& description, c
       bound.generate_tokens_per_second = generate.tokens_per_second->mean;
       bound.fraction_of_bound = bound.generate_tokens_per_second / bound.bound_tokens_per_second;
 
-      progress << "[bench] compute peak, " << weight_type_name(type) << ", " << threads
+      progress << "[bench] compute peak, " << weights_label(configuration) << ", " << threads
                << (threads == 1 ? " thread\n" : " threads\n") << std::flush;
-      configuration.peak = measure_compute_peak(type, pool);
+      configuration.peak = measure_compute_peak(type, transformer.activations(), pool);
       RooflineInputs roofline;
       roofline.weight_bytes_per_second = bound.bytes_per_second;
       roofline.dram_bytes_per_second = dram_bytes_per_second;

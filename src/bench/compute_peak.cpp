@@ -153,7 +153,7 @@ struct PeakKernel {
   std::string instruction;
 };
 
-PeakKernel peak_kernel(WeightType type) {
+PeakKernel peak_kernel(WeightType type, ActivationCodes activations) {
   const int64_t target = HWY_DYNAMIC_DISPATCH(target_simd)();
 #if MINIGEN_PEAK_X86
   // As ops/matmul.cpp chooses: bf16 products with vdpbf16ps on the AVX-512 target of a CPU with AVX512_BF16.
@@ -169,9 +169,11 @@ PeakKernel peak_kernel(WeightType type) {
 #if MINIGEN_PEAK_X86
   const bool q8 = type == WeightType::kQ8;
   // As ops/matmul_quantized.cpp chooses: the VNNI kernel on the AVX-512 target of a CPU with it, else the AVX2 one.
+  // q8 × int8 is vpdpbusd in the AVX-512 VNNI kernel only; the others run it as int16 pairs.
   if (target == HWY_AVX3 && avx512_vnni_kernel_enabled()) {
-    return q8 ? PeakKernel{dpwssd_chains, 32, "vpdpwssd int16 pairs, 512-bit (AVX-512 VNNI)"}
-              : PeakKernel{dpbusd_chains, 64, "vpdpbusd int8 quads, 512-bit (AVX-512 VNNI)"};
+    return q8 && activations == ActivationCodes::kInt16
+               ? PeakKernel{dpwssd_chains, 32, "vpdpwssd int16 pairs, 512-bit (AVX-512 VNNI)"}
+               : PeakKernel{dpbusd_chains, 64, "vpdpbusd int8 quads, 512-bit (AVX-512 VNNI)"};
   }
   // And on the AVX2 target of a CPU with AVX-VNNI, the same instructions in their 256-bit VEX form.
   if (target == HWY_AVX2 && avx_vnni_kernel_enabled()) {
@@ -191,11 +193,11 @@ constexpr double kMinimumRunSeconds = 0.02;
 
 }  // namespace
 
-ComputePeak measure_compute_peak(WeightType type, ThreadPool& pool, int runs) {
+ComputePeak measure_compute_peak(WeightType type, ActivationCodes activations, ThreadPool& pool, int runs) {
   ComputePeak peak;
   peak.weight_type = type;
   peak.threads = pool.num_threads();
-  const PeakKernel kernel = peak_kernel(type);
+  const PeakKernel kernel = peak_kernel(type, activations);
   peak.instruction = kernel.instruction;
   if (kernel.run == nullptr) return peak;
 

@@ -28,7 +28,9 @@ struct ComputePeak {
   double checksum = 0;        // what the chains ended at: finite, so the compiler could not drop them
 };
 
-ComputePeak measure_compute_peak(WeightType type, ThreadPool& pool, int runs = 9);
+// `activations`: the codes a q8/q4 product runs with (q8 × int8 is vpdpbusd where the AVX-512 VNNI kernel runs it);
+// ignored for the other types.
+ComputePeak measure_compute_peak(WeightType type, ActivationCodes activations, ThreadPool& pool, int runs = 9);
 
 // Multiply-adds of the matrix products one token costs in the decoder layers (attention projections and the MLP;
 // for a mixture of experts the router, the top-k routed experts and the shared ones), without the output

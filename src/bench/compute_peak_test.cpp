@@ -3,9 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <string>
 
 #include "bench/roofline.h"
 #include "model/test_models.h"
+#include "ops/matmul_quantized_vnni.h"
 
 namespace minigen::bench {
 namespace {
@@ -49,7 +51,7 @@ TEST(ComputePeak, PrefillOpsCountTheCausalTriangleAndOneOutputRow) {
 TEST(ComputePeak, EveryWeightTypeHasAMeasuredPeakWithAFiniteChecksum) {
   ThreadPool pool(2);
   for (WeightType type : {WeightType::kF32, WeightType::kBF16, WeightType::kQ8, WeightType::kQ4}) {
-    const ComputePeak peak = measure_compute_peak(type, pool, 1);
+    const ComputePeak peak = measure_compute_peak(type, default_activation_codes(type), pool, 1);
     EXPECT_EQ(peak.threads, 2);
     EXPECT_FALSE(peak.instruction.empty());
     EXPECT_TRUE(std::isfinite(peak.checksum)) << peak.instruction;
@@ -59,6 +61,20 @@ TEST(ComputePeak, EveryWeightTypeHasAMeasuredPeakWithAFiniteChecksum) {
     } else {
       EXPECT_EQ(peak.ops_per_second, 0) << peak.instruction;
     }
+  }
+}
+
+// q8 × int8 activations is measured on the instruction its kernel runs: vpdpbusd where the AVX-512 VNNI kernel runs
+// it, the int16 pairs of the default everywhere else.
+TEST(ComputePeak, W8A8IsMeasuredOnTheByteInstructionWhereTheVnniKernelRunsIt) {
+  ThreadPool pool(1);
+  const ComputePeak w8a8 = measure_compute_peak(WeightType::kQ8, ActivationCodes::kInt8, pool, 1);
+  const ComputePeak w8a16 = measure_compute_peak(WeightType::kQ8, ActivationCodes::kInt16, pool, 1);
+  if (avx512_vnni_kernel_enabled()) {
+    EXPECT_EQ(w8a8.instruction, "vpdpbusd int8 quads, 512-bit (AVX-512 VNNI)");
+    EXPECT_EQ(w8a16.instruction, "vpdpwssd int16 pairs, 512-bit (AVX-512 VNNI)");
+  } else {
+    EXPECT_EQ(w8a8.instruction, w8a16.instruction);
   }
 }
 

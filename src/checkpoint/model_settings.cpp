@@ -116,6 +116,21 @@ WeightType ModelSettings::weight_type(const Model& model) const {
 
 KvDType ModelSettings::kv_dtype_value() const { return parse_kv_dtype(kv_dtype); }
 
+std::optional<ActivationCodes> ModelSettings::activation_codes(WeightType type) const {
+  if (activations.empty()) return std::nullopt;
+  const ActivationCodes codes = parse_activation_codes(activations);
+  if (!is_block_quantized(type)) {
+    throw Error("--activations " + activations + " needs --weights q8 or q4 (" + std::string(weight_type_name(type)) +
+                " products take fp32 activations)");
+  }
+  if (type == WeightType::kQ4 && codes != ActivationCodes::kInt8) {
+    throw Error("--activations " + activations +
+                ": q4 weights take int8 activations only (their kernels multiply "
+                "bytes; llama.cpp's Q4_0 does the same)");
+  }
+  return codes;
+}
+
 int ModelSettings::thread_count() const { return threads > 0 ? threads : ThreadPool::default_thread_count(); }
 
 }  // namespace minigen

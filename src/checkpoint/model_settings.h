@@ -22,6 +22,8 @@ struct ModelSettings {
   int threads = 0;      // 0: one per core
   std::string weights;  // empty: f32 (f16 for a checkpoint stored in fp16), or the type a quantized model was saved in
   std::string kv_dtype = "f32";
+  // q8/q4 products' activation codes: "int8" (W8A8) or "int16"; empty: the weight type's default (q8 int16, q4 int8).
+  std::string activations;
   std::string lora_path;  // a LoRA adapter to run with (checkpoint/lora_loader.h); empty: none
 
   LoadedModel load() const;
@@ -31,6 +33,9 @@ struct ModelSettings {
   // `weights`, checked against the model: a q8/q4 model file runs only in its own type.
   WeightType weight_type(const Model& model) const;
   KvDType kv_dtype_value() const;
+  // `activations` for weights of `type`: nullopt when not given; throws minigen::Error "--activations int8 needs
+  // --weights q8 or q4 …" for another type, and for q4 × int16.
+  std::optional<ActivationCodes> activation_codes(WeightType type) const;
 };
 
 // The model used when none is given.

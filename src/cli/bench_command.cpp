@@ -127,6 +127,9 @@ CommandAction add_bench_command(CLI::App& app) {
   command->add_option("--threads", flags->values.threads, "thread counts, comma-separated [default: one per core]");
   command->add_option("--weights", flags->values.weights,
                       "weight types f32, f16, bf16, q8, q4, comma-separated [default: f32]");
+  command->add_option("--activations", flags->values.activations,
+                      "q8/q4 activation codes int16, int8, comma-separated: each q8/q4 type runs once per entry (q4 "
+                      "with int8 only) [default: each type's own, q8 int16 and q4 int8]");
   command->add_option("--kv-dtype", flags->values.kv_dtypes,
                       "KV cache types f32, bf16, f16, int8, comma-separated: the first for every test, each for "
                       "--long-context [default: f32]");

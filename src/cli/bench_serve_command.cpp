@@ -240,6 +240,7 @@ int run_bench_serve_command(BenchServeFlags flags, const CLI::App& command) {
     options.kv_dtype = flags.model.kv_dtype_value();
     loaded = std::make_unique<LoadedModel>(flags.model.load());
     options.weight_type = flags.model.weight_type(*loaded->model);
+    options.activations = flags.model.activation_codes(options.weight_type);
     const std::string name = loaded->path.filename().string();
     server = std::make_unique<load_test::LocalServer>(*loaded->model, *loaded->tokenizer, name, options);
     url = server->url();

@@ -37,7 +37,8 @@ int run_chat(const ChatFlags& flags) {
   if (const std::string note = adapter_note(*loaded.model); !note.empty()) std::cerr << note << "\n";
   const Tokenizer& tokenizer = *loaded.tokenizer;
   ThreadPool pool(flags.model.thread_count());
-  Transformer transformer(*loaded.model, pool, flags.model.weight_type(*loaded.model));
+  const WeightType weight_type = flags.model.weight_type(*loaded.model);
+  Transformer transformer(*loaded.model, pool, weight_type, flags.model.activation_codes(weight_type));
   loaded.model->release_matrices();  // the packed copy is the one that runs
 
   std::vector<ChatMessage> history;

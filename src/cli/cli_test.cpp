@@ -337,6 +337,37 @@ TEST_F(Cli, QuantizeWritesAModelThatRunsAsQuantizingAtLoadDoes) {
   for (const char* never : {"twice", "float"}) EXPECT_FALSE(fs::exists(work_dir() / never)) << never;
 }
 
+// --activations from the command line: int8 (W8A8) runs q8 with another model's numbers and says so in --json and
+// `info`; a value or weight type that cannot take it is one clear error.
+TEST_F(Cli, ActivationsFlagChoosesW8A8AndRefusesWhatCannotRunIt) {
+  const std::string settings = " -p 'In the beginning' -n 6 --greedy --ignore-eos --json";
+  const RunResult int16 = run("generate -m " + tiny_model().string() + " --weights q8" + settings);
+  const RunResult int8 = run("generate -m " + tiny_model().string() + " --weights q8 --activations int8" + settings);
+  ASSERT_EQ(int16.exit_code, 0) << int16.err;
+  ASSERT_EQ(int8.exit_code, 0) << int8.err;
+  EXPECT_EQ(nlohmann::json::parse(int16.out)["activations"], "int16");
+  EXPECT_EQ(nlohmann::json::parse(int8.out)["activations"], "int8");
+  EXPECT_EQ(nlohmann::json::parse(int8.out)["weight_bytes"], nlohmann::json::parse(int16.out)["weight_bytes"]);
+  const RunResult line = run("generate -m " + tiny_model().string() + " --weights q8 --activations int8 -p hi -n 2");
+  EXPECT_NE(line.err.find("· q8·int8 weights "), std::string::npos) << line.err;
+  const auto info = nlohmann::json::parse(run("info " + tiny_model().string() + " --json --weights q4").out);
+  EXPECT_EQ(info["activations"], "int8");
+  EXPECT_FALSE(nlohmann::json::parse(run("info " + tiny_model().string() + " --json").out).contains("activations"));
+  EXPECT_NE(run("info " + tiny_model().string() + " --weights q8 --activations int8")
+                .out.find("weights      q8 · activations int8 in blocks of 32\n"),
+            std::string::npos);
+  expect_clear_error("generate -m " + tiny_model().string() + " --weights q8 --activations int4 -p hi",
+                     "--activations: int4 not in {int8,int16}");
+  expect_clear_error("generate -m " + tiny_model().string() + " --activations int8 -p hi",
+                     "--activations int8 needs --weights q8 or q4 (f32 products take fp32 activations)");
+  expect_clear_error("generate -m " + tiny_model().string() + " --weights q4 --activations int16 -p hi",
+                     "q4 weights take int8 activations only");
+  expect_clear_error("bench -m " + tiny_model().string() + " --weights f32 --activations int8 --quick",
+                     "--activations applies to q8 and q4 weights");
+  expect_clear_error("bench -m " + tiny_model().string() + " --weights q4 --activations int16 --quick",
+                     "q4 weights take int8 activations only");
+}
+
 // `minigen export gguf` from its command line: the f32 file generates the original's tokens, the q8_0 file those of
 // --weights q8 (its codes are minigen's), a GGUF re-exports, and misuse is one clear error.
 TEST_F(Cli, ExportGgufWritesFilesThatRunAsTheOriginal) {

@@ -15,6 +15,7 @@ void ModelFlags::add_to(CLI::App& command) {
   add_pth_flags(command, tokenizer_path, num_q_heads, yarn);
   add_threads_flag(command, threads);
   add_weights_flag(command, weights);
+  add_activations_flag(command, activations);
   add_kv_dtype_flag(command, kv_dtype);
 }
 
@@ -56,11 +57,21 @@ void add_threads_flag(CLI::App& command, int& threads) {
 void add_weights_flag(CLI::App& command, std::string& weights) {
   command
       .add_option("--weights", weights,
-                  "element type the matrix products read: f32 (exact), bf16 (half the bytes; bf16 × bf16 products, "
-                  "fp32 sums), q8 (int8 blocks of 32, 8.5 bits per weight) or q4 (4-bit blocks, 4.5 bits; output "
-                  "projection q8) "
-                  "[default: f32, or the type a `minigen quantize` model was saved in]")
+                  "element type the matrix products read: f32 (exact), f16 (fp16 storage, f32 arithmetic: f32's "
+                  "numbers on an fp16 checkpoint), bf16 (half the bytes; bf16 × bf16 products, fp32 sums), q8 (int8 "
+                  "blocks of 32, 8.5 bits per weight) or q4 (4-bit blocks, 4.5 bits; output projection q8) "
+                  "[default: f32; f16 for a checkpoint stored in fp16; the type a `minigen quantize` model was "
+                  "saved in]")
       ->check(CLI::IsMember(names_in(kWeightTypeNames)));
+}
+
+void add_activations_flag(CLI::App& command, std::string& activations) {
+  command
+      .add_option("--activations", activations,
+                  "q8/q4 weights: the codes each activation row is quantized to, in blocks of 32 — int16 (q8's "
+                  "default: agrees with fp32 activations) or int8 (W8A8, as llama.cpp's Q8_0 and Q4_0: faster "
+                  "prefill with AVX-512 VNNI; q4's only choice)")
+      ->check(CLI::IsMember(names_in(kActivationCodeNames)));
 }
 
 void add_kv_dtype_flag(CLI::App& command, std::string& kv_dtype) {

@@ -8,8 +8,8 @@
 
 namespace minigen::cli {
 
-// -m, --tokenizer, --heads, --yarn, --threads, --weights and --kv-dtype, written straight into the settings they
-// name (checkpoint/model_settings.h loads and checks them).
+// -m, --tokenizer, --heads, --yarn, --threads, --weights, --activations and --kv-dtype, written straight into the
+// settings they name (checkpoint/model_settings.h loads and checks them).
 struct ModelFlags : ModelSettings {
   void add_to(CLI::App& command);
 };
@@ -19,6 +19,7 @@ void add_pth_flags(CLI::App& command, std::string& tokenizer_path, int& num_q_he
 void add_threads_flag(CLI::App& command, int& threads);
 void add_weights_flag(CLI::App& command, std::string& weights);
 void add_kv_dtype_flag(CLI::App& command, std::string& kv_dtype);
+void add_activations_flag(CLI::App& command, std::string& activations);
 // --lora FILE, for the commands that run one adapter (generate, chat, bench, perplexity, info, lab).
 void add_lora_flag(CLI::App& command, std::string& lora_path);
 // "lora: NAME (FORMAT) — q_proj, o_proj in 8 of 8 layers, rank 16: +393,216 parameters (0.6 % of the model)", or

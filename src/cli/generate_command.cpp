@@ -71,7 +71,8 @@ int run_generate(const GenerateFlags& flags) {
                    "lower --num-return-sequences or -n/--max-new-tokens");
 
   ThreadPool pool(flags.model.thread_count());
-  Transformer transformer(*loaded.model, pool, flags.model.weight_type(*loaded.model));
+  const WeightType weight_type = flags.model.weight_type(*loaded.model);
+  Transformer transformer(*loaded.model, pool, weight_type, flags.model.activation_codes(weight_type));
   loaded.model->release_matrices();  // the packed copy is the one that runs
   transformer.warm_up();             // generate() would do it too, but here it stays out of the profile's wall time
   // Text streams as tokens arrive when there is one row; several rows are printed one after another at the end.

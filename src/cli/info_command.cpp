@@ -25,9 +25,13 @@ int run_info(InfoFlags flags) {
   const KvDType kv_dtype = flags.model.kv_dtype_value();
   const std::size_t per_token = c.kv_bytes_per_token(kv_dtype);
   const WeightType weights = flags.model.weight_type(*loaded.model);
+  // q8/q4: the activation codes their products run with (checked here as the commands that run would check them).
+  const std::optional<ActivationCodes> asked = flags.model.activation_codes(weights);
+  const ActivationCodes activations = asked.value_or(default_activation_codes(weights));
   if (flags.json) {
     nlohmann::json description = model_description(loaded, kv_dtype);
     description["weight_type"] = weight_type_name(weights);  // what generate, serve, … run it as
+    if (is_block_quantized(weights)) description["activations"] = activation_codes_name(activations);
     std::cout << to_json_text(description) << "\n";
     return 0;
   }
@@ -42,10 +46,15 @@ int run_info(InfoFlags flags) {
     std::printf("experts      %d routed, top-%d, %d shared\n", c.num_experts, c.num_experts_per_token,
                 c.num_shared_experts);
   }
-  std::printf("weights      %s%s\n", std::string(weight_type_name(weights)).c_str(),
+  const std::string activation_note = is_block_quantized(weights)
+                                          ? " · activations " + std::string(activation_codes_name(activations)) +
+                                                " in blocks of 32" + (asked ? "" : " (the default)")
+                                          : "";
+  std::printf("weights      %s%s%s\n", std::string(weight_type_name(weights)).c_str(),
               flags.model.weights.empty() && weights == WeightType::kF16
                   ? " (the default for a checkpoint stored in fp16: the f32 type's logits from half the bytes)"
-                  : "");
+                  : "",
+              activation_note.c_str());
   for (const std::string& line : dequantized_tensor_lines(loaded, weights)) {
     std::printf("dequantized  %s\n", line.c_str());
   }

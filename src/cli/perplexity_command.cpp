@@ -143,7 +143,8 @@ int run_perplexity(const PerplexityFlags& flags) {
   const ScoredInput input = read_input(flags, *loaded.tokenizer);
   const PerplexitySequences sequences = input.sequences(loaded.tokenizer->bos_id());
   ThreadPool pool(flags.model.thread_count());
-  Transformer transformer(*loaded.model, pool, flags.model.weight_type(*loaded.model));
+  const WeightType weight_type = flags.model.weight_type(*loaded.model);
+  Transformer transformer(*loaded.model, pool, weight_type, flags.model.activation_codes(weight_type));
   std::unique_ptr<Transformer> reference;
   if (flags.kl_base == "f32") reference = std::make_unique<Transformer>(*loaded.model, pool, WeightType::kF32);
   loaded.model->release_matrices();  // the packed copies are the ones that run
@@ -185,7 +186,7 @@ int run_perplexity(const PerplexityFlags& flags) {
   // Bits per byte need the bytes the targets spell; llama windows score half of each window, so it is left out there.
   const bool llama = flags.llama_window > 0;
   const double bits_per_byte = result.loss_sum / std::log(2.0) / static_cast<double>(input.text_bytes);
-  const std::string weights(weight_type_name(transformer.weight_type()));
+  const std::string weights = weights_label(transformer.weight_type(), transformer.activations());  // "q8·int8"
   const double kl_p99 = percentile(result.kl_values, 0.99);
 
   if (flags.json) {
@@ -195,7 +196,7 @@ int run_perplexity(const PerplexityFlags& flags) {
                           {"sequences", result.sequences},
                           {"targets", result.targets},
                           {"context", flags.context},
-                          {"weights", weights},
+                          {"weights", weight_type_name(transformer.weight_type())},
                           {"kv_dtype", kv_dtype_name(flags.model.kv_dtype_value())},
                           {"loss", result.loss()},
                           {"perplexity", result.perplexity()},
@@ -205,6 +206,9 @@ int run_perplexity(const PerplexityFlags& flags) {
       out.erase("context");
     } else {
       out["bits_per_byte"] = bits_per_byte;
+    }
+    if (is_block_quantized(transformer.weight_type())) {
+      out["activations"] = activation_codes_name(transformer.activations());
     }
     if (!flags.kl_base_out.empty()) out["kl_base_out"] = flags.kl_base_out;
     if (result.has_reference) {

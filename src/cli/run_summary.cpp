@@ -26,7 +26,7 @@ std::string run_summary_line(const GenerateResult& result, const RunMemory& memo
                 "%.2f ms/token after · total %.1f ms · %s weights %.1f MB · resident %.1f MB",
                 load, result.sequences.empty() ? 0 : result.sequences.front().prompt_tokens, new_tokens,
                 stats.forward_calls, static_cast<long long>(stats.forward_tokens), cache, stats.ttft_ms, stats.itl_ms,
-                stats.total_ms, std::string(weight_type_name(memory.weights)).c_str(),
+                stats.total_ms, weights_label(memory.weights, memory.activations).c_str(),
                 static_cast<double>(memory.weight_bytes) / 1e6, static_cast<double>(memory.resident_bytes) / 1e6);
   return line;
 }

@@ -165,6 +165,7 @@ int run_serve_command(const ServeFlags& flags) {
 
   LoadedModel loaded = flags.model.load();
   options.weight_type = flags.model.weight_type(*loaded.model);
+  options.activations = flags.model.activation_codes(options.weight_type);
   const std::string model_name =
       flags.served_model_name.empty() ? loaded.path.filename().string() : flags.served_model_name;
   ServerStack stack(*loaded.model, *loaded.tokenizer, model_name, options);

@@ -63,6 +63,14 @@ TEST(PerplexityCommand, LlamaWindowsScoreTheRulesTargetsAndCompareWithASavedRefe
   EXPECT_EQ(q8_here["mean_kl"], q8["mean_kl"]);
   EXPECT_EQ(q8_here["kl_p99"], q8["kl_p99"]);
 
+  // W8A8: q8's codes with int8 activations — about 2.3× q8 × int16's mean KL, as llama.cpp's Q8_0 against it.
+  const nlohmann::json w8a8 = run_json(run + " --weights q8 --activations int8 --kl-base " + base, scratch);
+  EXPECT_EQ(w8a8["activations"], "int8");
+  EXPECT_EQ(q8["activations"], "int16");
+  EXPECT_NEAR(w8a8["mean_kl"].get<double>(), 2.4241356e-4, 1e-11);
+  EXPECT_NEAR(w8a8["kl_p99"].get<double>(), 1.4042120e-3, 1e-10);
+  EXPECT_DOUBLE_EQ(w8a8["top1_agreement"].get<double>(), 69.0 / 72);
+
   const nlohmann::json q4 = run_json(run + " --weights q4 --kl-base " + base, scratch);
   EXPECT_NEAR(q4["mean_kl"].get<double>(), 0.018946526, 1e-9);
   EXPECT_NEAR(q4["kl_p99"].get<double>(), 0.072472662, 1e-9);

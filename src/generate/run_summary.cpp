@@ -17,7 +17,7 @@ nlohmann::json logit_bias_json(const std::vector<LogitBias>& biases) {
 }  // namespace
 
 RunMemory run_memory(const Transformer& transformer) {
-  return {transformer.weight_type(), transformer.weight_bytes(), resident_memory_bytes()};
+  return {transformer.weight_type(), transformer.activations(), transformer.weight_bytes(), resident_memory_bytes()};
 }
 
 nlohmann::json run_summary_json(const GenerateResult& result, const Tokenizer& tokenizer,
@@ -46,6 +46,8 @@ nlohmann::json run_summary_json(const GenerateResult& result, const Tokenizer& t
       {"recompute_buffer_bytes", stats.recompute_buffer_bytes},
       {"kv_cache_bytes_allocated", stats.kv_bytes_allocated},
       {"weights", weight_type_name(memory.weights)},
+      {"activations", is_block_quantized(memory.weights) ? nlohmann::json(activation_codes_name(memory.activations))
+                                                         : nlohmann::json(nullptr)},
       {"weight_bytes", memory.weight_bytes},
       {"resident_bytes", memory.resident_bytes},
       {"load_ms", stats.load_ms},

@@ -15,6 +15,7 @@ namespace minigen {
 // the run (the packed weights, the KV caches and the activations; the fp32 matrices were released).
 struct RunMemory {
   WeightType weights = WeightType::kF32;
+  ActivationCodes activations = ActivationCodes::kInt16;  // q8/q4 only
   std::size_t weight_bytes = 0;
   uint64_t resident_bytes = 0;
 };

@@ -1,5 +1,9 @@
 #include "model/packed_weights.h"
 
+#include <string>
+
+#include "core/error.h"
+
 namespace minigen {
 namespace {
 
@@ -21,6 +25,7 @@ std::size_t feed_forward_bytes(const PackedFeedForward& packed) { return packed.
 PackedWeights pack_weights(const ModelConfig& config, const ModelWeights& weights, WeightType type) {
   PackedWeights packed;
   packed.type = type;
+  packed.activations = default_activation_codes(type);
   for (const LayerWeights& layer : weights.layers) {
     PackedLayer out;
     out.qkv = PackedMatrix::stack({layer.q_proj.source(), layer.k_proj.source(), layer.v_proj.source()},
@@ -41,6 +46,33 @@ PackedWeights pack_weights(const ModelConfig& config, const ModelWeights& weight
 }
 
 WeightType output_projection_type(WeightType type) { return type == WeightType::kQ4 ? WeightType::kQ8 : type; }
+
+void use_activations(PackedWeights& packed, ActivationCodes codes, bool output_projection) {
+  if (!is_block_quantized(packed.type)) {
+    throw Error("int8/int16 activations apply to q8 and q4 weights only (" +
+                std::string(weight_type_name(packed.type)) + " products take fp32 activations)");
+  }
+  const auto use = [codes](PackedMatrix& matrix) {
+    if (!matrix.empty()) matrix.use_activations(codes);
+  };
+  const auto use_feed_forward = [&](PackedFeedForward& feed_forward) {
+    use(feed_forward.gate_up);
+    use(feed_forward.down);
+  };
+  for (PackedLayer& layer : packed.layers) {
+    use(layer.qkv);
+    use(layer.o_proj);
+    use_feed_forward(layer.mlp);
+    use(layer.router);
+    for (auto& expert : layer.experts) use_feed_forward(expert);
+    for (auto& shared : layer.shared_experts) use_feed_forward(shared);
+  }
+  if (output_projection) {
+    use(packed.lm_head);
+    use(packed.untied_embedding);
+  }
+  packed.activations = codes;
+}
 
 std::size_t PackedWeights::matrix_bytes() const {
   std::size_t bytes = lm_head.bytes();

@@ -27,6 +27,8 @@ struct PackedLayer {
 
 struct PackedWeights {
   WeightType type = WeightType::kF32;
+  // q8/q4: the codes the layers' products quantize activations to (ops/weight_type.h).
+  ActivationCodes activations = ActivationCodes::kInt16;
   std::vector<PackedLayer> layers;
   // The output projection (embed_tokens when tied). q8 in a q4 model (see ops/weight_type.h).
   PackedMatrix lm_head;
@@ -44,5 +46,9 @@ struct PackedWeights {
 PackedWeights pack_weights(const ModelConfig& config, const ModelWeights& weights, WeightType type);
 // The type the output projection is packed in for a model of `type`.
 WeightType output_projection_type(WeightType type);
+// Runs every q8/q4 product of the layers with `codes` activations (W8A8: int8 for q8); the output projection
+// follows only when `output_projection` (it keeps int16 otherwise). Throws minigen::Error for weights that are not
+// q8/q4, or q4 × int16.
+void use_activations(PackedWeights& packed, ActivationCodes codes, bool output_projection);
 
 }  // namespace minigen

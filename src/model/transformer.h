@@ -9,6 +9,7 @@
 // of threads (the kernels' headers in ops/ state the order of every sum).
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <utility>
 #include <vector>
@@ -38,8 +39,11 @@ void check_fits_context(const ModelConfig& config, int past_tokens, std::size_t 
 
 class Transformer {
  public:
-  // Packs the model's matrices for the kernels (fp32: exact; bf16: half the bytes, fp32 accumulation).
-  Transformer(const Model& model, ThreadPool& pool, WeightType weight_type = WeightType::kF32);
+  // Packs the model's matrices for the kernels (fp32: exact; bf16: half the bytes, fp32 accumulation). q8/q4:
+  // `activations` picks the codes their products quantize activations to (none: the type's default, int16 for q8,
+  // int8 for q4); throws minigen::Error when given for another type.
+  Transformer(const Model& model, ThreadPool& pool, WeightType weight_type = WeightType::kF32,
+              std::optional<ActivationCodes> activations = std::nullopt);
 
   // Returns the logits, rows in order: `tokens.size()` vectors for an all_logits row, else one; each `vocab` floats.
   // Throws minigen::Error for an empty row, a token id outside the vocabulary or a position beyond the context.
@@ -58,6 +62,8 @@ class Transformer {
 
   const Model& model() const { return model_; }
   WeightType weight_type() const { return packed_.type; }
+  // q8/q4: the activation codes of the layers' products (meaningless for the other types).
+  ActivationCodes activations() const { return packed_.activations; }
   int threads() const { return pool_.num_threads(); }
   ThreadPool& pool() const { return pool_; }  // for work beside the forward pass (e.g. sampling many rows)
   // Mixture-of-experts models: how many fed tokens the router sent to each routed expert since construction,

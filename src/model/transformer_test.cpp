@@ -9,6 +9,7 @@
 #include <cstring>
 #include <memory>
 #include <numeric>
+#include <optional>
 #include <string>
 
 #include "cache/kv_cache.h"
@@ -286,9 +287,11 @@ namespace {
 // 16-token edges, and the matrix kernel's 6-row tiles) fed together give each row's logits bit for bit as the row
 // fed alone on one thread; then one decode step of all 32 together matches each row's own step.
 void expect_batch_of_32_matches_rows_alone(const std::string& family, WeightType type, int threads,
-                                           KvDType kv_dtype = KvDType::kF32) {
+                                           KvDType kv_dtype = KvDType::kF32,
+                                           std::optional<ActivationCodes> activations = std::nullopt) {
   SCOPED_TRACE(family + " " + std::string(weight_type_name(type)) + " threads " + std::to_string(threads) + " kv " +
-               std::string(kv_dtype_name(kv_dtype)));
+               std::string(kv_dtype_name(kv_dtype)) +
+               (activations ? " activations " + std::string(activation_codes_name(*activations)) : ""));
   auto model = testing::random_test_model(family);
   const int vocab = model->config.vocab_size;
   std::vector<std::vector<int>> prompts;
@@ -296,7 +299,7 @@ void expect_batch_of_32_matches_rows_alone(const std::string& family, WeightType
   std::vector<std::vector<float>> alone_prefill, alone_step;
   {
     ThreadPool pool(1);
-    Transformer transformer(*model, pool, type);
+    Transformer transformer(*model, pool, type, activations);
     for (int r = 0; r < 32; ++r) {
       KvCache cache(model->config.kv_layout(kv_dtype), 48);
       ForwardRow row{&cache, prompts[r], false};
@@ -307,7 +310,7 @@ void expect_batch_of_32_matches_rows_alone(const std::string& family, WeightType
     }
   }
   ThreadPool pool(threads);
-  Transformer transformer(*model, pool, type);
+  Transformer transformer(*model, pool, type, activations);
   std::vector<std::unique_ptr<KvCache>> caches;
   std::vector<ForwardRow> rows;
   for (int r = 0; r < 32; ++r) {
@@ -335,6 +338,15 @@ TEST(TransformerBatch, ThirtyTwoRowsMatchRowsAloneOnEveryThreadCountAndWeightTyp
   }
   expect_batch_of_32_matches_rows_alone("minimind3-moe", WeightType::kBF16, 2);  // experts run on token groups
   expect_batch_of_32_matches_rows_alone("minimind3-moe", WeightType::kQ8, 2);
+}
+
+// W8A8 (q8 weights × int8 activations) keeps the contract: each row's codes come from that row alone and every
+// kernel sums the same integers, so 32 rows together are each row alone, on 1, 2 or 3 threads.
+TEST(TransformerBatch, W8A8RowsMatchRowsAloneOnEveryThreadCount) {
+  for (int threads : {1, 2, 3}) {
+    expect_batch_of_32_matches_rows_alone("tiny", WeightType::kQ8, threads, KvDType::kF32, ActivationCodes::kInt8);
+  }
+  expect_batch_of_32_matches_rows_alone("minimind3-moe", WeightType::kQ8, 2, KvDType::kF32, ActivationCodes::kInt8);
 }
 
 // The exactness contract in every KV element type: a row's logits are the same bits alone or among 32 rows, on 1

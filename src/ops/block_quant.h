@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "hwy/aligned_allocator.h"
+#include "ops/weight_type.h"
 
 namespace minigen {
 
@@ -23,26 +24,28 @@ uint16_t quantize_q8_block(const float* values, int count, int8_t* codes);
 uint16_t quantize_q4_block(const float* values, int count, int8_t* codes);
 
 // Activation rows, quantized per block of 32 with an fp32 scale d = absmax / top (not rounded to fp16) and codes
-// rne(x / d) in −top … top: int16 (top 32767) for q8 weights, int8 (top 127) for q4. Measured on the shipped model
-// (tools: minigen perplexity --kl-base f32): q8 weights × int8 activations agree with fp32 on 97.0 % of top-1
-// tokens, × int16 on 99.5 % — the same as with fp32 activations.
-enum class ActivationCodes { kInt8, kInt16 };
-
+// rne(x / d) in −top … top (ops/weight_type.h's ActivationCodes: int16, top 32767, or int8, top 127). Measured on
+// the shipped model (minigen perplexity --kl-base f32): q8 weights × int8 activations agree with fp32 on 97.0 % of
+// top-1 tokens, × int16 on 99.5 % — the same as with fp32 activations.
+//
+// int8 codes are stored twice, as bytes and widened to int16: the kernels with a byte product (vpdpbusd) read the
+// bytes, the others (AVX2's vpmaddwd, the scalar loops) run q8 × int8 as the int16 product of the same integers, so
+// every kernel sums the same numbers and gives the same bits.
 struct QuantizedRows {
   int rows = 0;
   int blocks = 0;
   ActivationCodes codes = ActivationCodes::kInt8;
   hwy::AlignedFreeUniquePtr<int8_t[]> int8_values;    // [rows][blocks · 32], zero past in_features
-  hwy::AlignedFreeUniquePtr<int16_t[]> int16_values;  // the same, for kInt16
+  hwy::AlignedFreeUniquePtr<int16_t[]> int16_values;  // the same widened (kInt8), or the int16 codes (kInt16)
   std::vector<float> scales;                          // [rows][blocks]
-  std::vector<int32_t> sums;                          // Σ of each block's codes (q4's kernel needs it: its weight
-                                                      // codes are stored offset by 8)
+  std::vector<int32_t> sums;                          // Σ of each block's codes (the byte kernels need it: they
+                                                      // multiply weight codes stored with an offset, + 8 or + 128)
   std::size_t capacity = 0;
 
   std::size_t row_offset(int r) const { return static_cast<std::size_t>(r) * blocks * kQuantBlock; }
   const int8_t* int8_row(int r) const { return int8_values.get() + row_offset(r); }
   const int16_t* int16_row(int r) const { return int16_values.get() + row_offset(r); }
-  int32_t code(int r, int k) const { return codes == ActivationCodes::kInt8 ? int8_row(r)[k] : int16_row(r)[k]; }
+  int32_t code(int r, int k) const { return int16_row(r)[k]; }
   float scale(int r, int b) const { return scales[static_cast<std::size_t>(r) * blocks + b]; }
   int32_t sum(int r, int b) const { return sums[static_cast<std::size_t>(r) * blocks + b]; }
 };

@@ -44,10 +44,6 @@ inline float quantized_dot(const PackedMatrix& weight, const QuantizedRows& xq, 
   return acc;
 }
 
-inline ActivationCodes activation_codes(WeightType type) {
-  return type == WeightType::kQ8 ? ActivationCodes::kInt16 : ActivationCodes::kInt8;
-}
-
 inline void store_output(float& target, float value, MatmulOutput mode) {
   target = mode == MatmulOutput::kAddTo ? target + value : value;
 }
@@ -118,10 +114,9 @@ HWY_INLINE bool quantize_block(const float* x, ActivationCodes codes, float& sca
   // packs interleave the 128-bit halves; permute4x64 puts the lanes back in order.
   const __m256i w01 = _mm256_permute4x64_epi64(_mm256_packs_epi32(q[0], q[1]), 0xd8);
   const __m256i w23 = _mm256_permute4x64_epi64(_mm256_packs_epi32(q[2], q[3]), 0xd8);
-  if (codes == ActivationCodes::kInt16) {
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out16), w01);
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out16 + 16), w23);
-  } else {
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(out16), w01);
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(out16 + 16), w23);
+  if (codes == ActivationCodes::kInt8) {  // the bytes too (block_quant.h)
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(out8), _mm256_permute4x64_epi64(_mm256_packs_epi16(w01, w23), 0xd8));
   }
   return true;
@@ -184,9 +179,9 @@ namespace {
 // Below this many rows quantizing inline is cheaper than handing rows to the pool.
 constexpr int kRowsWorthSplitting = 8;
 
-void quantize_activations(QuantizedRows& xq, const float* x, int rows, int in_features, WeightType type,
+void quantize_activations(QuantizedRows& xq, const float* x, int rows, int in_features, ActivationCodes codes,
                           ThreadPool& pool) {
-  prepare_quantized_rows(xq, rows, in_features, activation_codes(type));
+  prepare_quantized_rows(xq, rows, in_features, codes);
   if (rows < kRowsWorthSplitting) {
     HWY_DYNAMIC_DISPATCH(quantize_rows_simd)(xq, x, in_features, 0, rows);
     return;
@@ -204,7 +199,7 @@ void matmul_quantized(float* out, const float* x, const PackedMatrix& weight, in
   // must capture a reference to it: naming a thread_local inside them would reach each worker's own, empty one.
   thread_local QuantizedRows scratch;
   QuantizedRows& xq = scratch;
-  quantize_activations(xq, x, rows, weight.in_features(), weight.type(), pool);
+  quantize_activations(xq, x, rows, weight.in_features(), weight.activations(), pool);
   // The kernels walk the weight's blocks with the activations' blocks: both cut in_features into blocks of 32.
   MINIGEN_ASSERT(xq.rows == rows && xq.blocks == weight.blocks(), "matmul_quantized: ", xq.rows, " rows of ", xq.blocks,
                  " blocks against ", rows, " rows and a weight of ", weight.blocks(), " blocks");
@@ -216,7 +211,7 @@ void matmul_quantized(float* out, const float* x, const PackedMatrix& weight, in
 
 void matmul_reference_quantized(float* out, const float* x, const PackedMatrix& weight, int rows, MatmulOutput mode) {
   QuantizedRows xq;
-  prepare_quantized_rows(xq, rows, weight.in_features(), activation_codes(weight.type()));
+  prepare_quantized_rows(xq, rows, weight.in_features(), weight.activations());
   quantize_rows(xq, x, weight.in_features(), 0, rows);
   quantized_panels_scalar(out, xq, weight, 0, weight.panels(), mode);
 }

@@ -103,6 +103,25 @@ struct QuantizedShape {
   int rows, in, out;
 };
 
+// Every (weights, activations) pair a product runs: q8 × int16 (the default), q8 × int8 (W8A8), q4 × int8.
+struct QuantizedKind {
+  WeightType type;
+  ActivationCodes codes;
+};
+constexpr QuantizedKind kQuantizedKinds[] = {{WeightType::kQ8, ActivationCodes::kInt16},
+                                             {WeightType::kQ8, ActivationCodes::kInt8},
+                                             {WeightType::kQ4, ActivationCodes::kInt8}};
+
+PackedMatrix packed_as(const std::vector<float>& weight, int out, int in, QuantizedKind kind) {
+  PackedMatrix packed(weight.data(), out, in, kind.type);
+  packed.use_activations(kind.codes);
+  return packed;
+}
+
+std::string kind_name(QuantizedKind kind) {
+  return std::string(weight_type_name(kind.type)) + " × " + std::string(activation_codes_name(kind.codes));
+}
+
 class MatmulQuantizedSimd : public testing::EverySimdTarget {};
 
 // Every kernel variant of the current target: where the CPU has the VNNI instructions, the VNNI kernel (AVX-512
@@ -133,17 +152,17 @@ void expect_kernel_matches_reference(ThreadPool& pool, bool vnni) {
        {QuantizedShape{1, 1, 1}, QuantizedShape{1, 32, 16}, QuantizedShape{2, 33, 17}, QuantizedShape{3, 64, 40},
         QuantizedShape{4, 100, 48}, QuantizedShape{5, 259, 67}, QuantizedShape{7, 64, 16}, QuantizedShape{8, 128, 32},
         QuantizedShape{9, 768, 32}, QuantizedShape{37, 96, 33}, QuantizedShape{70, 160, 50}}) {
-    for (WeightType type : {WeightType::kQ8, WeightType::kQ4}) {
+    for (const QuantizedKind kind : kQuantizedKinds) {
       const auto x = pseudo_random_vector(static_cast<std::size_t>(shape.rows) * shape.in, 3);
       const auto weight = pseudo_random_vector(static_cast<std::size_t>(shape.out) * shape.in, 4);
-      const PackedMatrix packed(weight.data(), shape.out, shape.in, type);
+      const PackedMatrix packed = packed_as(weight, shape.out, shape.in, kind);
       for (MatmulOutput mode : {MatmulOutput::kStore, MatmulOutput::kAddTo}) {
         auto simd = pseudo_random_vector(static_cast<std::size_t>(shape.rows) * shape.out, 5);
         auto reference = simd;
         matmul(simd.data(), x.data(), packed, shape.rows, pool, mode);
         matmul_reference_quantized(reference.data(), x.data(), packed, shape.rows, mode);
         EXPECT_TRUE(bitwise_equal(simd.data(), reference.data(), simd.size()))
-            << shape.rows << "×" << shape.in << "→" << shape.out << " " << weight_type_name(type)
+            << shape.rows << "×" << shape.in << "→" << shape.out << " " << kind_name(kind)
             << (vnni ? " (VNNI kernel)" : "");
       }
     }
@@ -164,8 +183,8 @@ void expect_ties_and_nan_as_the_scalar_loop() {
   ThreadPool pool(1);
   const int in = 96;
   const auto weight = pseudo_random_vector(static_cast<std::size_t>(16) * in, 21);
-  for (WeightType type : {WeightType::kQ8, WeightType::kQ4}) {
-    const float top = type == WeightType::kQ8 ? 32767.0f : 127.0f;
+  for (const QuantizedKind kind : kQuantizedKinds) {
+    const float top = kind.codes == ActivationCodes::kInt16 ? 32767.0f : 127.0f;
     std::vector<float> x(in, 0.0f);
     x[0] = top;  // d = 1 in the first block: 2.5 → 2, 3.5 → 4, −0.5 → −0
     x[1] = 2.5f;
@@ -174,11 +193,11 @@ void expect_ties_and_nan_as_the_scalar_loop() {
     x[40] = std::numeric_limits<float>::quiet_NaN();  // second block
     x[41] = 1.0f;
     x[70] = -7.25f;  // third block
-    const PackedMatrix packed(weight.data(), 16, in, type);
+    const PackedMatrix packed = packed_as(weight, 16, in, kind);
     std::vector<float> simd(16), reference(16);
     matmul(simd.data(), x.data(), packed, 1, pool);
     matmul_reference_quantized(reference.data(), x.data(), packed, 1);
-    EXPECT_TRUE(bitwise_equal(simd.data(), reference.data(), 16)) << weight_type_name(type);
+    EXPECT_TRUE(bitwise_equal(simd.data(), reference.data(), 16)) << kind_name(kind);
     for (float value : simd) EXPECT_TRUE(std::isfinite(value));
   }
 }
@@ -210,6 +229,53 @@ TEST(MatmulQuantized, HandComputedIntegerDot) {
   matmul(&out, x.data(), PackedMatrix(weight.data(), 1, 32, WeightType::kQ4), 1, pool);
   // q4: d_w = 127 / −8, codes −8, 0 (−2 / d_w rounds to 0), 0; int8 activations: d_x = 1, codes 1, 127, −3.
   EXPECT_EQ(out, static_cast<float>(-8 * 1) * (f16_to_float(float_to_f16(127.0f / -8.0f)) * 1.0f));
+  // q8 × int8 activations: d_w = 1, d_x = 1, codes 1, 127, −3 — the integer dot itself.
+  PackedMatrix w8a8(weight.data(), 1, 32, WeightType::kQ8);
+  w8a8.use_activations(ActivationCodes::kInt8);
+  matmul(&out, x.data(), w8a8, 1, pool);
+  EXPECT_EQ(out, static_cast<float>(127 * 1 - 2 * 127 + 5 * -3));
+}
+
+// Codes of the extremes: weight −127 and activation −127 (the most negative products, where an unsigned-offset
+// kernel would be off by the offset if it forgot the correction), and +127 × +127, in every block of a long row.
+TEST_P(MatmulQuantizedSimd, W8A8ExtremeCodesSumExactly) {
+  ThreadPool pool(2);
+  const int in = 256, out = 32;
+  std::vector<float> weight(static_cast<std::size_t>(out) * in), x(static_cast<std::size_t>(3) * in);
+  for (std::size_t i = 0; i < weight.size(); ++i) weight[i] = (i % 3 == 0) ? -127.0f : 127.0f;
+  for (std::size_t i = 0; i < x.size(); ++i) x[i] = (i % 5 == 0) ? 127.0f : -127.0f;
+  for (const bool vnni : vnni_settings()) {
+    const VnniKernels kernels(vnni);
+    const PackedMatrix packed = packed_as(weight, out, in, {WeightType::kQ8, ActivationCodes::kInt8});
+    std::vector<float> result(static_cast<std::size_t>(3) * out);
+    matmul(result.data(), x.data(), packed, 3, pool);
+    for (int r = 0; r < 3; ++r) {
+      for (int o = 0; o < out; ++o) {
+        int64_t dot = 0;
+        for (int k = 0; k < in; ++k) {
+          dot += static_cast<int64_t>(weight[static_cast<std::size_t>(o) * in + k]) *
+                 x[static_cast<std::size_t>(r) * in + k];
+        }
+        ASSERT_EQ(result[static_cast<std::size_t>(r) * out + o], static_cast<float>(dot))
+            << r << " " << o << " " << vnni;
+      }
+    }
+  }
+}
+
+TEST(PackedMatrix, ActivationCodesFollowTheTypeAndRefuseWhatItCannotRun) {
+  const auto weight = pseudo_random_vector(64, 2);
+  PackedMatrix q8(weight.data(), 2, 32, WeightType::kQ8), q4(weight.data(), 2, 32, WeightType::kQ4),
+      f32(weight.data(), 2, 32, WeightType::kF32);
+  EXPECT_EQ(q8.activations(), ActivationCodes::kInt16);
+  EXPECT_EQ(q4.activations(), ActivationCodes::kInt8);
+  q8.use_activations(ActivationCodes::kInt8);
+  EXPECT_EQ(q8.activations(), ActivationCodes::kInt8);
+  EXPECT_THROW(q4.use_activations(ActivationCodes::kInt16), std::exception);
+  EXPECT_THROW(f32.use_activations(ActivationCodes::kInt8), std::exception);
+  EXPECT_EQ(parse_activation_codes("int8"), ActivationCodes::kInt8);
+  EXPECT_EQ(activation_codes_name(ActivationCodes::kInt16), "int16");
+  EXPECT_THROW(parse_activation_codes("int4"), std::exception);
 }
 
 // q8 stays close to the fp32 product; q4 further off, but far better than noise.

@@ -5,7 +5,9 @@
 // The same integers as every other kernel, so the same bits: q8's vpdpwssd is vpmaddwd and vpaddd in one
 // instruction (int16 pairs into int32, no saturation), q4's vpdpbusd is vpmaddubsw, vpmaddwd-by-ones and vpaddd in
 // one (unsigned nibble × int8 quads into int32; the AVX2 kernel's int16 pair sums never saturate, 2 · 15 · 127 <
-// 2¹⁵). What changes is the width and the count: 16 output lanes in one 512-bit register, and tiles of 6 rows × 2
+// 2¹⁵). q8 × int8 activations (W8A8) is vpdpbusd too, on weight codes + 128 (the product of the same integers the
+// other kernels take as int16, so the same bits): four products per instruction instead of vpdpwssd's two. What
+// changes is the width and the count: 16 output lanes in one 512-bit register, and tiles of 6 rows × 2
 // panels (24 accumulators of the 32 registers), so a weight group loaded once serves 6 rows instead of 3 and each
 // broadcast activation word two products.
 //

@@ -40,6 +40,14 @@ constexpr float kF16Max = 65504.0f;
 PackedMatrix::PackedMatrix(const float* row_major, int out_features, int in_features, WeightType type)
     : PackedMatrix(stack({row_major}, {out_features}, in_features, type)) {}
 
+void PackedMatrix::use_activations(ActivationCodes codes) {
+  if (!is_block_quantized(type_)) throw Error("activation codes apply to q8 and q4 weights only");
+  if (type_ == WeightType::kQ4 && codes != ActivationCodes::kInt8) {
+    throw Error("q4 weights take int8 activations only (their kernels multiply bytes)");
+  }
+  activations_ = codes;
+}
+
 std::size_t PackedMatrix::group_bytes() const {
   const std::size_t code_bytes = type_ == WeightType::kQ8 ? kQuantBlock * kPanelWidth : kQuantBlock * kPanelWidth / 2;
   return code_bytes + kScaleBytes;
@@ -58,6 +66,7 @@ PackedMatrix PackedMatrix::stack(const std::vector<MatrixSource>& parts, int in_
   PackedMatrix packed;
   packed.in_features_ = in_features;
   packed.type_ = type;
+  packed.activations_ = default_activation_codes(type);
   for (const MatrixSource& part : parts) {
     if (part.is_coded() && part.coded != type) {
       throw Error("a matrix stored as " + std::string(weight_type_name(part.coded)) + " cannot run as " +

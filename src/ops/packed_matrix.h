@@ -60,6 +60,10 @@ class PackedMatrix {
   int in_features() const { return in_features_; }
   int panels() const { return panels_; }
   WeightType type() const { return type_; }
+  // q8/q4: the codes each activation row is quantized to in a product with this matrix (ops/weight_type.h);
+  // default_activation_codes(type()) until use_activations. Throws minigen::Error for another type, or q4 × int16.
+  ActivationCodes activations() const { return activations_; }
+  void use_activations(ActivationCodes codes);
   bool empty() const { return out_features_ == 0; }
 
   // Panel p, [in_features][16] (bf16: [in_pairs][16][2]); only the pointer of the stored type is non-null.
@@ -104,6 +108,7 @@ class PackedMatrix {
   int panels_ = 0;
   int blocks_ = 0;
   WeightType type_ = WeightType::kF32;
+  ActivationCodes activations_ = ActivationCodes::kInt16;
   hwy::AlignedFreeUniquePtr<float[]> f32_;
   hwy::AlignedFreeUniquePtr<uint16_t[]> halves_;  // f16 or bf16 bits
   hwy::AlignedFreeUniquePtr<uint8_t[]> quant_;

@@ -19,6 +19,26 @@ bool is_block_quantized(WeightType type) { return type == WeightType::kQ8 || typ
 
 bool is_half_float(WeightType type) { return type == WeightType::kF16 || type == WeightType::kBF16; }
 
+std::string_view activation_codes_name(ActivationCodes codes) { return name_in(kActivationCodeNames, codes); }
+
+ActivationCodes parse_activation_codes(std::string_view name) {
+  if (const auto codes = value_named(kActivationCodeNames, name)) return *codes;
+  throw Error("unknown activation codes '" + std::string(name) + "' (expected " + names_listed(kActivationCodeNames) +
+              ")");
+}
+
+ActivationCodes default_activation_codes(WeightType type) {
+  return type == WeightType::kQ4 ? ActivationCodes::kInt8 : ActivationCodes::kInt16;
+}
+
+std::string weights_label(WeightType type, ActivationCodes codes) {
+  std::string label(weight_type_name(type));
+  if (is_block_quantized(type) && codes != default_activation_codes(type)) {
+    label += "·" + std::string(activation_codes_name(codes));
+  }
+  return label;
+}
+
 double weight_type_bits(WeightType type) {
   switch (type) {
     case WeightType::kF32:

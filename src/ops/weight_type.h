@@ -38,4 +38,18 @@ double weight_type_bits(WeightType type);
 // f16 or bf16: 16-bit floats in the panels.
 bool is_half_float(WeightType type);
 
+// The integer codes a q8/q4 product quantizes each activation row to (ops/block_quant.h), per block of 32 with an
+// fp32 scale: int16 (codes −32767 … 32767) or int8 (−127 … 127, llama.cpp's Q8_0 activations). q8 takes int16 by
+// default and int8 when asked (W8A8: AVX-512 VNNI's vpdpbusd does twice the products of vpdpwssd); q4 takes int8
+// only — its 4-bit weights are the error that matters, and its kernels multiply bytes.
+enum class ActivationCodes { kInt8, kInt16 };
+inline constexpr EnumName<ActivationCodes> kActivationCodeNames[] = {{ActivationCodes::kInt8, "int8"},
+                                                                     {ActivationCodes::kInt16, "int16"}};
+std::string_view activation_codes_name(ActivationCodes codes);  // "int8", "int16"
+ActivationCodes parse_activation_codes(std::string_view name);  // throws minigen::Error for anything else
+// What a q8/q4 product of `type` runs with when nothing is asked: int16 for q8, int8 for q4.
+ActivationCodes default_activation_codes(WeightType type);
+// How output names what runs: "q8", or "q8·int8" when a q8/q4 type runs other codes than its default.
+std::string weights_label(WeightType type, ActivationCodes codes);
+
 }  // namespace minigen

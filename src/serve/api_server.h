@@ -47,6 +47,10 @@ struct ApiServerOptions {
   std::string api_key;      // empty: no authentication; else every /v1/* route needs "Authorization: Bearer KEY"
   std::string cors_origin;  // empty: no CORS; "*" or one origin allowed to call the API from a browser page
   std::string system_fingerprint = "minigen";  // OpenAI's field: which backend configuration answered
+  // What the products run: the weight type ("q8") and, for q8/q4, the activation codes ("int8"; empty otherwise),
+  // reported by /get_server_info.
+  std::string weight_type = "f32";
+  std::string activations;
   // The model's tokens as byte strings, for grammars (response_format, forced tool calls); null: those are a 400.
   std::shared_ptr<const TokenVocabulary> grammar_vocabulary;
   http::ServerOptions http;

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <functional>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -26,10 +27,11 @@ struct LiveServer {
       : LiveServer(minigen_home() / "models" / "minigen-tiny-sft", max_queue, blocks, std::move(api), kv_dtype) {}
   // Another model directory (its folder name serves as the model's name).
   LiveServer(const std::filesystem::path& model, int max_queue, int blocks, ApiServerOptions api = {},
-             KvDType kv_dtype = KvDType::kF32, WeightType weights = WeightType::kF32)
+             KvDType kv_dtype = KvDType::kF32, WeightType weights = WeightType::kF32,
+             std::optional<ActivationCodes> activations = std::nullopt)
       : loaded(load_model(model)),
         stack(*loaded.model, *loaded.tokenizer, model.filename().string(),
-              options(*loaded.model, max_queue, blocks, api, kv_dtype, weights)) {
+              options(*loaded.model, max_queue, blocks, api, kv_dtype, weights, activations)) {
     port = stack.bind("127.0.0.1", 0);
     thread = std::thread([this] { stack.serve(); });
   }
@@ -38,10 +40,12 @@ struct LiveServer {
     thread.join();
   }
   static ServeOptions options(const Model& model, int max_queue, int blocks, ApiServerOptions api, KvDType kv_dtype,
-                              WeightType weights = WeightType::kF32) {
+                              WeightType weights = WeightType::kF32,
+                              std::optional<ActivationCodes> activations = std::nullopt) {
     ServeOptions options;
     options.threads = 2;
     options.weight_type = weights;
+    options.activations = activations;
     options.kv_dtype = kv_dtype;
     options.kv_budget_bytes =
         static_cast<std::size_t>(blocks) * BlockPool::bytes_per_block(model.config.kv_layout(kv_dtype));

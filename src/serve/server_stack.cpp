@@ -18,10 +18,15 @@ int pool_blocks(const KvLayout& layout, std::size_t budget_bytes) {
 // The fingerprint names what changes the bits of an answer besides the request: the weights' and the cache's types.
 // And the vocabulary grammars mask, built once per server. Added tokens that are not special (<tool_call>, <think>)
 // count as their text, so a forced tool call may use the model's own <tool_call> token.
-ApiServerOptions api_options(ApiServerOptions api, WeightType weights, KvDType kv_dtype, const Model& model,
+ApiServerOptions api_options(ApiServerOptions api, const Transformer& transformer, KvDType kv_dtype, const Model& model,
                              const Tokenizer& tokenizer) {
-  api.system_fingerprint =
-      "minigen-" + std::string(weight_type_name(weights)) + "-kv-" + std::string(kv_dtype_name(kv_dtype));
+  // "minigen-q8-kv-f32"; int8 activations on q8 weights (not their default) add "-a8": another model's numbers.
+  const WeightType weights = transformer.weight_type();
+  const bool w8a8 = weights == WeightType::kQ8 && transformer.activations() == ActivationCodes::kInt8;
+  api.system_fingerprint = "minigen-" + std::string(weight_type_name(weights)) + (w8a8 ? "-a8" : "") + "-kv-" +
+                           std::string(kv_dtype_name(kv_dtype));
+  api.weight_type = weight_type_name(weights);
+  api.activations = is_block_quantized(weights) ? activation_codes_name(transformer.activations()) : "";
   api.grammar_vocabulary = TokenVocabulary::from_tokenizer(
       tokenizer, model.config.vocab_size, model.config.eos_token_id, /*plain_added_tokens_as_text=*/true);
   return api;
@@ -32,14 +37,14 @@ ApiServerOptions api_options(ApiServerOptions api, WeightType weights, KvDType k
 ServerStack::ServerStack(const Model& model, const Tokenizer& tokenizer, std::string model_name, ServeOptions options)
     : options_(std::move(options)),
       threads_(options_.threads > 0 ? options_.threads : ThreadPool::default_thread_count()),
-      transformer_(std::make_unique<Transformer>(model, threads_, options_.weight_type)),
+      transformer_(std::make_unique<Transformer>(model, threads_, options_.weight_type, options_.activations)),
       blocks_(model.config.kv_layout(options_.kv_dtype),
               pool_blocks(model.config.kv_layout(options_.kv_dtype), options_.kv_budget_bytes)),
       engine_(*transformer_, blocks_, tokenizer, SchedulerOptions{options_.max_batch, options_.token_budget},
               options_.max_queue),
       adapters_(std::move(model_name), model.config),
       api_(engine_, tokenizer, adapters_, [&] {
-        ApiServerOptions api = api_options(options_.api, options_.weight_type, options_.kv_dtype, model, tokenizer);
+        ApiServerOptions api = api_options(options_.api, *transformer_, options_.kv_dtype, model, tokenizer);
         api.update_weights = [this](const std::string& path, const std::string& version, bool abort) {
           return update_weights(path, version, abort);
         };
@@ -57,7 +62,7 @@ WeightUpdateReport ServerStack::update_weights(const std::string& model_path, co
   const TensorReadOptions read{.keep_fp16_matrices = options_.weight_type == WeightType::kF16};
   std::unique_ptr<Model> model = weight_loader_ ? weight_loader_(model_path, engine_.config(), read)
                                                 : load_replacement_weights(model_path, engine_.config(), read);
-  auto next = std::make_unique<Transformer>(*model, threads_, options_.weight_type);
+  auto next = std::make_unique<Transformer>(*model, threads_, options_.weight_type, options_.activations);
   model->release_matrices();  // the packed copy is the one that runs
   const auto loaded = Clock::now();
   WeightUpdateReport report;

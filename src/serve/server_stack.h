@@ -10,6 +10,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <string>
 
 #include "cache/block_pool.h"
@@ -29,7 +30,8 @@ struct ServeOptions {
   int token_budget = 256;
   int max_queue = 256;
   WeightType weight_type = WeightType::kF32;
-  KvDType kv_dtype = KvDType::kF32;  // the pool's blocks are sized by it
+  std::optional<ActivationCodes> activations;  // q8/q4: none means the type's default (ops/weight_type.h)
+  KvDType kv_dtype = KvDType::kF32;            // the pool's blocks are sized by it
   ApiServerOptions api;
 };
 

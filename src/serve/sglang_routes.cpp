@@ -40,6 +40,8 @@ http::Response ApiServer::native_info(const std::string& path) {
                              {"kv_blocks_total", status.kv_blocks_total},
                              {"kv_blocks_used", status.kv_blocks_used},
                              {"kv_block_tokens", BlockPool::kBlockTokens},
+                             {"weight_type", options_.weight_type},
+                             {"activations", options_.activations.empty() ? json(nullptr) : json(options_.activations)},
                              {"weight_version", engine_.weight_version()}});
 }
 

@@ -234,6 +234,35 @@ TEST(WeightUpdate, HealthAndStreamsGoOnWhileAWeightDirectoryLoads) {
   expect_policy(greedy_rollout(server), "policy_v2", "1");
 }
 
+// A W8A8 server (q8 weights, int8 activations) says so and keeps its activations across an update: the policy it
+// loads gives the tokens and logprobs of a W8A8 server started on that policy, bit for bit — and other logprobs than
+// a q8 × int16 one.
+TEST(WeightUpdate, AW8A8ServerKeepsItsActivationsAcrossAnUpdate) {
+  LiveServer server(kRolloutData / "policy_v1", 64, 512, {}, KvDType::kF32, WeightType::kQ8, ActivationCodes::kInt8);
+  auto info = server.client().Get("/get_server_info");
+  ASSERT_TRUE(info);
+  EXPECT_EQ(json::parse(info->body)["weight_type"], "q8");
+  EXPECT_EQ(json::parse(info->body)["activations"], "int8");
+  const json completion = post(server, "/v1/completions", {{"prompt", "hi"}, {"max_tokens", 1}}, 200);
+  EXPECT_EQ(completion["system_fingerprint"], "minigen-q8-a8-kv-f32");
+  update(server, kRolloutData / "policy_v2", 200);
+  const json updated = greedy_rollout(server);
+
+  LiveServer fresh(kRolloutData / "policy_v2", 64, 512, {}, KvDType::kF32, WeightType::kQ8, ActivationCodes::kInt8);
+  LiveServer int16(kRolloutData / "policy_v2", 64, 512, {}, KvDType::kF32, WeightType::kQ8);
+  const json started = greedy_rollout(fresh);
+  const json other = greedy_rollout(int16);
+  ASSERT_EQ(updated.size(), started.size());
+  bool any_differs = false;
+  for (std::size_t k = 0; k < updated.size(); ++k) {
+    EXPECT_EQ(updated[k]["output_ids"], started[k]["output_ids"]) << k;
+    EXPECT_EQ(updated[k]["meta_info"]["output_token_logprobs"], started[k]["meta_info"]["output_token_logprobs"]) << k;
+    any_differs = any_differs ||
+                  other[k]["meta_info"]["output_token_logprobs"] != started[k]["meta_info"]["output_token_logprobs"];
+  }
+  EXPECT_TRUE(any_differs);
+}
+
 // The route opens a path the client names: with a key it needs the key; listening beyond loopback without one, never.
 TEST(WeightUpdate, TheRouteNeedsTheKeyOrALoopbackServer) {
   const LoadedModel loaded = load_model(kRolloutData / "policy_v1");
