@@ -38,41 +38,41 @@ std::vector<int> parse_positive_int_list(std::string_view flag, std::string_view
   return values;
 }
 
-std::vector<WeightType> parse_weight_type_list(std::string_view text) {
-  std::vector<WeightType> types;
+namespace {
+
+// The distinct values of a comma-separated list, in order, each read by `parse` (which throws minigen::Error for a
+// name it does not know); `refusal`, when not empty, replaces that message with "REFUSAL, got 'NAME'".
+template <class Value, class Parse>
+std::vector<Value> distinct_values(std::string_view text, Parse parse, const std::string& refusal) {
+  std::vector<Value> values;
   for (std::string_view part : split_commas(text)) {
-    WeightType type = WeightType::kF32;
+    std::optional<Value> value;
     try {
-      type = parse_weight_type(part);
+      value = parse(part);
     } catch (const Error&) {
-      throw Error("--weights takes f32, bf16, q8 and q4, comma-separated, got '" + std::string(part) + "'");
+      if (refusal.empty()) throw;
+      throw Error(refusal + ", got '" + std::string(part) + "'");
     }
-    if (std::find(types.begin(), types.end(), type) == types.end()) types.push_back(type);
+    if (std::find(values.begin(), values.end(), *value) == values.end()) values.push_back(*value);
   }
-  return types;
+  return values;
+}
+
+}  // namespace
+
+std::vector<WeightType> parse_weight_type_list(std::string_view text) {
+  return distinct_values<WeightType>(text, parse_weight_type,
+                                     "--weights takes f32, f16, bf16, q8 and q4, comma-separated");
 }
 
 std::vector<KvDType> parse_kv_dtype_list(std::string_view text) {
-  std::vector<KvDType> dtypes;
-  for (std::string_view part : split_commas(text)) {
-    const KvDType dtype = parse_kv_dtype(part);  // its message names the flag and the choices
-    if (std::find(dtypes.begin(), dtypes.end(), dtype) == dtypes.end()) dtypes.push_back(dtype);
-  }
-  return dtypes;
+  // parse_kv_dtype's own message names the flag and the choices.
+  return distinct_values<KvDType>(text, parse_kv_dtype, "");
 }
 
 std::vector<ActivationCodes> parse_activation_codes_list(std::string_view text) {
-  std::vector<ActivationCodes> codes;
-  for (std::string_view part : split_commas(text)) {
-    ActivationCodes value = ActivationCodes::kInt16;
-    try {
-      value = parse_activation_codes(part);
-    } catch (const Error&) {
-      throw Error("--activations takes int16 and int8, comma-separated, got '" + std::string(part) + "'");
-    }
-    if (std::find(codes.begin(), codes.end(), value) == codes.end()) codes.push_back(value);
-  }
-  return codes;
+  return distinct_values<ActivationCodes>(text, parse_activation_codes,
+                                          "--activations takes int16 and int8, comma-separated");
 }
 
 std::vector<std::pair<WeightType, std::optional<ActivationCodes>>> weight_configurations(const BenchOptions& options) {
