@@ -364,8 +364,8 @@ PYBIND11_MODULE(minigen, module) {
       .def_property_readonly(
           "activations",
           [](const PythonModel& m) -> py::object {
-            if (!is_block_quantized(m.transformer().weight_type())) return py::none();
-            return py::str(std::string(activation_codes_name(m.transformer().activations())));
+            const auto codes = reported_activations(m.transformer().weight_type(), m.transformer().activations());
+            return codes.empty() ? py::object(py::none()) : py::object(py::str(std::string(codes)));
           },
           "q8/q4: the activation codes of the products ('int16' or 'int8'); None for f32, f16, bf16")
       .def_property_readonly(

@@ -34,8 +34,9 @@ nlohmann::json PythonModel::config_fields() const {
   // `minigen info --json` names it weight_type; Model(weights=...) and Model.weights name it weights.
   fields["weight_type"] = weight_type_name(transformer_->weight_type());
   fields["weights"] = fields["weight_type"];
-  if (is_block_quantized(transformer_->weight_type())) {
-    fields["activations"] = activation_codes_name(transformer_->activations());
+  if (const auto codes = reported_activations(transformer_->weight_type(), transformer_->activations());
+      !codes.empty()) {
+    fields["activations"] = codes;
   }
   return fields;
 }

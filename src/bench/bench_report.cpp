@@ -429,10 +429,13 @@ nlohmann::json report_json(const BenchReport& report) {
     const BandwidthBound& bound = configuration.bound;
     json["results"].push_back(
         {{"weights", weight_type_name(configuration.weight_type)},
-         {"activations", is_block_quantized(configuration.weight_type)
-                             ? nlohmann::json(activation_codes_name(configuration.activations.value_or(
-                                   default_activation_codes(configuration.weight_type))))
-                             : nlohmann::json(nullptr)},
+         {"activations",
+          [&] {
+            const auto codes = reported_activations(
+                configuration.weight_type,
+                configuration.activations.value_or(default_activation_codes(configuration.weight_type)));
+            return codes.empty() ? nlohmann::json(nullptr) : nlohmann::json(codes);
+          }()},
          {"threads", configuration.threads},
          {"weight_bytes", configuration.weight_bytes},
          {"tests", tests},

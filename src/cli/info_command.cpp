@@ -31,7 +31,8 @@ int run_info(InfoFlags flags) {
   if (flags.json) {
     nlohmann::json description = model_description(loaded, kv_dtype);
     description["weight_type"] = weight_type_name(weights);  // what generate, serve, … run it as
-    if (is_block_quantized(weights)) description["activations"] = activation_codes_name(activations);
+    if (const auto codes = reported_activations(weights, activations); !codes.empty())
+      description["activations"] = codes;
     std::cout << to_json_text(description) << "\n";
     return 0;
   }

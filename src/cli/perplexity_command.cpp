@@ -207,8 +207,8 @@ int run_perplexity(const PerplexityFlags& flags) {
     } else {
       out["bits_per_byte"] = bits_per_byte;
     }
-    if (is_block_quantized(transformer.weight_type())) {
-      out["activations"] = activation_codes_name(transformer.activations());
+    if (const auto codes = reported_activations(transformer.weight_type(), transformer.activations()); !codes.empty()) {
+      out["activations"] = codes;
     }
     if (!flags.kl_base_out.empty()) out["kl_base_out"] = flags.kl_base_out;
     if (result.has_reference) {

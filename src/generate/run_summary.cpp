@@ -14,6 +14,11 @@ nlohmann::json logit_bias_json(const std::vector<LogitBias>& biases) {
   return out;
 }
 
+// A reported name, or null where there is none (float weights have no activation codes).
+nlohmann::json json_or_null(std::string_view name) {
+  return name.empty() ? nlohmann::json(nullptr) : nlohmann::json(name);
+}
+
 }  // namespace
 
 RunMemory run_memory(const Transformer& transformer) {
@@ -46,8 +51,7 @@ nlohmann::json run_summary_json(const GenerateResult& result, const Tokenizer& t
       {"recompute_buffer_bytes", stats.recompute_buffer_bytes},
       {"kv_cache_bytes_allocated", stats.kv_bytes_allocated},
       {"weights", weight_type_name(memory.weights)},
-      {"activations", is_block_quantized(memory.weights) ? nlohmann::json(activation_codes_name(memory.activations))
-                                                         : nlohmann::json(nullptr)},
+      {"activations", json_or_null(reported_activations(memory.weights, memory.activations))},
       {"weight_bytes", memory.weight_bytes},
       {"resident_bytes", memory.resident_bytes},
       {"load_ms", stats.load_ms},

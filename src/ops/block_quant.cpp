@@ -88,8 +88,9 @@ void quantize_rows(QuantizedRows& out, const float* x, int in_features, int row_
       int32_t sum = 0;
       for (int i = 0; i < kQuantBlock; ++i) {
         const int32_t code = i < count && usable ? code_of(row[first + i] / d, -top, top) : 0;
-        if (out.codes == ActivationCodes::kInt8)
+        if (out.codes == ActivationCodes::kInt8) {
           out.int8_values[out.row_offset(r) + first + i] = static_cast<int8_t>(code);
+        }
         out.int16_values[out.row_offset(r) + first + i] = static_cast<int16_t>(code);
         sum += code;
       }

@@ -31,6 +31,10 @@ ActivationCodes default_activation_codes(WeightType type) {
   return type == WeightType::kQ4 ? ActivationCodes::kInt8 : ActivationCodes::kInt16;
 }
 
+std::string_view reported_activations(WeightType type, ActivationCodes codes) {
+  return is_block_quantized(type) ? activation_codes_name(codes) : std::string_view();
+}
+
 std::string weights_label(WeightType type, ActivationCodes codes) {
   std::string label(weight_type_name(type));
   if (is_block_quantized(type) && codes != default_activation_codes(type)) {

@@ -49,6 +49,9 @@ std::string_view activation_codes_name(ActivationCodes codes);  // "int8", "int1
 ActivationCodes parse_activation_codes(std::string_view name);  // throws minigen::Error for anything else
 // What a q8/q4 product of `type` runs with when nothing is asked: int16 for q8, int8 for q4.
 ActivationCodes default_activation_codes(WeightType type);
+// What outputs report as "activations": "int8" or "int16" for q8/q4 weights, empty for the float types (whose
+// products take fp32 activations).
+std::string_view reported_activations(WeightType type, ActivationCodes codes);
 // How output names what runs: "q8", or "q8·int8" when a q8/q4 type runs other codes than its default.
 std::string weights_label(WeightType type, ActivationCodes codes);
 

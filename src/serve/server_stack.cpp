@@ -26,7 +26,7 @@ ApiServerOptions api_options(ApiServerOptions api, const Transformer& transforme
   api.system_fingerprint = "minigen-" + std::string(weight_type_name(weights)) + (w8a8 ? "-a8" : "") + "-kv-" +
                            std::string(kv_dtype_name(kv_dtype));
   api.weight_type = weight_type_name(weights);
-  api.activations = is_block_quantized(weights) ? activation_codes_name(transformer.activations()) : "";
+  api.activations = reported_activations(weights, transformer.activations());
   api.grammar_vocabulary = TokenVocabulary::from_tokenizer(
       tokenizer, model.config.vocab_size, model.config.eos_token_id, /*plain_added_tokens_as_text=*/true);
   return api;
